@@ -1,0 +1,122 @@
+"""Configuration: the shape of ``debate-config.json`` (camelCase), its defaults and validation.
+
+Pure data and pure functions; reading files lives in :mod:`dialectic.config_loader`.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+
+KNOWN_PROVIDERS: tuple[str, ...] = ("openai", "openrouter", "anthropic", "scripted")
+DEFAULT_PROVIDER = "openai"
+DEFAULT_MODEL = "gpt-4o-mini"
+
+
+class ConfigModel(BaseModel):
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    def to_json_dict(self) -> dict[str, object]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class SummarizationConfig(ConfigModel):
+    enabled: bool = True
+    threshold: int = Field(default=5000, ge=0, description="Characters of history before summarizing.")
+    max_length: int = Field(default=2500, ge=1, description="Characters the summary is cut to.")
+    method: Literal["length-based"] = "length-based"
+
+
+class SummarizationOverride(ConfigModel):
+    """Per-agent summarization settings; unset fields fall back to the debate's."""
+
+    enabled: bool | None = None
+    threshold: int | None = Field(default=None, ge=0)
+    max_length: int | None = Field(default=None, ge=1)
+    method: Literal["length-based"] | None = None
+
+    def apply_to(self, base: SummarizationConfig) -> SummarizationConfig:
+        return base.model_copy(update={k: v for k, v in self.model_dump().items() if v is not None})
+
+
+class AgentConfig(ConfigModel):
+    id: str = Field(min_length=1)
+    name: str = Field(min_length=1)
+    role: str = Field(min_length=1)
+    model: str = Field(default=DEFAULT_MODEL, min_length=1)
+    provider: str = DEFAULT_PROVIDER
+    temperature: float = Field(default=0.5, ge=0.0, le=2.0)
+    base_url: str | None = None
+    api_key_env: str | None = None
+    system_prompt_path: str | None = None
+    summary_prompt_path: str | None = None
+    clarification_prompt_path: str | None = None
+    summarization: SummarizationOverride | None = None
+    enabled: bool = True
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout: int | None = Field(default=None, ge=1, description="Per-call timeout in milliseconds.")
+
+    @field_validator("provider")
+    @classmethod
+    def _known_provider(cls, value: str) -> str:
+        name = value.strip().lower()
+        if name not in KNOWN_PROVIDERS:
+            raise ValueError(f"unknown provider '{value}' (known: {', '.join(KNOWN_PROVIDERS)})")
+        return name
+
+    @field_validator("role")
+    @classmethod
+    def _normal_role(cls, value: str) -> str:
+        return value.strip().lower()
+
+
+class TerminationCondition(ConfigModel):
+    type: Literal["fixed", "convergence", "quality"] = "fixed"
+    threshold: int = Field(default=80, ge=0, le=100)
+
+
+class DebateSettings(ConfigModel):
+    rounds: int = Field(default=3, ge=1)
+    termination_condition: TerminationCondition = Field(default_factory=TerminationCondition)
+    synthesis_method: Literal["judge"] = "judge"
+    include_full_history: bool = True
+    timeout_per_round: int = Field(default=600_000, ge=1, description="Milliseconds a round may take.")
+    summarization: SummarizationConfig = Field(default_factory=SummarizationConfig)
+    interactive_clarifications: bool = False
+    clarifications_max_per_agent: int = Field(default=5, ge=1)
+    clarifications_max_iterations: int = Field(default=3, ge=1)
+    max_concurrency: int = Field(default=4, ge=1, description="Concurrent calls per provider.")
+
+
+def default_agents() -> list[AgentConfig]:
+    return [
+        AgentConfig(id="agent-architect", name="System Architect", role="architect", temperature=0.5),
+        AgentConfig(id="agent-performance", name="Performance Engineer", role="performance", temperature=0.5),
+        AgentConfig(id="agent-kiss", name="Simplicity Advocate", role="kiss", temperature=0.5),
+    ]
+
+
+def default_judge() -> AgentConfig:
+    return AgentConfig(id="judge-main", name="Technical Judge", role="generalist", temperature=0.3)
+
+
+class SystemConfig(ConfigModel):
+    agents: list[AgentConfig] = Field(default_factory=default_agents)
+    judge: AgentConfig = Field(default_factory=default_judge)
+    debate: DebateSettings = Field(default_factory=DebateSettings)
+
+    @field_validator("agents")
+    @classmethod
+    def _unique_ids(cls, agents: list[AgentConfig]) -> list[AgentConfig]:
+        seen: set[str] = set()
+        for agent in agents:
+            if agent.id in seen:
+                raise ValueError(f"duplicate agent id '{agent.id}'")
+            seen.add(agent.id)
+        return agents
+
+    def participants(self) -> list[AgentConfig]:
+        """Enabled agents, in configured order."""
+        return [a for a in self.agents if a.enabled]

@@ -1,0 +1,246 @@
+"""The debate's data: pure Pydantic models, no I/O.
+
+Serialised with camelCase keys (``model_dump(by_alias=True)``) so an exported debate
+has the shape of the seed's ``DebateState``: ``id``, ``problem``, ``status``,
+``currentRound``, ``rounds[].contributions[]``, ``finalSolution``, ``clarifications``,
+``promptSources``, ``createdAt``, ``updatedAt``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
+
+
+def utc_now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def new_debate_id(now: datetime | None = None) -> str:
+    """``deb-YYYYMMDD-HHMMSS-XXXX`` with a random hex suffix."""
+    moment = now or utc_now()
+    return f"deb-{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(2).upper()}"
+
+
+class Model(BaseModel):
+    """Base for every domain model: camelCase on the wire, snake_case in Python."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+
+    def to_json_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True, exclude_none=True)
+
+
+class Usage(Model):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+        )
+
+
+ContributionType = Literal["proposal", "critique", "refinement"]
+ContributionStatus = Literal["ok", "failed"]
+DebateStatus = Literal["pending", "running", "suspended", "interrupted", "completed", "failed"]
+Phase = Literal["clarification", "summarization", "proposal", "critique", "refinement", "evaluation", "synthesis"]
+
+
+class ContributionMetadata(Model):
+    tokens_used: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    latency_ms: int | None = None
+    model: str | None = None
+    finish_reason: str | None = None
+    truncated: bool = False
+    """True when the reply was still cut off by the token limit after continuing it."""
+    carried_over: bool = False
+    """True for a round 2+ proposal copied from the previous round's refinement (no LLM call)."""
+    attempts: int = 1
+
+
+class Contribution(Model):
+    agent_id: str
+    agent_role: str
+    type: ContributionType
+    content: str
+    target_agent_id: str | None = None
+    status: ContributionStatus = "ok"
+    error: str | None = None
+    metadata: ContributionMetadata = Field(default_factory=ContributionMetadata)
+    created_at: datetime = Field(default_factory=utc_now)
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+class SummaryMetadata(Model):
+    before_chars: int
+    after_chars: int
+    method: str = "length-based"
+    timestamp: datetime = Field(default_factory=utc_now)
+    latency_ms: int | None = None
+    tokens_used: int | None = None
+    model: str | None = None
+
+
+class DebateSummary(Model):
+    agent_id: str
+    agent_role: str
+    summary: str
+    metadata: SummaryMetadata
+
+
+class RoundEvaluation(Model):
+    """The judge's confidence that the debate may stop after this round."""
+
+    confidence: int = Field(ge=0, le=100)
+    reasoning: str = ""
+    structured: bool = True
+
+
+class DebateRound(Model):
+    round_number: int
+    contributions: list[Contribution] = Field(default_factory=list)
+    summaries: dict[str, DebateSummary] = Field(default_factory=dict)
+    evaluation: RoundEvaluation | None = None
+    timestamp: datetime = Field(default_factory=utc_now)
+
+    def of_type(self, kind: ContributionType, *, include_failed: bool = False) -> list[Contribution]:
+        return [c for c in self.contributions if c.type == kind and (include_failed or c.ok)]
+
+    def find(self, kind: ContributionType, agent_id: str, target_agent_id: str | None = None) -> Contribution | None:
+        """The contribution of ``kind`` by ``agent_id`` (and on ``target_agent_id``), failed ones included."""
+        for c in self.contributions:
+            if c.type == kind and c.agent_id == agent_id and c.target_agent_id == target_agent_id:
+                return c
+        return None
+
+
+class ClarificationItem(Model):
+    id: str
+    question: str
+    answer: str | None = None
+    iteration: int = 1
+
+    @property
+    def answered(self) -> bool:
+        return self.answer is not None
+
+
+class AgentClarifications(Model):
+    agent_id: str
+    agent_name: str
+    role: str
+    items: list[ClarificationItem] = Field(default_factory=list)
+
+
+class Solution(Model):
+    description: str
+    implementation: str | None = None
+    tradeoffs: list[str] = Field(default_factory=list)
+    recommendations: list[str] = Field(default_factory=list)
+    unfulfilled_major_requirements: list[str] = Field(default_factory=list)
+    open_questions: list[str] = Field(default_factory=list)
+    confidence: int = Field(default=50, ge=0, le=100)
+    synthesized_by: str = "judge"
+    structured: bool = True
+    """False when the judge's reply did not parse and the raw text was used instead."""
+    metadata: ContributionMetadata = Field(default_factory=ContributionMetadata)
+
+
+class PromptSource(Model):
+    """Where a prompt came from: the built-in template or a file the user configured."""
+
+    kind: Literal["built-in", "file"] = "built-in"
+    path: str | None = None
+
+    def describe(self) -> str:
+        return self.path if self.kind == "file" and self.path else "built-in default"
+
+
+class AgentPromptSources(Model):
+    agent_id: str
+    role: str
+    system_prompt: PromptSource = Field(default_factory=PromptSource)
+    summary_prompt: PromptSource = Field(default_factory=PromptSource)
+    clarification_prompt: PromptSource = Field(default_factory=PromptSource)
+
+
+class PromptSources(Model):
+    agents: list[AgentPromptSources] = Field(default_factory=list)
+    judge: AgentPromptSources | None = None
+
+
+class Participant(Model):
+    """A snapshot of an agent (or the judge) as it took part, for reports and listings."""
+
+    id: str
+    name: str
+    role: str
+    model: str
+    provider: str
+    temperature: float | None = None
+
+
+class DebateState(Model):
+    id: str
+    problem: str
+    context: str | None = None
+    status: DebateStatus = "pending"
+    current_round: int = 0
+    rounds: list[DebateRound] = Field(default_factory=list)
+    final_solution: Solution | None = None
+    clarifications: list[AgentClarifications] = Field(default_factory=list)
+    clarification_iterations: int = 0
+    judge_summary: DebateSummary | None = None
+    prompt_sources: PromptSources = Field(default_factory=PromptSources)
+    agents: list[Participant] = Field(default_factory=list)
+    judge: Participant | None = None
+    config: dict[str, Any] = Field(default_factory=dict)
+    """The resolved configuration (camelCase) the debate runs with; resume rebuilds from it."""
+    error: str | None = None
+    next_node: str | None = None
+    """The node the runner will execute next; ``None`` once the debate has ended."""
+    created_at: datetime = Field(default_factory=utc_now)
+    updated_at: datetime = Field(default_factory=utc_now)
+
+    def round(self, number: int) -> DebateRound:
+        for r in self.rounds:
+            if r.round_number == number:
+                return r
+        raise KeyError(f"round {number} has not started")
+
+    @property
+    def last_round(self) -> DebateRound | None:
+        return self.rounds[-1] if self.rounds else None
+
+    def all_contributions(self) -> list[Contribution]:
+        return [c for r in self.rounds for c in r.contributions]
+
+    def clarification_items(self) -> list[ClarificationItem]:
+        return [item for group in self.clarifications for item in group.items]
+
+    def pending_questions(self) -> list[ClarificationItem]:
+        return [item for item in self.clarification_items() if not item.answered]
+
+    def total_usage(self) -> Usage:
+        total = Usage()
+        for c in self.all_contributions():
+            m = c.metadata
+            total = total + Usage(
+                input_tokens=m.input_tokens or 0,
+                output_tokens=m.output_tokens or 0,
+                total_tokens=m.tokens_used or 0,
+            )
+        return total

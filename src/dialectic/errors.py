@@ -1,0 +1,150 @@
+"""One exception tree for the whole package.
+
+Every error a user can meet derives from :class:`DialecticError` and carries the
+process exit code the CLI translates it to. Code below the CLI raises these and
+never calls ``sys.exit``; the CLI is the only boundary that turns them into a
+one-line message and an exit status.
+"""
+
+from __future__ import annotations
+
+EXIT_SUCCESS = 0
+EXIT_GENERAL_ERROR = 1
+EXIT_INVALID_ARGS = 2
+EXIT_PROVIDER_ERROR = 3
+EXIT_CONFIG_ERROR = 4
+
+
+class DialecticError(Exception):
+    """Base of every error dialectic raises on purpose."""
+
+    exit_code: int = EXIT_GENERAL_ERROR
+
+    def __init__(self, message: str, *, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.detail = detail
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class InvalidArgumentsError(DialecticError):
+    """The user's command line or input files cannot be used."""
+
+    exit_code = EXIT_INVALID_ARGS
+
+
+class ConfigError(DialecticError):
+    """The configuration is malformed, inconsistent or incomplete."""
+
+    exit_code = EXIT_CONFIG_ERROR
+
+
+class MissingApiKeyError(ConfigError):
+    """A configured provider needs an API key that is not in the environment."""
+
+    def __init__(self, provider: str, env_var: str) -> None:
+        super().__init__(
+            f"provider '{provider}' needs an API key: set the environment variable {env_var} "
+            f"(or put it in a .env file)"
+        )
+        self.provider = provider
+        self.env_var = env_var
+
+
+class DebateNotFoundError(InvalidArgumentsError):
+    """No stored debate has the given id."""
+
+
+class DebateStateError(InvalidArgumentsError):
+    """The debate exists but cannot do what was asked (e.g. resume a completed one)."""
+
+
+class StoreError(DialecticError):
+    """The debate store could not be read or written."""
+
+
+class DebateTimeoutError(DialecticError):
+    """A round took longer than ``timeoutPerRound``."""
+
+
+class ProviderError(DialecticError):
+    """An LLM provider failed. ``retryable`` says whether trying again may help."""
+
+    exit_code = EXIT_PROVIDER_ERROR
+    retryable: bool = False
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        status_code: int | None = None,
+        detail: str | None = None,
+    ) -> None:
+        super().__init__(message, detail=detail)
+        self.provider = provider
+        self.status_code = status_code
+
+
+class ProviderAuthError(ProviderError):
+    """The provider rejected the credentials (401/403)."""
+
+
+class ModelNotFound(ProviderError):
+    """The provider does not know the requested model (404 on a model)."""
+
+
+class BadRequest(ProviderError):
+    """The provider rejected the request as invalid (400/422)."""
+
+
+class ContextWindowExceeded(BadRequest):
+    """The prompt does not fit the model's context window."""
+
+
+class RateLimited(ProviderError):
+    """429: too many requests. ``retry_after`` is the server's hint in seconds."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after: float | None = None, **kwargs: object) -> None:
+        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+        self.retry_after = retry_after
+
+
+class ProviderUnavailable(ProviderError):
+    """5xx or a connection failure: the provider may recover."""
+
+    retryable = True
+
+
+class ProviderTimeout(ProviderError):
+    """The call took longer than its per-call timeout."""
+
+    retryable = True
+
+
+class InvalidResponse(ProviderError):
+    """The provider answered, but not with something usable (malformed body, bad JSON)."""
+
+    retryable = True
+
+
+class RetriesExhausted(ProviderError):
+    """A retryable failure kept happening until the retry budget ran out."""
+
+    def __init__(self, last: ProviderError, attempts: int) -> None:
+        super().__init__(
+            f"{last.message} (gave up after {attempts} attempts)",
+            provider=last.provider,
+            status_code=last.status_code,
+            detail=last.detail,
+        )
+        self.last = last
+        self.attempts = attempts
+
+
+class StructuredOutputError(ProviderError):
+    """The model's structured output did not validate, even after a repair attempt."""

@@ -1,0 +1,167 @@
+"""A deterministic fake model that ships in the library, for tests and offline demos.
+
+It answers from a function of the request, or from a queue of prepared replies. With
+neither, it writes a short, plausible reply derived from the request (what the call is
+for and the first words it was asked), and for structured requests it builds a value
+that satisfies the JSON schema. Usage is counted in words, so figures are stable.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from dialectic.domain import Usage
+from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, Completion, CompletionRequest, Delta
+
+
+@dataclass(frozen=True)
+class ScriptedReply:
+    """A prepared reply. ``structured`` is returned as parsed output when a schema was asked for."""
+
+    text: str = ""
+    structured: Any | None = None
+    finish_reason: str = FINISH_STOP
+    delay_s: float = 0.0
+
+
+Script = str | ScriptedReply | Exception
+Responder = Callable[[CompletionRequest], Script]
+
+
+def count_words(text: str) -> int:
+    return len(text.split())
+
+
+def example_for_schema(schema: dict[str, Any], *, name: str = "value", seed: str = "") -> Any:
+    """A small value that satisfies ``schema`` (objects, arrays, strings, numbers, enums)."""
+    defs = schema.get("$defs", {})
+    return _example(schema, name, seed, defs)
+
+
+def _example(schema: dict[str, Any], name: str, seed: str, defs: dict[str, Any]) -> Any:
+    if "$ref" in schema:
+        ref = schema["$ref"].rsplit("/", 1)[-1]
+        return _example(defs.get(ref, {}), name, seed, defs)
+    for combinator in ("anyOf", "oneOf", "allOf"):
+        if combinator in schema:
+            options = [s for s in schema[combinator] if s.get("type") != "null"] or schema[combinator]
+            return _example(options[0], name, seed, defs)
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "const" in schema:
+        return schema["const"]
+    kind = schema.get("type", "object")
+    if isinstance(kind, list):
+        kind = next((k for k in kind if k != "null"), "string")
+    if kind == "object":
+        props: dict[str, Any] = schema.get("properties", {})
+        return {key: _example(sub, key, seed, defs) for key, sub in props.items()}
+    if kind == "array":
+        items = schema.get("items", {"type": "string"})
+        count = max(1, int(schema.get("minItems", 1)))
+        return [_example(items, name, f"{seed}{i}", defs) for i in range(count)]
+    if kind in ("integer", "number"):
+        low = schema.get("minimum", 0)
+        high = schema.get("maximum", 100)
+        value = low + (high - low) * 85 // 100 if isinstance(low, int) and isinstance(high, int) else low
+        return int(value) if kind == "integer" else float(value)
+    if kind == "boolean":
+        return False
+    return f"Scripted {name.replace('_', ' ')}{(' ' + seed) if seed else ''}".strip()
+
+
+def default_reply(request: CompletionRequest) -> ScriptedReply:
+    """The reply used when no function or queue was given: deterministic in the request."""
+    if request.json_schema is not None:
+        value = example_for_schema(request.json_schema.schema, name=request.json_schema.name)
+        return ScriptedReply(text=json.dumps(value), structured=value)
+    digest = hashlib.sha256(request.last_user.encode("utf-8")).hexdigest()[:8]
+    purpose = request.tag or "reply"
+    first_line = next((line.strip() for line in request.last_user.splitlines() if line.strip()), "")
+    text = (
+        f"[{purpose}] Scripted answer {digest}.\n"
+        f"Considering: {first_line[:120]}\n"
+        "- Keep the design simple and observable.\n"
+        "- Bound every queue and retry; measure before optimising."
+    )
+    return ScriptedReply(text=text)
+
+
+class ScriptedProvider:
+    """An :class:`~dialectic.llm.base.LLMProvider` whose replies are scripted.
+
+    ``responder`` is called with every request; ``replies`` is consumed first if given.
+    An ``Exception`` in either is raised instead of answering (for fault injection).
+    Every request is recorded in ``calls``.
+    """
+
+    def __init__(
+        self,
+        responder: Responder | None = None,
+        replies: Iterable[Script] | None = None,
+        *,
+        latency_s: float = 0.0,
+        model: str = "scripted-1",
+        name: str = "scripted",
+    ) -> None:
+        self.name = name
+        self.model = model
+        self._responder = responder
+        self._queue: deque[Script] = deque(replies or [])
+        self._latency_s = latency_s
+        self.calls: list[CompletionRequest] = []
+
+    def _next_script(self, request: CompletionRequest) -> Script:
+        if self._queue:
+            return self._queue.popleft()
+        if self._responder is not None:
+            return self._responder(request)
+        return default_reply(request)
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        started = time.perf_counter()
+        self.calls.append(request)
+        script = self._next_script(request)
+        if isinstance(script, Exception):
+            raise script
+        reply = script if isinstance(script, ScriptedReply) else ScriptedReply(text=script)
+        delay = reply.delay_s or self._latency_s
+        if delay:
+            await asyncio.sleep(delay)
+        text, finish = reply.text, reply.finish_reason
+        if request.max_tokens is not None and count_words(text) > request.max_tokens:
+            text = " ".join(text.split()[: request.max_tokens])
+            finish = FINISH_LENGTH
+        structured = reply.structured
+        if structured is None and request.json_schema is not None and finish == FINISH_STOP:
+            try:
+                structured = json.loads(text)
+            except ValueError:
+                structured = None
+        prompt_words = sum(count_words(m.content) for m in request.messages)
+        out_words = count_words(text)
+        return Completion(
+            text=text,
+            model=request.model or self.model,
+            usage=Usage(input_tokens=prompt_words, output_tokens=out_words, total_tokens=prompt_words + out_words),
+            latency_ms=int((time.perf_counter() - started) * 1000),
+            finish_reason=finish,
+            structured=structured,
+        )
+
+    async def stream(self, request: CompletionRequest) -> AsyncIterator[Delta]:
+        completion = await self.complete(request)
+        words = completion.text.split(" ")
+        for i, word in enumerate(words):
+            yield Delta(text=word if i == 0 else " " + word)
+        yield Delta(finish_reason=completion.finish_reason, usage=completion.usage, model=completion.model)
+
+    async def aclose(self) -> None:
+        return None
