@@ -24,6 +24,8 @@ class DialecticError(Exception):
         super().__init__(message)
         self.message = message
         self.detail = detail
+        self.debate_id: str | None = None
+        """Set by the engine when the error stopped a saved debate (so the CLI can say where it is)."""
 
     def __str__(self) -> str:
         return self.message

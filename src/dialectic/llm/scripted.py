@@ -84,7 +84,9 @@ def default_reply(request: CompletionRequest) -> ScriptedReply:
         return ScriptedReply(text=json.dumps(value), structured=value)
     digest = hashlib.sha256(request.last_user.encode("utf-8")).hexdigest()[:8]
     purpose = request.tag or "reply"
-    first_line = next((line.strip() for line in request.last_user.splitlines() if line.strip()), "")
+    first_line = next(
+        (line.strip() for line in request.last_user.splitlines() if line.strip() and not line.startswith("#")), ""
+    )
     text = (
         f"[{purpose}] Scripted answer {digest}.\n"
         f"Considering: {first_line[:120]}\n"

@@ -1,0 +1,191 @@
+"""Debate participants: role-based agents and the judge.
+
+A participant turns "what it should do now" plus the debate's text into one LLM
+request, and hands back the completion. It decides nothing about scheduling,
+persistence or failure handling — the engine does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, StrictUndefined, TemplateError
+
+from dialectic.agents.outputs import ConfidenceOutput, QuestionList, SynthesisOutput
+from dialectic.agents.templates import JUDGE_ROLE, builtin_role_prompt, known_roles, render
+from dialectic.config import AgentConfig, SummarizationConfig
+from dialectic.domain import ClarificationItem, Contribution, Participant, PromptSource
+from dialectic.llm.base import Completion, CompletionRequest, Message
+from dialectic.llm.client import LLMClient, RetryHook, StructuredResult
+
+ROLE_TITLES = {
+    "architect": "System Architect",
+    "performance": "Performance Engineer",
+    "security": "Security Specialist",
+    "testing": "Testing Specialist",
+    "kiss": "Simplicity Advocate",
+    "datamodeling": "Data Modeling Specialist",
+    "generalist": "Generalist",
+}
+
+_USER_TEMPLATES = Environment(undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True)
+
+
+@dataclass(frozen=True)
+class PromptFile:
+    """A prompt the user supplied, or ``None`` text for the built-in one."""
+
+    text: str | None
+    source: PromptSource
+
+
+def read_prompt_file(path: str | None, config_dir: Path, warnings: list[str], what: str) -> PromptFile:
+    """Read a configured prompt file; an unreadable or empty one is a warning and the built-in prompt."""
+    if not path:
+        return PromptFile(None, PromptSource())
+    resolved = (config_dir / path).expanduser().resolve()
+    try:
+        text = resolved.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
+        warnings.append(f"{what}: cannot read {resolved} ({reason}); using the built-in prompt")
+        return PromptFile(None, PromptSource())
+    if not text.strip():
+        warnings.append(f"{what}: {resolved} is empty; using the built-in prompt")
+        return PromptFile(None, PromptSource())
+    return PromptFile(text, PromptSource(kind="file", path=str(resolved)))
+
+
+def render_user_prompt(custom: PromptFile, builtin: str, warnings: list[str], **variables: Any) -> str:
+    """Render a user-supplied template (Jinja2, same variables as the built-in) or the built-in one."""
+    if custom.text is not None:
+        try:
+            return _USER_TEMPLATES.from_string(custom.text).render(**variables)
+        except TemplateError as exc:
+            warnings.append(f"prompt {custom.source.path} failed to render ({exc}); using the built-in prompt")
+    return render(builtin, **variables)
+
+
+@dataclass
+class Speaker:
+    """What agents and the judge share: a configured identity, a system prompt and a client."""
+
+    config: AgentConfig
+    client: LLMClient
+    system_prompt: str
+    system_source: PromptSource
+
+    @property
+    def id(self) -> str:
+        return self.config.id
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def role(self) -> str:
+        return self.config.role
+
+    def participant(self) -> Participant:
+        c = self.config
+        return Participant(id=c.id, name=c.name, role=c.role, model=c.model, provider=c.provider, temperature=c.temperature)
+
+    def request(self, user: str, tag: str, *, max_tokens: int | None = None) -> CompletionRequest:
+        timeout = self.config.timeout / 1000 if self.config.timeout else None
+        return CompletionRequest(
+            messages=(Message("system", self.system_prompt), Message("user", user)),
+            model=self.config.model,
+            temperature=self.config.temperature,
+            max_tokens=max_tokens or self.config.max_tokens,
+            timeout_s=timeout,
+            tag=f"{tag}:{self.role}",
+        )
+
+
+@dataclass
+class DebateAgent(Speaker):
+    summary_prompt: PromptFile
+    clarification_prompt: PromptFile
+    summarization: SummarizationConfig
+
+    @property
+    def role_title(self) -> str:
+        return ROLE_TITLES.get(self.role, self.name)
+
+    async def propose(self, *, problem: str, context: str, clarifications: str, history: str,
+                      history_is_summary: bool, on_retry: RetryHook | None = None) -> Completion:
+        user = render("propose.md.j2", role_name=self.role_title, problem=problem, context=context,
+                      clarifications=clarifications, history=history, history_is_summary=history_is_summary)
+        return await self.client.complete(self.request(user, "proposal"), on_retry=on_retry)
+
+    async def critique(self, *, problem: str, clarifications: str, history: str, history_is_summary: bool,
+                       target: DebateAgent, proposal: Contribution, on_retry: RetryHook | None = None) -> Completion:
+        user = render("critique.md.j2", role_name=self.role_title, problem=problem, clarifications=clarifications,
+                      history=history, history_is_summary=history_is_summary, target_name=target.name,
+                      target_role=target.role, proposal=proposal.content)
+        return await self.client.complete(self.request(user, "critique"), on_retry=on_retry)
+
+    async def refine(self, *, problem: str, clarifications: str, history: str, history_is_summary: bool,
+                     original: Contribution, critiques: list[dict[str, str]],
+                     on_retry: RetryHook | None = None) -> Completion:
+        user = render("refine.md.j2", role_name=self.role_title, problem=problem, clarifications=clarifications,
+                      history=history, history_is_summary=history_is_summary, original=original.content,
+                      critiques=critiques)
+        return await self.client.complete(self.request(user, "refinement"), on_retry=on_retry)
+
+    async def summarize(self, *, problem: str, history: str, warnings: list[str],
+                        on_retry: RetryHook | None = None) -> Completion:
+        user = render_user_prompt(self.summary_prompt, "summarize.md.j2", warnings, role_name=self.role_title,
+                                  problem=problem, history=history, max_length=self.summarization.max_length)
+        return await self.client.complete(self.request(user, "summary"), on_retry=on_retry)
+
+    async def ask_questions(self, *, problem: str, context: str, existing: list[ClarificationItem],
+                            max_questions: int, warnings: list[str],
+                            on_retry: RetryHook | None = None) -> StructuredResult[QuestionList]:
+        asked = [{"id": i.id, "question": i.question, "answer": i.answer or ""} for i in existing]
+        user = render_user_prompt(self.clarification_prompt, "clarify.md.j2", warnings, role_name=self.role_title,
+                                  problem=problem, context=context, max_questions=max_questions, existing=asked)
+        return await self.client.complete_structured(self.request(user, "clarify"), QuestionList, on_retry=on_retry)
+
+
+@dataclass
+class Judge(Speaker):
+    summary_prompt: PromptFile
+    summarization: SummarizationConfig
+
+    async def synthesize(self, *, problem: str, clarifications: str, debate: str, debate_is_summary: bool,
+                         on_retry: RetryHook | None = None) -> StructuredResult[SynthesisOutput]:
+        user = render("judge_synthesize.md.j2", problem=problem, clarifications=clarifications, debate=debate,
+                      debate_is_summary=debate_is_summary)
+        return await self.client.complete_structured(self.request(user, "synthesis"), SynthesisOutput,
+                                                     on_retry=on_retry)
+
+    async def summarize(self, *, problem: str, debate: str, warnings: list[str],
+                        on_retry: RetryHook | None = None) -> Completion:
+        user = render_user_prompt(self.summary_prompt, "judge_summarize.md.j2", warnings, problem=problem,
+                                  debate=debate, max_length=self.summarization.max_length)
+        return await self.client.complete(self.request(user, "judge-summary"), on_retry=on_retry)
+
+    async def evaluate(self, *, problem: str, round_number: int, debate: str, previous: str,
+                       on_retry: RetryHook | None = None) -> StructuredResult[ConfidenceOutput]:
+        user = render("judge_evaluate.md.j2", problem=problem, round_number=round_number, debate=debate,
+                      previous=previous)
+        return await self.client.complete_structured(self.request(user, "evaluation"), ConfidenceOutput,
+                                                     on_retry=on_retry)
+
+
+def system_prompt_for(config: AgentConfig, custom: PromptFile, *, judge: bool, warnings: list[str]) -> str:
+    """The custom system prompt if one was given, else the role's built-in one (warning on unknown roles)."""
+    if custom.text is not None:
+        return custom.text
+    if judge:
+        return builtin_role_prompt(JUDGE_ROLE)
+    if config.role not in known_roles():
+        warnings.append(
+            f"agent '{config.id}' has unknown role '{config.role}' (known: {', '.join(known_roles())}); "
+            "using the generalist prompts"
+        )
+    return builtin_role_prompt(config.role)

@@ -1,0 +1,178 @@
+"""Every change a debate goes through, as typed records, and the pure function that applies one.
+
+The store appends these records and never rewrites a debate; loading a debate folds its
+records in order with :func:`apply_change`. The engine applies the same records to its
+in-memory state, so what is saved and what is running cannot drift apart.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+from typing import Annotated, Literal
+
+from pydantic import Field, TypeAdapter
+
+from dialectic.domain import (
+    AgentClarifications,
+    Contribution,
+    DebateRound,
+    DebateState,
+    DebateStatus,
+    DebateSummary,
+    Model,
+    RoundEvaluation,
+    Solution,
+    utc_now,
+)
+
+
+class ChangeBase(Model):
+    at: datetime = Field(default_factory=utc_now)
+
+
+class DebateCreated(ChangeBase):
+    kind: Literal["debate_created"] = "debate_created"
+    state: DebateState
+
+
+class StatusChanged(ChangeBase):
+    kind: Literal["status_changed"] = "status_changed"
+    status: DebateStatus
+    error: str | None = None
+
+
+class RoundStarted(ChangeBase):
+    kind: Literal["round_started"] = "round_started"
+    round_number: int
+
+
+class ContributionRecorded(ChangeBase):
+    kind: Literal["contribution_recorded"] = "contribution_recorded"
+    round_number: int
+    contribution: Contribution
+
+
+class SummaryRecorded(ChangeBase):
+    kind: Literal["summary_recorded"] = "summary_recorded"
+    round_number: int
+    summary: DebateSummary
+
+
+class JudgeSummaryRecorded(ChangeBase):
+    kind: Literal["judge_summary_recorded"] = "judge_summary_recorded"
+    summary: DebateSummary
+
+
+class QuestionsAsked(ChangeBase):
+    """New clarifying questions (unanswered), merged into the agent groups; one iteration."""
+
+    kind: Literal["questions_asked"] = "questions_asked"
+    iteration: int
+    groups: list[AgentClarifications]
+
+
+class AnswersRecorded(ChangeBase):
+    kind: Literal["answers_recorded"] = "answers_recorded"
+    answers: dict[str, str]
+
+
+class EvaluationRecorded(ChangeBase):
+    kind: Literal["evaluation_recorded"] = "evaluation_recorded"
+    round_number: int
+    evaluation: RoundEvaluation
+
+
+class SolutionRecorded(ChangeBase):
+    kind: Literal["solution_recorded"] = "solution_recorded"
+    solution: Solution
+
+
+class CursorMoved(ChangeBase):
+    """The runner's cursor: the node to run next (``None`` when the debate has ended)."""
+
+    kind: Literal["cursor_moved"] = "cursor_moved"
+    next_node: str | None = None
+
+
+Change = Annotated[
+    DebateCreated
+    | StatusChanged
+    | RoundStarted
+    | ContributionRecorded
+    | SummaryRecorded
+    | JudgeSummaryRecorded
+    | QuestionsAsked
+    | AnswersRecorded
+    | EvaluationRecorded
+    | SolutionRecorded
+    | CursorMoved,
+    Field(discriminator="kind"),
+]
+
+CHANGE_ADAPTER: TypeAdapter[Change] = TypeAdapter(Change)
+
+
+def parse_change(raw: str | bytes) -> Change:
+    return CHANGE_ADAPTER.validate_json(raw)
+
+
+def dump_change(change: Change) -> str:
+    return change.model_dump_json(by_alias=True, exclude_none=True)
+
+
+def apply_change(state: DebateState | None, change: Change) -> DebateState:
+    """Apply one change. Only :class:`DebateCreated` may start from ``None``. Mutates and returns ``state``."""
+    if isinstance(change, DebateCreated):
+        return change.state.model_copy(deep=True)
+    if state is None:
+        raise ValueError(f"change '{change.kind}' before the debate was created")
+    if isinstance(change, StatusChanged):
+        state.status = change.status
+        state.error = change.error
+    elif isinstance(change, RoundStarted):
+        if not any(r.round_number == change.round_number for r in state.rounds):
+            state.rounds.append(DebateRound(round_number=change.round_number, timestamp=change.at))
+        state.current_round = max(state.current_round, change.round_number)
+    elif isinstance(change, ContributionRecorded):
+        state.round(change.round_number).contributions.append(change.contribution)
+    elif isinstance(change, SummaryRecorded):
+        state.round(change.round_number).summaries[change.summary.agent_id] = change.summary
+    elif isinstance(change, JudgeSummaryRecorded):
+        state.judge_summary = change.summary
+    elif isinstance(change, QuestionsAsked):
+        _merge_questions(state, change.groups)
+        state.clarification_iterations = max(state.clarification_iterations, change.iteration)
+    elif isinstance(change, AnswersRecorded):
+        for item in state.clarification_items():
+            if item.id in change.answers:
+                item.answer = change.answers[item.id]
+    elif isinstance(change, EvaluationRecorded):
+        state.round(change.round_number).evaluation = change.evaluation
+    elif isinstance(change, SolutionRecorded):
+        state.final_solution = change.solution
+    elif isinstance(change, CursorMoved):
+        state.next_node = change.next_node
+    state.updated_at = change.at
+    return state
+
+
+def _merge_questions(state: DebateState, groups: list[AgentClarifications]) -> None:
+    by_agent = {g.agent_id: g for g in state.clarifications}
+    for group in groups:
+        existing = by_agent.get(group.agent_id)
+        if existing is None:
+            copy = group.model_copy(deep=True)
+            state.clarifications.append(copy)
+            by_agent[group.agent_id] = copy
+        else:
+            existing.items.extend(item.model_copy() for item in group.items)
+
+
+def fold(changes: Iterable[Change]) -> DebateState:
+    state: DebateState | None = None
+    for change in changes:
+        state = apply_change(state, change)
+    if state is None:
+        raise ValueError("no changes to fold")
+    return state

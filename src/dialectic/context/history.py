@@ -1,0 +1,107 @@
+"""What each participant sees of the debate so far, as prompt-ready text. Pure functions."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from dialectic.domain import AgentClarifications, Contribution, DebateRound, DebateState, DebateSummary
+
+_TYPE_LABEL = {"proposal": "Proposal", "critique": "Critique", "refinement": "Refinement"}
+
+
+def participant_names(state: DebateState) -> dict[str, str]:
+    names = {p.id: p.name for p in state.agents}
+    if state.judge is not None:
+        names[state.judge.id] = state.judge.name
+    return names
+
+
+def format_clarifications(groups: Iterable[AgentClarifications]) -> str:
+    """Answered clarifications as ``Q``/``A`` lines, grouped by the agent who asked."""
+    blocks: list[str] = []
+    for group in groups:
+        answered = [item for item in group.items if item.answered]
+        if not answered:
+            continue
+        lines = [f"{group.agent_name} ({group.role}) asked:"]
+        for item in answered:
+            lines.append(f"- Q ({item.id}): {item.question}")
+            lines.append(f"  A: {item.answer}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
+
+
+def describe(contribution: Contribution, names: Mapping[str, str]) -> str:
+    author = names.get(contribution.agent_id, contribution.agent_id)
+    label = f"{_TYPE_LABEL[contribution.type]} by {author} ({contribution.agent_role})"
+    if contribution.type == "critique" and contribution.target_agent_id:
+        label += f" of {names.get(contribution.target_agent_id, contribution.target_agent_id)}'s proposal"
+    if contribution.metadata.truncated:
+        label += " [cut off by the token limit]"
+    return label
+
+
+def rounds_text(rounds: Iterable[DebateRound], names: Mapping[str, str], *, kinds: tuple[str, ...] | None = None) -> str:
+    """Successful contributions of ``rounds`` as labelled blocks (carried-over proposals are skipped)."""
+    blocks: list[str] = []
+    for rnd in rounds:
+        for c in rnd.contributions:
+            if not c.ok or c.metadata.carried_over or (kinds is not None and c.type not in kinds):
+                continue
+            blocks.append(f"### Round {rnd.round_number} — {describe(c, names)}\n{c.content.strip()}")
+    return "\n\n".join(blocks)
+
+
+def perspective(state: DebateState, agent_id: str, before_round: int) -> list[DebateRound]:
+    """An agent's own view of rounds before ``before_round``: its proposals, critiques it got, its refinements."""
+    views: list[DebateRound] = []
+    for rnd in state.rounds:
+        if rnd.round_number >= before_round:
+            break
+        mine = [
+            c
+            for c in rnd.contributions
+            if (c.agent_id == agent_id and c.type in ("proposal", "refinement"))
+            or (c.type == "critique" and c.target_agent_id == agent_id)
+        ]
+        views.append(DebateRound(round_number=rnd.round_number, contributions=mine, timestamp=rnd.timestamp))
+    return views
+
+
+def perspective_text(state: DebateState, agent_id: str, before_round: int) -> str:
+    return rounds_text(perspective(state, agent_id, before_round), participant_names(state))
+
+
+def latest_summary(state: DebateState, agent_id: str, up_to_round: int) -> DebateSummary | None:
+    for rnd in reversed(state.rounds):
+        if rnd.round_number <= up_to_round and agent_id in rnd.summaries:
+            return rnd.summaries[agent_id]
+    return None
+
+
+def history_for(state: DebateState, agent_id: str, round_number: int, *, full_history: bool) -> tuple[str, bool]:
+    """The history an agent's prompt carries in ``round_number``, and whether it is its own summary.
+
+    The agent's most recent summary wins; otherwise the whole earlier debate when
+    ``full_history`` is on; otherwise nothing (round 2+ proposals already carry the
+    agent's latest position).
+    """
+    summary = latest_summary(state, agent_id, round_number)
+    if summary is not None:
+        return summary.summary, True
+    if not full_history:
+        return "", False
+    earlier = [r for r in state.rounds if r.round_number < round_number]
+    return rounds_text(earlier, participant_names(state)), False
+
+
+def final_round_text(state: DebateState) -> str:
+    """The last round's proposals and refinements: what the judge summarizes when the debate is long."""
+    last = state.last_round
+    if last is None:
+        return ""
+    return rounds_text([last], participant_names(state), kinds=("proposal", "refinement"))
+
+
+def debate_text(state: DebateState) -> str:
+    return rounds_text(state.rounds, participant_names(state))

@@ -1,0 +1,116 @@
+"""The engine's front door: start a debate, or resume one from what was saved."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from dialectic import events as ev
+from dialectic.changes import AnswersRecorded, DebateCreated, StatusChanged
+from dialectic.config import SystemConfig
+from dialectic.domain import DebateState, new_debate_id
+from dialectic.engine.context import RunContext
+from dialectic.engine.roster import Roster, build_roster
+from dialectic.engine.runner import node_named, run_graph
+from dialectic.errors import DebateStateError
+from dialectic.events import EventBus
+from dialectic.llm.registry import ProviderPool
+from dialectic.llm.retry import RetryPolicy
+from dialectic.store.base import DebateStore
+
+CONFIG_DIR_KEY = "configDir"
+"""Saved with the debate's configuration so a resumed debate reads the same prompt files."""
+
+RESUMABLE = ("suspended", "interrupted", "failed", "running", "pending")
+
+
+@dataclass(frozen=True)
+class DebateRequest:
+    problem: str
+    config: SystemConfig
+    """Fully resolved: CLI overrides applied, agents filtered."""
+    config_dir: Path
+    """Prompt paths in the configuration resolve relative to this directory."""
+    context: str | None = None
+    clarify: bool = False
+
+
+class DebateEngine:
+    def __init__(
+        self,
+        store: DebateStore,
+        providers: ProviderPool,
+        bus: EventBus | None = None,
+        *,
+        retry: RetryPolicy | None = None,
+    ) -> None:
+        self.store = store
+        self.providers = providers
+        self.bus = bus or EventBus()
+        self.retry = retry or RetryPolicy()
+
+    async def start(self, request: DebateRequest) -> DebateState:
+        config = request.config
+        if request.clarify and not config.debate.interactive_clarifications:
+            config = config.model_copy(
+                update={"debate": config.debate.model_copy(update={"interactive_clarifications": True})}
+            )
+        config_dir = request.config_dir.resolve()
+        roster = build_roster(config, config_dir, self.providers, self.retry)
+        snapshot = config.to_json_dict()
+        snapshot[CONFIG_DIR_KEY] = str(config_dir)
+        state = DebateState(
+            id=new_debate_id(),
+            problem=request.problem,
+            context=request.context or None,
+            status="running",
+            prompt_sources=roster.prompt_sources,
+            agents=[a.participant() for a in roster.agents],
+            judge=roster.judge.participant(),
+            config=snapshot,
+        )
+        self.store.append(state.id, DebateCreated(state=state))
+        ctx = RunContext(state=self.store.load(state.id), store=self.store, bus=self.bus, roster=roster)
+        self._announce(ctx, resumed=False)
+        return await run_graph(ctx, node_named(None))
+
+    async def resume(self, debate_id: str, answers: Mapping[str, str] | None = None) -> DebateState:
+        state = self.store.load(debate_id)
+        if state.status == "completed":
+            raise DebateStateError(f"debate {debate_id} is already completed; nothing to resume")
+        if state.status not in RESUMABLE:
+            raise DebateStateError(f"debate {debate_id} has status '{state.status}' and cannot be resumed")
+        config = SystemConfig.model_validate(state.config)
+        config_dir = Path(str(state.config.get(CONFIG_DIR_KEY, ".")))
+        roster = build_roster(config, config_dir, self.providers, self.retry)
+        ctx = RunContext(state=state, store=self.store, bus=self.bus, roster=roster)
+        self._announce(ctx, resumed=True)
+        ctx.flush_warnings(roster.warnings)
+        self._record_answers(ctx, answers or {})
+        ctx.record(StatusChanged(status="running"))
+        return await run_graph(ctx, node_named(state.next_node))
+
+    def _announce(self, ctx: RunContext, *, resumed: bool) -> None:
+        roster: Roster = ctx.roster
+        ctx.emit(
+            ev.DebateStarted(
+                ctx.debate_id,
+                ctx.state.problem,
+                roster.settings.rounds,
+                tuple(ctx.state.agents),
+                roster.judge.participant(),
+                resumed=resumed,
+            )
+        )
+
+    def _record_answers(self, ctx: RunContext, answers: Mapping[str, str]) -> None:
+        if not answers:
+            return
+        pending = {item.id for item in ctx.state.pending_questions()}
+        usable = {qid: (text.strip() or "NA") for qid, text in answers.items() if qid in pending}
+        unknown = sorted(set(answers) - pending)
+        if unknown:
+            ctx.warn(f"ignoring answers to unknown or already answered questions: {', '.join(unknown)}")
+        if usable:
+            ctx.record(AnswersRecorded(answers=usable))

@@ -1,0 +1,149 @@
+"""What every node gets: the debate's state, its participants, the store and the event bus."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from dialectic import events as ev
+from dialectic.changes import Change, ContributionRecorded, apply_change
+from dialectic.context.history import format_clarifications
+from dialectic.domain import Contribution, ContributionMetadata, ContributionType, DebateState
+from dialectic.errors import ProviderError
+from dialectic.events import EventBus
+from dialectic.llm.base import Completion
+from dialectic.llm.client import RetryHook
+from dialectic.store.base import DebateStore
+
+if TYPE_CHECKING:
+    from dialectic.agents.participants import Speaker
+    from dialectic.engine.roster import Roster
+    from dialectic.engine.round_work import RoundWork
+
+
+@dataclass
+class RunContext:
+    state: DebateState
+    store: DebateStore
+    bus: EventBus
+    roster: Roster
+    round_work: dict[int, RoundWork] = field(default_factory=dict)
+    _deferred: list[Change] = field(default_factory=list)
+    _deferred_events: list[ev.Event] = field(default_factory=list)
+
+    @property
+    def debate_id(self) -> str:
+        return self.state.id
+
+    @property
+    def problem(self) -> str:
+        if self.state.context:
+            return f"{self.state.problem}\n\n{self.state.context}"
+        return self.state.problem
+
+    def record(self, *changes: Change) -> None:
+        """Append to the store first, then apply in memory: the saved log is the truth."""
+        self.store.append(self.state.id, *changes)
+        for change in changes:
+            apply_change(self.state, change)
+
+    def defer(self, change: Change, event: ev.Event | None = None) -> None:
+        """Save ``change`` with the cursor move that ends this node (one transaction), then announce ``event``."""
+        self._deferred.append(change)
+        if event is not None:
+            self._deferred_events.append(event)
+
+    def commit(self, *closing: Change) -> None:
+        """Save the deferred changes and ``closing`` in one append, then publish the deferred events."""
+        changes, events = self._deferred + list(closing), self._deferred_events
+        self._deferred, self._deferred_events = [], []
+        self.record(*changes)
+        for event in events:
+            self.emit(event)
+
+    def take_uncommitted(self) -> None:
+        """Drop deferred changes of a node that did not finish (they are redone on resume)."""
+        self._deferred, self._deferred_events = [], []
+
+    def emit(self, event: ev.Event) -> None:
+        self.bus.publish(event)
+
+    def warn(self, message: str) -> None:
+        self.emit(ev.Warning(self.debate_id, message))
+
+    def retry_hook(self, speaker: Speaker, activity: str) -> RetryHook:
+        def hook(error: ProviderError, attempt: int, wait_s: float) -> None:
+            self.emit(ev.CallRetrying(self.debate_id, speaker.name, activity, error.message, attempt, wait_s))
+
+        return hook
+
+    def flush_warnings(self, warnings: list[str]) -> None:
+        for message in warnings:
+            self.warn(message)
+        warnings.clear()
+
+    def clarifications_text(self) -> str:
+        return format_clarifications(self.state.clarifications)
+
+    def add_contribution(self, round_number: int, speaker: Speaker, contribution: Contribution) -> Contribution:
+        self.record(ContributionRecorded(round_number=round_number, contribution=contribution))
+        self.emit(ev.ContributionAdded(self.debate_id, round_number, speaker.name, contribution))
+        return contribution
+
+    async def cancel_work(self) -> None:
+        for work in self.round_work.values():
+            await work.cancel()
+        self.round_work.clear()
+
+
+def contribution_from(
+    speaker: Speaker,
+    kind: ContributionType,
+    completion: Completion,
+    *,
+    target_agent_id: str | None = None,
+) -> Contribution:
+    return Contribution(
+        agent_id=speaker.id,
+        agent_role=speaker.role,
+        type=kind,
+        content=completion.text,
+        target_agent_id=target_agent_id,
+        metadata=metadata_from(completion),
+    )
+
+
+def metadata_from(completion: Completion) -> ContributionMetadata:
+    return ContributionMetadata(
+        tokens_used=completion.usage.total_tokens,
+        input_tokens=completion.usage.input_tokens,
+        output_tokens=completion.usage.output_tokens,
+        latency_ms=completion.latency_ms,
+        model=completion.model,
+        finish_reason=completion.finish_reason,
+        truncated=completion.truncated,
+        attempts=completion.attempts,
+    )
+
+
+def failed_contribution(
+    speaker: Speaker, kind: ContributionType, error: Exception, *, target_agent_id: str | None, attempts: int
+) -> Contribution:
+    return Contribution(
+        agent_id=speaker.id,
+        agent_role=speaker.role,
+        type=kind,
+        content="",
+        target_agent_id=target_agent_id,
+        status="failed",
+        error=str(error) or type(error).__name__,
+        metadata=ContributionMetadata(model=speaker.config.model, attempts=attempts),
+    )
+
+
+def cancel_quietly(tasks: list[asyncio.Task[object]]) -> list[asyncio.Task[object]]:
+    for task in tasks:
+        if not task.done():
+            task.cancel()
+    return tasks

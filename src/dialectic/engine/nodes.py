@@ -1,0 +1,408 @@
+"""The debate as a graph of nodes.
+
+Each node's ``run`` returns the next node — its return annotation is the node's list
+of edges, which :func:`graph` reads so a test can check the whole graph. Nodes keep no
+state of their own: everything lives in the debate state, so the runner can save the
+name of the next node after every step and a resumed debate picks up there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import typing
+from dataclasses import dataclass
+from typing import ClassVar
+
+from dialectic import events as ev
+from dialectic.changes import (
+    EvaluationRecorded,
+    JudgeSummaryRecorded,
+    QuestionsAsked,
+    RoundStarted,
+    SolutionRecorded,
+    SummaryRecorded,
+)
+from dialectic.context.history import (
+    debate_text,
+    final_round_text,
+    perspective_text,
+    rounds_text,
+    participant_names,
+)
+from dialectic.domain import (
+    AgentClarifications,
+    ClarificationItem,
+    DebateSummary,
+    RoundEvaluation,
+    Solution,
+    SummaryMetadata,
+)
+from dialectic.engine.context import RunContext, metadata_from
+from dialectic.engine.round_work import RoundWork
+from dialectic.errors import ProviderError
+
+
+class Node:
+    name: ClassVar[str]
+
+    async def run(self, ctx: RunContext) -> Node | End | Suspend:
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class End:
+    """The debate is complete."""
+
+
+@dataclass(frozen=True)
+class Suspend:
+    """Stop running and wait for a human; ``resume_at`` runs when the debate is resumed."""
+
+    resume_at: Node
+    reason: str
+
+
+class InitializationNode(Node):
+    name = "initialization"
+
+    async def run(self, ctx: RunContext) -> ClarificationNode:
+        ctx.flush_warnings(ctx.roster.warnings)
+        return ClarificationNode()
+
+
+def clarifications_enabled(ctx: RunContext) -> bool:
+    return bool(ctx.state.config.get("debate", {}).get("interactiveClarifications", False))
+
+
+class ClarificationNode(Node):
+    """Agents ask questions; the debate suspends until they are answered; follow-ups up to a cap."""
+
+    name = "clarification"
+
+    async def run(self, ctx: RunContext) -> RoundManagerNode | Suspend:
+        if not clarifications_enabled(ctx):
+            return RoundManagerNode()
+        if ctx.state.pending_questions():
+            return Suspend(self, "waiting for answers to clarifying questions")
+        settings = ctx.roster.settings
+        if ctx.state.clarification_iterations >= settings.clarifications_max_iterations:
+            return RoundManagerNode()
+        groups = await self._collect(ctx)
+        if not groups:
+            return RoundManagerNode()
+        ctx.record(QuestionsAsked(iteration=ctx.state.clarification_iterations + 1, groups=groups))
+        return Suspend(self, "waiting for answers to clarifying questions")
+
+    async def _collect(self, ctx: RunContext) -> list[AgentClarifications]:
+        settings = ctx.roster.settings
+        existing = ctx.state.clarification_items()
+        warnings: list[str] = []
+
+        async def ask(agent_index: int) -> list[str]:
+            agent = ctx.roster.agents[agent_index]
+            ctx.emit(ev.AgentStarted(ctx.debate_id, agent.id, agent.name, "asking questions"))
+            try:
+                result = await agent.ask_questions(
+                    problem=ctx.problem,
+                    context="",
+                    existing=existing,
+                    max_questions=settings.clarifications_max_per_agent,
+                    warnings=warnings,
+                    on_retry=ctx.retry_hook(agent, "asking questions"),
+                )
+            except ProviderError as exc:
+                warnings.append(f"{agent.name} could not ask questions ({exc}); continuing without them")
+                return []
+            finally:
+                ctx.emit(ev.AgentCompleted(ctx.debate_id, agent.id, agent.name, "asking questions"))
+            if result.value is None:
+                warnings.append(f"{agent.name}'s questions did not parse ({result.error}); none taken")
+                return []
+            questions = [q.text.strip() for q in result.value.questions if q.text.strip()]
+            if len(questions) > settings.clarifications_max_per_agent:
+                warnings.append(
+                    f"{agent.name} asked {len(questions)} questions; keeping the first "
+                    f"{settings.clarifications_max_per_agent}"
+                )
+                questions = questions[: settings.clarifications_max_per_agent]
+            return questions
+
+        asked = await asyncio.gather(*(ask(i) for i in range(len(ctx.roster.agents))))
+        ctx.flush_warnings(warnings)
+        next_id = len(existing) + 1
+        iteration = ctx.state.clarification_iterations + 1
+        groups: list[AgentClarifications] = []
+        for agent, questions in zip(ctx.roster.agents, asked, strict=True):
+            if not questions:
+                continue
+            items = []
+            for question in questions:
+                items.append(ClarificationItem(id=f"q{next_id}", question=question, iteration=iteration))
+                next_id += 1
+            groups.append(AgentClarifications(agent_id=agent.id, agent_name=agent.name, role=agent.role, items=items))
+        return groups
+
+
+class RoundManagerNode(Node):
+    name = "round_manager"
+
+    async def run(self, ctx: RunContext) -> SummarizationNode | SynthesisNode:
+        settings = ctx.roster.settings
+        if ctx.state.current_round >= settings.rounds:
+            return SynthesisNode()
+        number = ctx.state.current_round + 1
+        # Saved with the cursor move, so a crash here can never start the same round twice.
+        ctx.defer(RoundStarted(round_number=number), ev.RoundStarted(ctx.debate_id, number, settings.rounds))
+        return SummarizationNode()
+
+
+class SummarizationNode(Node):
+    """Each agent summarizes its own view of earlier rounds when that view has grown past its threshold."""
+
+    name = "summarization"
+
+    async def run(self, ctx: RunContext) -> ProposalNode:
+        number = ctx.state.current_round
+        rnd = ctx.state.round(number)
+        due = []
+        for agent in ctx.roster.agents:
+            if not agent.summarization.enabled or agent.id in rnd.summaries:
+                continue
+            history = perspective_text(ctx.state, agent.id, number)
+            if history and len(history) >= agent.summarization.threshold:
+                due.append((agent, history))
+        if due:
+            ctx.emit(ev.PhaseStarted(ctx.debate_id, number, "summarization", len(due)))
+            await asyncio.gather(*(self._summarize(ctx, agent, history) for agent, history in due))
+            ctx.emit(ev.PhaseCompleted(ctx.debate_id, number, "summarization"))
+        return ProposalNode()
+
+    async def _summarize(self, ctx: RunContext, agent, history: str) -> None:  # type: ignore[no-untyped-def]
+        number = ctx.state.current_round
+        warnings: list[str] = []
+        ctx.emit(ev.AgentStarted(ctx.debate_id, agent.id, agent.name, "summarizing"))
+        try:
+            completion = await agent.summarize(
+                problem=ctx.problem, history=history, warnings=warnings, on_retry=ctx.retry_hook(agent, "summarizing")
+            )
+        except ProviderError as exc:
+            ctx.flush_warnings(warnings)
+            ctx.warn(f"{agent.name} could not summarize its history ({exc}); it keeps the full history")
+            ctx.emit(ev.AgentCompleted(ctx.debate_id, agent.id, agent.name, "summarizing", ok=False))
+            return
+        ctx.flush_warnings(warnings)
+        text = completion.text.strip()[: agent.summarization.max_length]
+        summary = DebateSummary(
+            agent_id=agent.id,
+            agent_role=agent.role,
+            summary=text,
+            metadata=SummaryMetadata(
+                before_chars=len(history),
+                after_chars=len(text),
+                method=agent.summarization.method,
+                latency_ms=completion.latency_ms,
+                tokens_used=completion.usage.total_tokens,
+                model=completion.model,
+            ),
+        )
+        ctx.record(SummaryRecorded(round_number=number, summary=summary))
+        ctx.emit(ev.SummaryAdded(ctx.debate_id, number, agent.name, summary))
+        ctx.emit(ev.AgentCompleted(ctx.debate_id, agent.id, agent.name, "summarizing"))
+
+
+def round_work(ctx: RunContext) -> RoundWork:
+    number = ctx.state.current_round
+    if number not in ctx.round_work:
+        ctx.round_work[number] = RoundWork(ctx, number)
+    return ctx.round_work[number]
+
+
+class ProposalNode(Node):
+    name = "proposal"
+
+    async def run(self, ctx: RunContext) -> CritiqueNode:
+        number = ctx.state.current_round
+        ctx.emit(ev.PhaseStarted(ctx.debate_id, number, "proposal", len(ctx.roster.agents)))
+        await round_work(ctx).wait("proposal")
+        ctx.emit(ev.PhaseCompleted(ctx.debate_id, number, "proposal"))
+        return CritiqueNode()
+
+
+class CritiqueNode(Node):
+    name = "critique"
+
+    async def run(self, ctx: RunContext) -> RefinementNode:
+        number, n = ctx.state.current_round, len(ctx.roster.agents)
+        ctx.emit(ev.PhaseStarted(ctx.debate_id, number, "critique", n * (n - 1)))
+        await round_work(ctx).wait("critique")
+        ctx.emit(ev.PhaseCompleted(ctx.debate_id, number, "critique"))
+        return RefinementNode()
+
+
+class RefinementNode(Node):
+    name = "refinement"
+
+    async def run(self, ctx: RunContext) -> EvaluationNode:
+        number = ctx.state.current_round
+        ctx.emit(ev.PhaseStarted(ctx.debate_id, number, "refinement", len(ctx.roster.agents)))
+        await round_work(ctx).wait("refinement")
+        ctx.round_work.pop(number, None)
+        ctx.emit(ev.PhaseCompleted(ctx.debate_id, number, "refinement"))
+        return EvaluationNode()
+
+
+class EvaluationNode(Node):
+    """For ``convergence``/``quality`` termination: the judge's confidence decides whether to stop early."""
+
+    name = "evaluation"
+
+    async def run(self, ctx: RunContext) -> RoundManagerNode | SynthesisNode:
+        condition = ctx.roster.settings.termination_condition
+        number = ctx.state.current_round
+        if condition.type == "fixed" or number >= ctx.roster.settings.rounds:
+            return RoundManagerNode()
+        rnd = ctx.state.round(number)
+        evaluation = rnd.evaluation or await self._evaluate(ctx, number)
+        if evaluation is None:
+            return RoundManagerNode()
+        stop = evaluation.confidence >= condition.threshold
+        ctx.emit(ev.EvaluationCompleted(ctx.debate_id, number, evaluation, condition.threshold, stop))
+        return SynthesisNode() if stop else RoundManagerNode()
+
+    async def _evaluate(self, ctx: RunContext, number: int) -> RoundEvaluation | None:
+        judge, names = ctx.roster.judge, participant_names(ctx.state)
+        previous = rounds_text([ctx.state.round(number - 1)], names, kinds=("refinement",)) if number > 1 else ""
+        ctx.emit(ev.AgentStarted(ctx.debate_id, judge.id, judge.name, "evaluating"))
+        try:
+            result = await judge.evaluate(
+                problem=ctx.problem,
+                round_number=number,
+                debate=rounds_text([ctx.state.round(number)], names, kinds=("refinement",)),
+                previous=previous,
+                on_retry=ctx.retry_hook(judge, "evaluating"),
+            )
+        except ProviderError as exc:
+            ctx.warn(f"the judge could not evaluate round {number} ({exc}); continuing")
+            return None
+        finally:
+            ctx.emit(ev.AgentCompleted(ctx.debate_id, judge.id, judge.name, "evaluating"))
+        if result.value is None:
+            ctx.warn(f"the judge's evaluation of round {number} did not parse ({result.error}); continuing")
+            return None
+        evaluation = RoundEvaluation(confidence=result.value.confidence, reasoning=result.value.reasoning)
+        ctx.record(EvaluationRecorded(round_number=number, evaluation=evaluation))
+        return evaluation
+
+
+class SynthesisNode(Node):
+    name = "synthesis"
+
+    async def run(self, ctx: RunContext) -> End:
+        judge = ctx.roster.judge
+        ctx.emit(ev.SynthesisStarted(ctx.debate_id))
+        await self._summarize_if_long(ctx)
+        summary = ctx.state.judge_summary
+        ctx.emit(ev.AgentStarted(ctx.debate_id, judge.id, judge.name, "synthesizing"))
+        try:
+            result = await judge.synthesize(
+                problem=ctx.problem,
+                clarifications=ctx.clarifications_text(),
+                debate=summary.summary if summary else debate_text(ctx.state),
+                debate_is_summary=summary is not None,
+                on_retry=ctx.retry_hook(judge, "synthesizing"),
+            )
+        finally:
+            ctx.emit(ev.AgentCompleted(ctx.debate_id, judge.id, judge.name, "synthesizing"))
+        metadata = metadata_from(result.completion)
+        if result.value is not None:
+            v = result.value
+            solution = Solution(
+                description=v.description,
+                tradeoffs=v.tradeoffs,
+                recommendations=v.recommendations,
+                unfulfilled_major_requirements=v.unfulfilled_major_requirements,
+                open_questions=v.open_questions,
+                confidence=v.confidence,
+                synthesized_by=judge.id,
+                metadata=metadata,
+            )
+        else:
+            ctx.warn(
+                f"the judge's solution did not match the expected structure ({result.error}); "
+                "its reply is used as the solution text"
+            )
+            solution = Solution(
+                description=result.completion.text.strip() or "(the judge returned no text)",
+                confidence=0,
+                synthesized_by=judge.id,
+                structured=False,
+                metadata=metadata,
+            )
+        if metadata.truncated:
+            ctx.warn("the judge's solution was cut off by the token limit")
+        ctx.defer(SolutionRecorded(solution=solution))  # saved with the completion, in one transaction
+        return End()
+
+    async def _summarize_if_long(self, ctx: RunContext) -> None:
+        judge = ctx.roster.judge
+        if ctx.state.judge_summary is not None or not judge.summarization.enabled:
+            return
+        text = final_round_text(ctx.state)
+        if len(debate_text(ctx.state)) < judge.summarization.threshold or not text:
+            return
+        warnings: list[str] = []
+        ctx.emit(ev.AgentStarted(ctx.debate_id, judge.id, judge.name, "summarizing"))
+        try:
+            completion = await judge.summarize(
+                problem=ctx.problem, debate=text, warnings=warnings, on_retry=ctx.retry_hook(judge, "summarizing")
+            )
+        except ProviderError as exc:
+            ctx.flush_warnings(warnings)
+            ctx.warn(f"the judge could not summarize the final round ({exc}); it reads the full debate")
+            return
+        finally:
+            ctx.emit(ev.AgentCompleted(ctx.debate_id, judge.id, judge.name, "summarizing"))
+        ctx.flush_warnings(warnings)
+        summary_text = completion.text.strip()[: judge.summarization.max_length]
+        summary = DebateSummary(
+            agent_id=judge.id,
+            agent_role=judge.role,
+            summary=summary_text,
+            metadata=SummaryMetadata(
+                before_chars=len(text),
+                after_chars=len(summary_text),
+                method=judge.summarization.method,
+                latency_ms=completion.latency_ms,
+                tokens_used=completion.usage.total_tokens,
+                model=completion.model,
+            ),
+        )
+        ctx.record(JudgeSummaryRecorded(summary=summary))
+
+
+NODES: dict[str, type[Node]] = {
+    cls.name: cls
+    for cls in (
+        InitializationNode,
+        ClarificationNode,
+        RoundManagerNode,
+        SummarizationNode,
+        ProposalNode,
+        CritiqueNode,
+        RefinementNode,
+        EvaluationNode,
+        SynthesisNode,
+    )
+}
+
+
+def graph() -> dict[str, set[str]]:
+    """Node name → names it can lead to (``end`` / ``suspend`` for the two ways out), read from annotations."""
+    edges: dict[str, set[str]] = {}
+    for name, cls in NODES.items():
+        returned = typing.get_type_hints(cls.run)["return"]
+        options = typing.get_args(returned) or (returned,)
+        edges[name] = {
+            "end" if option is End else "suspend" if option is Suspend else option.name for option in options
+        }
+    return edges

@@ -1,0 +1,101 @@
+"""Building the participants of a debate from its configuration.
+
+Used both when a debate starts and when it resumes: the resolved configuration is
+saved with the debate, so a resumed debate is rebuilt from exactly what it started with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass
+from pathlib import Path
+
+from dialectic.agents.participants import DebateAgent, Judge, read_prompt_file, system_prompt_for
+from dialectic.config import AgentConfig, DebateSettings, SystemConfig
+from dialectic.domain import AgentPromptSources, PromptSources
+from dialectic.llm.client import LLMClient
+from dialectic.llm.registry import ProviderPool
+from dialectic.llm.retry import RetryPolicy
+
+
+@dataclass
+class Roster:
+    agents: list[DebateAgent]
+    judge: Judge
+    settings: DebateSettings
+    prompt_sources: PromptSources
+    warnings: list[str]
+
+    def agent(self, agent_id: str) -> DebateAgent:
+        for agent in self.agents:
+            if agent.id == agent_id:
+                return agent
+        raise KeyError(agent_id)
+
+
+class ClientFactory:
+    """Hands out clients that share one concurrency limit per provider endpoint."""
+
+    def __init__(self, pool: ProviderPool, max_concurrency: int, retry: RetryPolicy) -> None:
+        self._pool = pool
+        self._max = max_concurrency
+        self._retry = retry
+        self._limits: dict[str, asyncio.Semaphore] = {}
+
+    def client_for(self, config: AgentConfig) -> LLMClient:
+        key = self._pool.key_for(config)
+        limiter = self._limits.setdefault(key, asyncio.Semaphore(self._max))
+        return LLMClient(self._pool.get(config), retry=self._retry, limiter=limiter)
+
+
+def build_roster(config: SystemConfig, config_dir: Path, pool: ProviderPool, retry: RetryPolicy) -> Roster:
+    warnings: list[str] = []
+    settings = config.debate
+    clients = ClientFactory(pool, settings.max_concurrency, retry)
+    agents: list[DebateAgent] = []
+    sources: list[AgentPromptSources] = []
+    for cfg in config.participants():
+        system_file = read_prompt_file(cfg.system_prompt_path, config_dir, warnings, f"agent '{cfg.id}' system prompt")
+        summary_file = read_prompt_file(cfg.summary_prompt_path, config_dir, warnings, f"agent '{cfg.id}' summary prompt")
+        clarify_file = read_prompt_file(
+            cfg.clarification_prompt_path, config_dir, warnings, f"agent '{cfg.id}' clarification prompt"
+        )
+        summarization = cfg.summarization.apply_to(settings.summarization) if cfg.summarization else settings.summarization
+        agents.append(
+            DebateAgent(
+                config=cfg,
+                client=clients.client_for(cfg),
+                system_prompt=system_prompt_for(cfg, system_file, judge=False, warnings=warnings),
+                system_source=system_file.source,
+                summary_prompt=summary_file,
+                clarification_prompt=clarify_file,
+                summarization=summarization,
+            )
+        )
+        sources.append(
+            AgentPromptSources(
+                agent_id=cfg.id,
+                role=cfg.role,
+                system_prompt=system_file.source,
+                summary_prompt=summary_file.source,
+                clarification_prompt=clarify_file.source,
+            )
+        )
+    jcfg = config.judge
+    judge_system = read_prompt_file(jcfg.system_prompt_path, config_dir, warnings, "judge system prompt")
+    judge_summary = read_prompt_file(jcfg.summary_prompt_path, config_dir, warnings, "judge summary prompt")
+    judge = Judge(
+        config=jcfg,
+        client=clients.client_for(jcfg),
+        system_prompt=system_prompt_for(jcfg, judge_system, judge=True, warnings=warnings),
+        system_source=judge_system.source,
+        summary_prompt=judge_summary,
+        summarization=jcfg.summarization.apply_to(settings.summarization) if jcfg.summarization else settings.summarization,
+    )
+    prompt_sources = PromptSources(
+        agents=sources,
+        judge=AgentPromptSources(
+            agent_id=jcfg.id, role=jcfg.role, system_prompt=judge_system.source, summary_prompt=judge_summary.source
+        ),
+    )
+    return Roster(agents=agents, judge=judge, settings=settings, prompt_sources=prompt_sources, warnings=warnings)

@@ -1,0 +1,68 @@
+"""Runs the node graph: one node at a time, saving the cursor after every step.
+
+That one rule gives resume after a crash (from the last saved step), suspension for a
+human (a node that needs answers is saved as next and not run) and clean interruption.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from dialectic import events as ev
+from dialectic.changes import CursorMoved, StatusChanged
+from dialectic.domain import DebateState
+from dialectic.engine.context import RunContext
+from dialectic.engine.nodes import NODES, End, InitializationNode, Node, Suspend
+from dialectic.errors import DialecticError
+
+
+def node_named(name: str | None) -> Node:
+    if name is None:
+        return InitializationNode()
+    return NODES[name]()
+
+
+async def run_graph(ctx: RunContext, start: Node) -> DebateState:
+    """Run from ``start`` until the debate completes, suspends, fails or is cancelled."""
+    node = start
+    try:
+        while True:
+            outcome = await node.run(ctx)
+            if isinstance(outcome, End):
+                ctx.commit(CursorMoved(next_node=None), StatusChanged(status="completed"))
+                assert ctx.state.final_solution is not None
+                ctx.emit(ev.DebateCompleted(ctx.debate_id, ctx.state.final_solution))
+                return ctx.state
+            if isinstance(outcome, Suspend):
+                ctx.commit(CursorMoved(next_node=outcome.resume_at.name), StatusChanged(status="suspended"))
+                groups = tuple(
+                    g.model_copy(update={"items": [i for i in g.items if not i.answered]})
+                    for g in ctx.state.clarifications
+                    if any(not i.answered for i in g.items)
+                )
+                ctx.emit(ev.QuestionsPending(ctx.debate_id, groups))
+                ctx.emit(ev.DebateSuspended(ctx.debate_id, outcome.reason))
+                return ctx.state
+            ctx.commit(CursorMoved(next_node=outcome.name))
+            node = outcome
+    except asyncio.CancelledError:
+        await _stop(ctx, "interrupted", None)
+        ctx.emit(ev.DebateInterrupted(ctx.debate_id))
+        raise
+    except DialecticError as exc:
+        await _stop(ctx, "failed", exc.message)
+        exc.debate_id = ctx.debate_id
+        ctx.emit(ev.DebateFailed(ctx.debate_id, exc.message))
+        raise
+    except Exception as exc:
+        message = f"unexpected {type(exc).__name__}: {exc}"
+        await _stop(ctx, "failed", message)
+        ctx.emit(ev.DebateFailed(ctx.debate_id, message))
+        raise
+
+
+async def _stop(ctx: RunContext, status: str, error: str | None) -> None:
+    """Cancel in-flight calls and save why the debate stopped; the cursor stays on the unfinished node."""
+    ctx.take_uncommitted()
+    await ctx.cancel_work()
+    ctx.record(StatusChanged(status=status, error=error))  # type: ignore[arg-type]

@@ -1,0 +1,168 @@
+"""Typed events the engine publishes, and the bus that delivers them.
+
+The CLI's live display, the verbose log, the web stream and tests are all subscribers;
+the engine never writes to a terminal itself. Events are published after the change
+they announce has been saved.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from dialectic.domain import (
+    AgentClarifications,
+    Contribution,
+    DebateSummary,
+    Participant,
+    Phase,
+    RoundEvaluation,
+    Solution,
+)
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Event:
+    debate_id: str
+
+
+@dataclass(frozen=True)
+class DebateStarted(Event):
+    problem: str
+    total_rounds: int
+    agents: tuple[Participant, ...]
+    judge: Participant
+    resumed: bool = False
+
+
+@dataclass(frozen=True)
+class RoundStarted(Event):
+    round_number: int
+    total_rounds: int
+
+
+@dataclass(frozen=True)
+class PhaseStarted(Event):
+    round_number: int
+    phase: Phase
+    expected: int
+    """How many tasks the phase will run (e.g. agents × (agents − 1) critiques)."""
+
+
+@dataclass(frozen=True)
+class PhaseCompleted(Event):
+    round_number: int
+    phase: Phase
+
+
+@dataclass(frozen=True)
+class AgentStarted(Event):
+    agent_id: str
+    agent_name: str
+    activity: str
+    """Human-readable, e.g. ``proposing`` or ``critiquing Performance Engineer``."""
+
+
+@dataclass(frozen=True)
+class AgentCompleted(Event):
+    agent_id: str
+    agent_name: str
+    activity: str
+    ok: bool = True
+
+
+@dataclass(frozen=True)
+class ContributionAdded(Event):
+    round_number: int
+    agent_name: str
+    contribution: Contribution
+    """May have ``status == "failed"``: failures are announced like any contribution."""
+
+
+@dataclass(frozen=True)
+class SummaryAdded(Event):
+    round_number: int
+    agent_name: str
+    summary: DebateSummary
+
+
+@dataclass(frozen=True)
+class QuestionsPending(Event):
+    groups: tuple[AgentClarifications, ...]
+    """Only the unanswered questions, grouped by the agent that asked them."""
+
+
+@dataclass(frozen=True)
+class EvaluationCompleted(Event):
+    round_number: int
+    evaluation: RoundEvaluation
+    threshold: int
+    stop: bool
+
+
+@dataclass(frozen=True)
+class SynthesisStarted(Event):
+    pass
+
+
+@dataclass(frozen=True)
+class DebateCompleted(Event):
+    solution: Solution
+
+
+@dataclass(frozen=True)
+class DebateSuspended(Event):
+    reason: str
+
+
+@dataclass(frozen=True)
+class DebateInterrupted(Event):
+    pass
+
+
+@dataclass(frozen=True)
+class DebateFailed(Event):
+    error: str
+
+
+@dataclass(frozen=True)
+class Warning(Event):  # noqa: A001 - the event is a warning for the user, not a Python warning
+    message: str
+
+
+@dataclass(frozen=True)
+class CallRetrying(Event):
+    agent_name: str
+    activity: str
+    error: str
+    attempt: int
+    wait_s: float
+
+
+Handler = Callable[[Event], None]
+
+
+@dataclass
+class EventBus:
+    """Synchronous fan-out. A failing subscriber is logged and never stops the debate."""
+
+    _handlers: list[Handler] = field(default_factory=list)
+
+    def subscribe(self, handler: Handler) -> Callable[[], None]:
+        self._handlers.append(handler)
+
+        def unsubscribe() -> None:
+            if handler in self._handlers:
+                self._handlers.remove(handler)
+
+        return unsubscribe
+
+    def publish(self, event: Event) -> None:
+        for handler in list(self._handlers):
+            try:
+                handler(event)
+            except Exception:  # a display bug must not lose a debate
+                log.exception("event subscriber failed on %s", type(event).__name__)

@@ -1,0 +1,185 @@
+"""Reliable calls on top of any provider: retries, concurrency limits, cut-off replies, structured output.
+
+This is the one place that decides what happens when a call fails or a reply is cut
+off, so agents, the judge and the benchmark harness all behave the same way:
+
+* transient failures are retried with backoff (``llm.retry``);
+* a reply cut off by the token limit is continued (free text) or retried with more
+  room (structured output), and if it is still cut off the completion says
+  ``truncated=True`` — it is never passed on as if it were complete;
+* structured output is validated against a Pydantic model, repaired once by showing
+  the model its error, and otherwise reported as not parsed so the caller can fall back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager, nullcontext
+from dataclasses import dataclass, replace
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from dialectic.agents.templates import render
+from dialectic.domain import Usage
+from dialectic.errors import ProviderError
+from dialectic.llm.base import Completion, CompletionRequest, JsonSchema, LLMProvider, Message
+from dialectic.llm.retry import RetryPolicy, with_retries
+
+M = TypeVar("M", bound=BaseModel)
+
+RetryHook = Callable[[ProviderError, int, float], None]
+
+_FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+
+
+@dataclass(frozen=True)
+class StructuredResult(Generic[M]):
+    """A structured call's outcome: ``value`` is ``None`` when the reply never validated."""
+
+    value: M | None
+    completion: Completion
+    error: str | None = None
+
+
+class LLMClient:
+    """One provider plus the policies every caller shares."""
+
+    def __init__(
+        self,
+        provider: LLMProvider,
+        *,
+        retry: RetryPolicy | None = None,
+        limiter: asyncio.Semaphore | None = None,
+        max_continuations: int = 2,
+    ) -> None:
+        self.provider = provider
+        self.retry = retry or RetryPolicy()
+        self._limiter = limiter
+        self.max_continuations = max_continuations
+
+    def _slot(self) -> AbstractAsyncContextManager[Any]:
+        return self._limiter if self._limiter is not None else nullcontext()
+
+    async def _call(self, request: CompletionRequest, on_retry: RetryHook | None) -> Completion:
+        async def attempt() -> Completion:
+            async with self._slot():
+                return await self.provider.complete(request)
+
+        return await with_retries(attempt, self.retry, on_retry=on_retry)
+
+    async def complete(self, request: CompletionRequest, *, on_retry: RetryHook | None = None) -> Completion:
+        """A complete reply, or one marked ``truncated`` after continuing it ``max_continuations`` times."""
+        if request.json_schema is not None:
+            return await self._complete_with_room(request, on_retry)
+        first = await self._call(request, on_retry)
+        text, usage, latency, last, calls = first.text, first.usage, first.latency_ms, first, 1
+        while last.cut_off and calls <= self.max_continuations:
+            follow_up = request.with_changes(
+                messages=request.messages
+                + (Message("assistant", text), Message("user", render("continue.md.j2")))
+            )
+            last = await self._call(follow_up, on_retry)
+            text = _join_continuation(text, last.text)
+            usage, latency, calls = usage + last.usage, latency + last.latency_ms, calls + 1
+        return replace(
+            last,
+            text=text,
+            usage=usage,
+            latency_ms=latency,
+            truncated=last.cut_off,
+            attempts=calls,
+        )
+
+    async def _complete_with_room(self, request: CompletionRequest, on_retry: RetryHook | None) -> Completion:
+        """Structured replies can't be stitched together: retry once with twice the room instead."""
+        first = await self._call(request, on_retry)
+        if not first.cut_off or request.max_tokens is None:
+            return replace(first, truncated=first.cut_off)
+        second = await self._call(request.with_changes(max_tokens=request.max_tokens * 2), on_retry)
+        return replace(
+            second,
+            usage=first.usage + second.usage,
+            latency_ms=first.latency_ms + second.latency_ms,
+            truncated=second.cut_off,
+            attempts=2,
+        )
+
+    async def complete_structured(
+        self,
+        request: CompletionRequest,
+        output_type: type[M],
+        *,
+        on_retry: RetryHook | None = None,
+    ) -> StructuredResult[M]:
+        """Ask for JSON matching ``output_type``; validate; repair once; else return ``value=None``."""
+        schema = JsonSchema(name=output_type.__name__, schema=output_type.model_json_schema(by_alias=True))
+        asked = request.with_changes(json_schema=schema)
+        completion = await self.complete(asked, on_retry=on_retry)
+        value, error = parse_structured(completion, output_type)
+        if value is not None:
+            return StructuredResult(value, completion)
+        repair = asked.with_changes(
+            messages=asked.messages
+            + (
+                Message("assistant", completion.text or "(empty reply)"),
+                Message("user", render("repair.md.j2", error=error or "the reply was not JSON")),
+            )
+        )
+        repaired = await self.complete(repair, on_retry=on_retry)
+        total = replace(
+            repaired,
+            usage=completion.usage + repaired.usage,
+            latency_ms=completion.latency_ms + repaired.latency_ms,
+            attempts=completion.attempts + repaired.attempts,
+        )
+        value, error = parse_structured(repaired, output_type)
+        return StructuredResult(value, total, None if value is not None else error)
+
+
+def parse_structured(completion: Completion, output_type: type[M]) -> tuple[M | None, str | None]:
+    """Validate a completion's structured value (or its text parsed as JSON) against ``output_type``."""
+    raw: Any = completion.structured
+    if raw is None:
+        raw = extract_json(completion.text)
+        if raw is None:
+            return None, "the reply did not contain a JSON object"
+    try:
+        return output_type.model_validate(raw), None
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "(root)"
+        return None, f"{where}: {first.get('msg', 'invalid')}"
+
+
+def extract_json(text: str) -> Any | None:
+    """The JSON value in ``text``: the whole text, a fenced block, or the outermost ``{...}``."""
+    candidates = [text.strip()]
+    fenced = _FENCE.match(text)
+    if fenced:
+        candidates.append(fenced.group(1))
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:
+        candidates.append(text[start : end + 1])
+    for candidate in candidates:
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            continue
+    return None
+
+
+def _join_continuation(head: str, tail: str) -> str:
+    if not head or not tail or head[-1].isspace() or tail[0].isspace():
+        return head + tail
+    return head + ("" if tail[0] in ".,;:!?)" else " ") + tail
+
+
+def total_usage(completions: list[Completion]) -> Usage:
+    total = Usage()
+    for c in completions:
+        total = total + c.usage
+    return total

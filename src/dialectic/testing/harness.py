@@ -1,0 +1,68 @@
+"""A harness for driving the engine on the scripted model: used by the test suite, usable by yours."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from dialectic import events as ev
+from dialectic.config import SystemConfig
+from dialectic.domain import DebateState
+from dialectic.engine import DebateEngine, DebateRequest
+from dialectic.llm.registry import ProviderPool
+from dialectic.llm.retry import RetryPolicy
+from dialectic.llm.scripted import ScriptedProvider
+from dialectic.store.base import DebateStore
+
+ROLES = ("architect", "performance", "kiss", "security")
+FAST_RETRY = RetryPolicy(max_attempts=2, base_delay_s=0.001, max_delay_s=0.002, jitter_s=0.0)
+
+
+def make_config(agents: int = 2, rounds: int = 1, **debate: Any) -> SystemConfig:
+    return SystemConfig.model_validate(
+        {
+            "agents": [
+                {"id": f"agent-{role}", "name": role.title(), "role": role, "provider": "scripted", "model": "m"}
+                for role in ROLES[:agents]
+            ],
+            "judge": {"id": "judge", "name": "Judge", "role": "generalist", "provider": "scripted", "model": "m"},
+            "debate": {"rounds": rounds, **debate},
+        }
+    )
+
+
+def run(coro: Coroutine[Any, Any, Any]) -> Any:
+    return asyncio.run(coro)
+
+
+@dataclass
+class Harness:
+    store: DebateStore
+    provider: ScriptedProvider
+    events: list[ev.Event] = field(default_factory=list)
+
+    def engine(self, provider: ScriptedProvider | None = None) -> DebateEngine:
+        if provider is not None:
+            self.provider = provider
+        bus = ev.EventBus()
+        bus.subscribe(self.events.append)
+        pool = ProviderPool(overrides={"scripted": self.provider})
+        return DebateEngine(self.store, pool, bus, retry=FAST_RETRY)
+
+    def start(self, config: SystemConfig, *, problem: str = "Design a rate limiter", clarify: bool = False,
+              config_dir: Path = Path(".")) -> DebateState:
+        request = DebateRequest(problem=problem, config=config, config_dir=config_dir, clarify=clarify)
+        return run(self.engine().start(request))
+
+    def resume(self, debate_id: str, answers: dict[str, str] | None = None,
+               provider: ScriptedProvider | None = None) -> DebateState:
+        return run(self.engine(provider).resume(debate_id, answers))
+
+    def of(self, kind: type[ev.Event]) -> list[Any]:
+        return [e for e in self.events if isinstance(e, kind)]
+
+    def tags(self) -> list[str]:
+        return [c.tag for c in self.provider.calls]

@@ -1,0 +1,241 @@
+"""The debate flow on the scripted model: rounds, carried-over proposals, termination, summarization, synthesis."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+
+from dialectic import events as ev
+from dialectic.engine.nodes import graph
+from dialectic.llm.base import CompletionRequest
+from dialectic.llm.scripted import ScriptedReply, default_reply
+from dialectic.testing.harness import Harness, make_config
+
+
+def test_graph_edges_are_the_seed_state_machine() -> None:
+    assert graph() == {
+        "initialization": {"clarification"},
+        "clarification": {"round_manager", "suspend"},
+        "round_manager": {"summarization", "synthesis"},
+        "summarization": {"proposal"},
+        "proposal": {"critique"},
+        "critique": {"refinement"},
+        "refinement": {"evaluation"},
+        "evaluation": {"round_manager", "synthesis"},
+        "synthesis": {"end"},
+    }
+
+
+def test_fixed_rounds_full_flow(harness: Callable[..., Harness]) -> None:
+    h = harness()
+    state = h.start(make_config(agents=3, rounds=2, summarization={"enabled": False}))
+
+    assert state.status == "completed" and state.next_node is None
+    assert [r.round_number for r in state.rounds] == [1, 2]
+    for rnd in state.rounds:
+        assert len(rnd.of_type("proposal")) == 3
+        assert len(rnd.of_type("critique")) == 6  # every agent critiques every other agent
+        assert len(rnd.of_type("refinement")) == 3
+        pairs = {(c.agent_id, c.target_agent_id) for c in rnd.of_type("critique")}
+        assert all(a != b for a, b in pairs) and len(pairs) == 6
+    # Round 2 proposals are round 1's refinements, carried over without a call.
+    for proposal in state.round(2).of_type("proposal"):
+        refinement = state.round(1).find("refinement", proposal.agent_id)
+        assert refinement is not None and proposal.content == refinement.content
+        assert proposal.metadata.carried_over
+    assert h.tags().count("proposal:architect") == 1
+    # 3 proposals + 2×(6 critiques + 3 refinements) + synthesis
+    assert len(h.provider.calls) == 3 + 2 * 9 + 1
+    assert state.final_solution is not None and state.final_solution.structured
+    assert state.final_solution.synthesized_by == "judge"
+    assert h.of(ev.DebateCompleted)
+
+
+def test_saved_state_equals_running_state(harness: Callable[..., Harness]) -> None:
+    h = harness()
+    state = h.start(make_config(agents=2, rounds=2))
+    assert h.store.load(state.id).to_json_dict() == state.to_json_dict()
+
+
+def test_export_has_the_seed_shape(harness: Callable[..., Harness]) -> None:
+    state = harness().start(make_config(agents=2, rounds=1))
+    data = json.loads(json.dumps(state.to_json_dict()))
+    assert {"id", "problem", "status", "currentRound", "rounds", "finalSolution", "promptSources", "createdAt",
+            "updatedAt"} <= set(data)
+    contribution = data["rounds"][0]["contributions"][0]
+    assert {"agentId", "agentRole", "type", "content", "metadata"} <= set(contribution)
+    assert {"tokensUsed", "latencyMs", "model"} <= set(contribution["metadata"])
+    critique = next(c for c in data["rounds"][0]["contributions"] if c["type"] == "critique")
+    assert critique["targetAgentId"]
+    assert data["promptSources"]["agents"][0]["systemPrompt"]["kind"] == "built-in"
+
+
+def confident_judge(confidence: int) -> Callable[[CompletionRequest], ScriptedReply]:
+    def respond(request: CompletionRequest) -> ScriptedReply:
+        if request.tag.startswith("evaluation"):
+            value = {"confidence": confidence, "reasoning": "scripted"}
+            return ScriptedReply(text=json.dumps(value), structured=value)
+        return default_reply(request)
+
+    return respond
+
+
+def test_convergence_stops_early_when_judge_is_confident(harness: Callable[..., Harness]) -> None:
+    h = harness(confident_judge(90))
+    state = h.start(make_config(rounds=3, terminationCondition={"type": "convergence", "threshold": 80}))
+    assert state.status == "completed"
+    assert len(state.rounds) == 1
+    assert state.round(1).evaluation is not None and state.round(1).evaluation.confidence == 90
+    assert h.of(ev.EvaluationCompleted)[0].stop
+
+
+def test_quality_runs_to_the_cap_when_judge_is_unsure(harness: Callable[..., Harness]) -> None:
+    h = harness(confident_judge(40))
+    state = h.start(make_config(rounds=3, terminationCondition={"type": "quality", "threshold": 80}))
+    assert len(state.rounds) == 3
+    # The judge is asked after rounds 1 and 2; after the last round there is nothing to decide.
+    assert h.tags().count("evaluation:generalist") == 2
+    assert state.round(3).evaluation is None
+
+
+def test_fixed_termination_never_asks_the_judge_for_confidence(harness: Callable[..., Harness]) -> None:
+    h = harness()
+    h.start(make_config(rounds=2))
+    assert not any(t.startswith("evaluation") for t in h.tags())
+
+
+def test_summarization_over_threshold_is_stored_and_used(harness: Callable[..., Harness]) -> None:
+    h = harness()
+    summarization = {"enabled": True, "threshold": 10, "maxLength": 60}
+    state = h.start(make_config(rounds=2, summarization=summarization))
+    assert state.round(1).summaries == {}  # nothing to summarize before the first round
+    summaries = state.round(2).summaries
+    assert set(summaries) == {"agent-architect", "agent-performance"}
+    summary = summaries["agent-architect"]
+    assert len(summary.summary) <= 60 and summary.metadata.before_chars > summary.metadata.after_chars
+    # Round 2 prompts of that agent carry its summary instead of the full history.
+    critique_prompts = [c.last_user for c in h.provider.calls if c.tag == "critique:architect"]
+    assert summary.summary.strip() in critique_prompts[-1]
+    assert h.of(ev.SummaryAdded)
+
+
+def test_summarization_off_keeps_full_history(harness: Callable[..., Harness]) -> None:
+    h = harness()
+    state = h.start(make_config(rounds=2, summarization={"enabled": False, "threshold": 10}))
+    assert all(r.summaries == {} for r in state.rounds)
+    assert not any(t.startswith("summary") for t in h.tags())
+
+
+def test_failing_summarization_warns_and_goes_on(harness: Callable[..., Harness]) -> None:
+    from dialectic.errors import BadRequest
+
+    def respond(request: CompletionRequest) -> ScriptedReply | Exception:
+        if request.tag.startswith("summary"):
+            return BadRequest("scripted: summary refused", provider="scripted")
+        return default_reply(request)
+
+    h = harness(respond)
+    state = h.start(make_config(rounds=2, summarization={"enabled": True, "threshold": 10}))
+    assert state.status == "completed"
+    assert state.round(2).summaries == {}
+    assert any("could not summarize" in w.message for w in h.of(ev.Warning))
+
+
+def test_judge_summarizes_a_long_final_round(harness: Callable[..., Harness]) -> None:
+    h = harness()
+    state = h.start(make_config(rounds=1, summarization={"enabled": True, "threshold": 50, "maxLength": 80}))
+    assert state.judge_summary is not None
+    synthesis_prompt = next(c.last_user for c in h.provider.calls if c.tag.startswith("synthesis"))
+    assert state.judge_summary.summary.strip() in synthesis_prompt
+
+
+def test_unparseable_synthesis_falls_back_to_text(harness: Callable[..., Harness]) -> None:
+    def respond(request: CompletionRequest) -> ScriptedReply:
+        if request.tag.startswith("synthesis"):
+            return ScriptedReply(text="Use a token bucket per API key.")
+        return default_reply(request)
+
+    h = harness(respond)
+    state = h.start(make_config())
+    solution = state.final_solution
+    assert solution is not None and not solution.structured
+    assert solution.description == "Use a token bucket per API key."
+    assert h.tags().count("synthesis:generalist") == 2  # the first try and one repair
+    assert any("did not match" in w.message for w in h.of(ev.Warning))
+
+
+def test_critique_starts_as_soon_as_its_target_proposal_exists(harness: Callable[..., Harness]) -> None:
+    """Data-driven scheduling: the slow agent's proposal does not hold back critiques of the fast one's."""
+    order: list[str] = []
+
+    def respond(request: CompletionRequest) -> ScriptedReply:
+        order.append(request.tag)
+        slow = request.tag == "proposal:performance"
+        reply = default_reply(request)
+        return ScriptedReply(text=reply.text, structured=reply.structured, delay_s=0.3 if slow else 0.01)
+
+    h = harness(respond)
+    h.start(make_config(agents=2))
+    # performance critiques architect's (fast) proposal while its own proposal is still being written
+    assert order.index("critique:performance") < order.index("critique:architect")
+    finished = [e for e in h.events if isinstance(e, ev.ContributionAdded)]
+    first_critique = next(i for i, e in enumerate(finished) if e.contribution.type == "critique")
+    slow_proposal = next(
+        i for i, e in enumerate(finished)
+        if e.contribution.type == "proposal" and e.contribution.agent_id == "agent-performance"
+    )
+    assert first_critique < slow_proposal
+
+
+def test_concurrency_is_bounded_per_provider(harness: Callable[..., Harness]) -> None:
+    in_flight = 0
+    peak = 0
+
+    class Counting:
+        def __init__(self, inner: object) -> None:
+            self.inner = inner
+
+    h = harness(latency_s=0.02)
+    original = h.provider.complete
+
+    async def counted(request: CompletionRequest):  # type: ignore[no-untyped-def]
+        nonlocal in_flight, peak
+        in_flight += 1
+        peak = max(peak, in_flight)
+        try:
+            return await original(request)
+        finally:
+            in_flight -= 1
+
+    h.provider.complete = counted  # type: ignore[method-assign]
+    h.start(make_config(agents=3, maxConcurrency=2))
+    assert peak == 2
+
+
+def test_events_arrive_in_a_sensible_order(harness: Callable[..., Harness]) -> None:
+    h = harness()
+    state = h.start(make_config(rounds=1))
+    kinds = [type(e).__name__ for e in h.events]
+    assert kinds[0] == "DebateStarted" and kinds[-1] == "DebateCompleted"
+    assert kinds.index("RoundStarted") < kinds.index("ContributionAdded") < kinds.index("SynthesisStarted")
+    assert all(e.debate_id == state.id for e in h.events)
+
+
+def test_concurrent_debates_share_nothing(harness: Callable[..., Harness]) -> None:
+    from dialectic.engine import DebateRequest
+    from pathlib import Path
+
+    h = harness()
+    engine = h.engine()
+
+    async def both() -> list[str]:
+        a, b = await asyncio.gather(
+            engine.start(DebateRequest(problem="A", config=make_config(), config_dir=Path("."))),
+            engine.start(DebateRequest(problem="B", config=make_config(), config_dir=Path("."))),
+        )
+        return [a.id, b.id]
+
+    ids = asyncio.run(both())
+    assert len(set(ids)) == 2
+    assert {h.store.load(i).problem for i in ids} == {"A", "B"}

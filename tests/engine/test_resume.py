@@ -1,0 +1,130 @@
+"""Crash, cancel and resume: a debate continues from its last saved step and never repeats a saved call."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from dialectic.changes import Change
+from dialectic.domain import DebateState
+from dialectic.engine import DebateRequest
+from dialectic.errors import DebateStateError
+from dialectic.llm.base import CompletionRequest
+from dialectic.llm.scripted import ScriptedProvider, ScriptedReply, default_reply
+from dialectic.store.base import DebateStore
+from dialectic.testing.harness import Harness, make_config
+
+
+class Crash(BaseException):
+    """A process death: not an ``Exception``, so nothing in the engine gets to clean up."""
+
+
+class CrashingStore:
+    """Wraps a store; the ``crash_after``-th append is written, then the 'process' dies."""
+
+    def __init__(self, inner: DebateStore, crash_after: int) -> None:
+        self.inner = inner
+        self.crash_after = crash_after
+        self.appends = 0
+
+    def append(self, debate_id: str, *changes: Change) -> None:
+        if self.appends >= self.crash_after:
+            raise Crash()
+        self.inner.append(debate_id, *changes)
+        self.appends += 1
+        if self.appends == self.crash_after:
+            raise Crash()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.inner, name)
+
+
+def respond_unsure(request: CompletionRequest) -> ScriptedReply:
+    if request.tag.startswith("evaluation"):
+        value = {"confidence": 30, "reasoning": "not yet"}
+        return ScriptedReply(text=json.dumps(value), structured=value)
+    return default_reply(request)
+
+
+def scenario() -> object:
+    """Every kind of step: rounds, summaries, proposals, critiques, refinements, evaluations, judge summary."""
+    return make_config(
+        agents=2,
+        rounds=2,
+        terminationCondition={"type": "convergence", "threshold": 90},
+        summarization={"enabled": True, "threshold": 10, "maxLength": 80},
+    )
+
+
+def llm_results(state: DebateState) -> int:
+    """How many saved records came from an LLM call (each must never be asked for again)."""
+    count = sum(1 for c in state.all_contributions() if c.ok and not c.metadata.carried_over)
+    count += sum(len(r.summaries) for r in state.rounds)
+    count += sum(1 for r in state.rounds if r.evaluation is not None)
+    count += 1 if state.judge_summary is not None else 0
+    count += 1 if state.final_solution is not None else 0
+    return count
+
+
+def test_crash_after_every_step_then_resume(harness: Callable[..., Harness]) -> None:
+    clean = harness(respond_unsure)
+    counting = CrashingStore(clean.store, crash_after=10_000)
+    clean.store = counting  # type: ignore[assignment]
+    reference = clean.start(scenario())
+    clean_calls, total_appends = len(clean.provider.calls), counting.appends
+    assert reference.status == "completed" and total_appends > 20
+
+    for crash_after in range(1, total_appends):
+        store = clean.store.inner if isinstance(clean.store, CrashingStore) else clean.store
+        crashing = Harness(store=CrashingStore(store, crash_after), provider=ScriptedProvider(respond_unsure))
+        with pytest.raises(Crash):
+            crashing.start(scenario())
+        debate_id = store.list(limit=1)[0].id
+        before = store.load(debate_id)
+        saved = llm_results(before)
+
+        resumed = Harness(store=store, provider=ScriptedProvider(respond_unsure))
+        after = resumed.resume(debate_id)
+
+        assert after.status == "completed", f"crash after append {crash_after}"
+        assert len(resumed.provider.calls) == clean_calls - saved, f"crash after append {crash_after}"
+        for contribution in before.all_contributions():
+            assert contribution in after.all_contributions()
+        assert [len(r.contributions) for r in after.rounds] == [len(r.contributions) for r in reference.rounds]
+
+
+def test_cancel_saves_interrupted_and_resume_finishes(harness: Callable[..., Harness]) -> None:
+    h = harness(latency_s=0.05)
+    engine = h.engine()
+
+    async def start_then_cancel() -> None:
+        task = asyncio.create_task(
+            engine.start(DebateRequest(problem="P", config=make_config(agents=3), config_dir=Path(".")))
+        )
+        while not any(c.type == "critique" for s in [h.store.list()] for d in s for c in h.store.load(d.id).all_contributions()):
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(start_then_cancel())
+    debate_id = h.store.list()[0].id
+    interrupted = h.store.load(debate_id)
+    assert interrupted.status == "interrupted"
+    saved = llm_results(interrupted)
+
+    again = ScriptedProvider(latency_s=0.0)
+    done = h.resume(debate_id, provider=again)
+    assert done.status == "completed"
+    assert len(again.calls) == 3 + 6 + 3 + 1 - saved + (1 if done.judge_summary else 0)
+
+
+def test_resume_of_completed_debate_is_refused(harness: Callable[..., Harness]) -> None:
+    h = harness()
+    state = h.start(make_config())
+    with pytest.raises(DebateStateError):
+        h.resume(state.id)
