@@ -1,0 +1,85 @@
+"""The reliable-call layer: continuation of cut-off replies, structured output with one repair, JSON extraction."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+from dialectic.agents.outputs import ConfidenceOutput
+from dialectic.llm.base import FINISH_LENGTH, CompletionRequest, Message
+from dialectic.llm.client import LLMClient, extract_json
+from dialectic.llm.retry import RetryPolicy
+from dialectic.llm.scripted import ScriptedProvider, ScriptedReply
+
+FAST = RetryPolicy(max_attempts=2, base_delay_s=0.001, max_delay_s=0.001, jitter_s=0.0)
+
+
+def request(max_tokens: int | None = None) -> CompletionRequest:
+    return CompletionRequest(messages=(Message("system", "s"), Message("user", "u")), model="m", max_tokens=max_tokens)
+
+
+def test_complete_reply_passes_through() -> None:
+    client = LLMClient(ScriptedProvider(replies=["hello world"]), retry=FAST)
+    result = asyncio.run(client.complete(request()))
+    assert result.text == "hello world" and not result.truncated and result.attempts == 1
+
+
+def test_cut_off_reply_is_continued_and_usage_summed() -> None:
+    provider = ScriptedProvider(
+        replies=[ScriptedReply("The limiter", finish_reason=FINISH_LENGTH), ScriptedReply("uses a token bucket.")]
+    )
+    result = asyncio.run(LLMClient(provider, retry=FAST).complete(request()))
+    assert result.text == "The limiter uses a token bucket."
+    assert not result.truncated and result.attempts == 2
+    assert result.usage.output_tokens == 2 + 4
+
+
+def test_still_cut_off_after_continuations_is_marked_truncated() -> None:
+    provider = ScriptedProvider(replies=[ScriptedReply("x", finish_reason=FINISH_LENGTH)] * 5)
+    result = asyncio.run(LLMClient(provider, retry=FAST, max_continuations=2).complete(request()))
+    assert result.truncated and result.attempts == 3 and len(provider.calls) == 3
+
+
+def test_structured_cut_off_is_retried_with_more_room() -> None:
+    good = {"confidence": 70, "reasoning": "ok"}
+    provider = ScriptedProvider(
+        replies=[ScriptedReply('{"confid', finish_reason=FINISH_LENGTH), ScriptedReply(json.dumps(good), structured=good)]
+    )
+    result = asyncio.run(LLMClient(provider, retry=FAST).complete_structured(request(max_tokens=50), ConfidenceOutput))
+    assert result.value == ConfidenceOutput(confidence=70, reasoning="ok")
+    assert provider.calls[1].max_tokens == 100
+
+
+def test_structured_output_is_repaired_once() -> None:
+    bad = {"confidence": 170}
+    good = {"confidence": 70}
+    provider = ScriptedProvider(replies=[ScriptedReply(json.dumps(bad), structured=bad), ScriptedReply(json.dumps(good))])
+    result = asyncio.run(LLMClient(provider, retry=FAST).complete_structured(request(), ConfidenceOutput))
+    assert result.value is not None and result.value.confidence == 70
+    repair = provider.calls[1]
+    assert repair.json_schema is not None and "confidence" in repair.messages[-1].content
+    assert repair.messages[-2].role == "assistant"
+
+
+def test_structured_output_that_never_validates_reports_the_error() -> None:
+    provider = ScriptedProvider(replies=["not json", "still not json"])
+    result = asyncio.run(LLMClient(provider, retry=FAST).complete_structured(request(), ConfidenceOutput))
+    assert result.value is None and result.error and "JSON" in result.error
+    assert result.completion.usage.total_tokens > 0
+
+
+def test_schema_is_sent_with_camel_case_names() -> None:
+    from dialectic.agents.outputs import SynthesisOutput
+
+    provider = ScriptedProvider()
+    result = asyncio.run(LLMClient(provider, retry=FAST).complete_structured(request(), SynthesisOutput))
+    schema = provider.calls[0].json_schema
+    assert schema is not None and "unfulfilledMajorRequirements" in schema.schema["properties"]
+    assert result.value is not None
+
+
+def test_extract_json_finds_fenced_and_embedded_objects() -> None:
+    assert extract_json('{"a": 1}') == {"a": 1}
+    assert extract_json('```json\n{"a": 2}\n```') == {"a": 2}
+    assert extract_json('Sure! Here it is: {"a": 3} Hope that helps.') == {"a": 3}
+    assert extract_json("no json here") is None
