@@ -1,0 +1,77 @@
+"""Prompt templates shipped inside the package.
+
+Phase prompts are Jinja2 templates (``prompts/*.md.j2``) rendered with
+``StrictUndefined``, so a missing variable is an error rather than an empty
+string. Role system prompts are plain Markdown files under ``prompts/roles/``.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from importlib.resources.abc import Traversable
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+_PACKAGE = "dialectic.agents"
+_PROMPTS_DIR = "prompts"
+_ROLES_DIR = "roles"
+_TEMPLATE_SUFFIX = ".md.j2"
+_ROLE_SUFFIX = ".md"
+
+FALLBACK_ROLE = "generalist"
+JUDGE_ROLE = "judge"
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    """The shared Jinja2 environment for the packaged prompt templates."""
+    return Environment(
+        loader=PackageLoader(_PACKAGE, _PROMPTS_DIR),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render(template_name: str, **variables: Any) -> str:
+    """Render a packaged template, e.g. ``render("propose.md.j2", ...)``.
+
+    The ``.md.j2`` suffix may be omitted (``render("propose", ...)``).
+    Raises ``jinja2.UndefinedError`` when a variable the template uses is missing.
+    """
+    name = template_name if template_name.endswith(".j2") else template_name + _TEMPLATE_SUFFIX
+    return environment().get_template(name).render(**variables)
+
+
+def _roles_dir() -> Traversable:
+    return resources.files(_PACKAGE).joinpath(_PROMPTS_DIR, _ROLES_DIR)
+
+
+@lru_cache(maxsize=1)
+def _role_files() -> tuple[str, ...]:
+    names = (
+        entry.name[: -len(_ROLE_SUFFIX)]
+        for entry in _roles_dir().iterdir()
+        if entry.is_file() and entry.name.endswith(_ROLE_SUFFIX)
+    )
+    return tuple(sorted(names))
+
+
+def known_roles() -> tuple[str, ...]:
+    """Built-in debater roles (role files present, excluding the judge), sorted."""
+    return tuple(name for name in _role_files() if name != JUDGE_ROLE)
+
+
+@lru_cache(maxsize=None)
+def builtin_role_prompt(role: str) -> str:
+    """System prompt of a built-in role; unknown roles get the generalist prompt.
+
+    ``"judge"`` returns the judge's system prompt.
+    """
+    key = role.strip().lower()
+    if key not in _role_files():
+        key = FALLBACK_ROLE
+    return _roles_dir().joinpath(key + _ROLE_SUFFIX).read_text(encoding="utf-8").strip()

@@ -1,0 +1,375 @@
+"""A debate as a Markdown report, rendered from its stored state. Pure: no I/O.
+
+Contributions, summaries and the synthesis are Markdown written by LLMs and are included
+as they are, except for two things that could break the report's own structure
+(see :func:`embed`):
+
+* Headings are demoted: a content heading of level ``n`` placed under a report heading
+  of level ``b`` becomes level ``min(6, n + b)``, so it always sits below the report's
+  heading. Setext headings (text underlined with ``===``/``---``) are rewritten as the
+  same demoted ATX headings. Only headings at the top level of the content are
+  rewritten; a heading inside a list item or block quote stays inside that container.
+* A code fence left open (a reply cut off by the token limit) is closed, so it cannot
+  swallow the rest of the report.
+
+Lines inside fenced code blocks and lines indented by four spaces or more are never touched.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from datetime import datetime, timezone
+
+from dialectic.domain import (
+    Contribution,
+    ContributionMetadata,
+    ContributionType,
+    DebateRound,
+    DebateState,
+    DebateSummary,
+    Participant,
+    PromptSource,
+    Solution,
+)
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_BLOCK_START = re.compile(r"^ {0,3}(?:[-+*>|<]|\d{1,9}[.)])|^ {4}")
+_SECTIONS: tuple[tuple[ContributionType, str], ...] = (
+    ("proposal", "Proposals"),
+    ("critique", "Critiques"),
+    ("refinement", "Refinements"),
+)
+_MAX_LEVEL = 6
+
+NOT_ANSWERED = "NA"
+TRUNCATED_FLAG = "⚠ truncated by the token limit"
+
+
+def render_report(state: DebateState, *, verbose: bool = False) -> str:
+    """The Markdown report of ``state``; ``verbose`` adds per-contribution metadata."""
+    people = _People(state)
+    blocks: list[str] = [
+        *_header(state),
+        *_problem(state),
+        *_participants(state),
+        *_clarifications(state),
+        *_rounds(state, people, verbose),
+        *_failed(state, people),
+        *_synthesis(state, people, verbose),
+        *_totals(state),
+    ]
+    return "\n\n".join(block for block in blocks if block) + "\n"
+
+
+def embed(text: str, below: int) -> str:
+    """``text`` made safe to sit under a heading of level ``below`` (see the module docstring)."""
+    out: list[str] = []
+    fence: str | None = None
+    in_paragraph = False
+    for line in text.strip("\n").splitlines():
+        if fence is not None:
+            out.append(line)
+            stripped = line.strip()
+            if stripped.startswith(fence) and not stripped.strip(fence[0]) and len(line) - len(line.lstrip()) < 4:
+                fence = None
+            continue
+        opening = _FENCE.match(line)
+        atx = _ATX.match(line)
+        setext = _SETEXT.match(line)
+        if opening and not (opening.group(1)[0] == "`" and "`" in opening.group(2)):
+            fence = opening.group(1)
+            out.append(line)
+        elif atx:
+            out.append(_heading(len(atx.group(1)) + below, atx.group(2) or ""))
+        elif setext and in_paragraph:
+            level = 1 if setext.group(1)[0] == "=" else 2
+            out[-1] = _heading(level + below, out[-1].strip())
+        else:
+            out.append(line)
+            # Inside a paragraph an indented line is a continuation, not a code block.
+            starts_block = bool(_BLOCK_START.match(line)) and not (in_paragraph and line.startswith("    "))
+            in_paragraph = bool(line.strip()) and not starts_block
+            continue
+        in_paragraph = False
+    if fence is not None:
+        out.append(fence)
+    return "\n".join(out)
+
+
+def _heading(level: int, text: str) -> str:
+    return f"{'#' * min(level, _MAX_LEVEL)} {text}".rstrip()
+
+
+def _fenced(text: str, info: str = "text") -> str:
+    """``text`` verbatim in a code fence longer than any backtick run inside it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text.strip(chr(10))}\n{fence}"
+
+
+def _inline(text: str) -> str:
+    """``text`` on one line, so it fits in a list item or after a label."""
+    flat = " ".join(text.split())
+    return "\\" + flat if flat.startswith(("#", ">")) else flat
+
+
+def _cell(text: str) -> str:
+    return _inline(text).replace("|", "\\|") or "—"
+
+
+def _when(moment: datetime) -> str:
+    if moment.tzinfo is None:
+        return f"{moment:%Y-%m-%d %H:%M:%S}"
+    return f"{moment.astimezone(timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
+
+
+def _bullets(items: Iterable[str]) -> str:
+    return "\n".join(f"- {_inline(item)}" for item in items)
+
+
+def _first_line(text: str) -> str:
+    return next((line.strip() for line in text.splitlines() if line.strip()), "(no problem statement)")
+
+
+class _People:
+    """Display names for agent ids, from the participants recorded in the state."""
+
+    def __init__(self, state: DebateState) -> None:
+        everyone = [*state.agents, *([state.judge] if state.judge else [])]
+        self._by_id: dict[str, Participant] = {p.id: p for p in everyone}
+
+    def name(self, agent_id: str) -> str:
+        participant = self._by_id.get(agent_id)
+        return participant.name if participant else agent_id
+
+    def label(self, agent_id: str, role: str | None = None) -> str:
+        participant = self._by_id.get(agent_id)
+        role = role or (participant.role if participant else None)
+        return f"{self.name(agent_id)} ({role})" if role else self.name(agent_id)
+
+    def contribution(self, c: Contribution) -> str:
+        author = self.label(c.agent_id, c.agent_role)
+        return f"{author} → {self.label(c.target_agent_id)}" if c.target_agent_id else author
+
+
+def _header(state: DebateState) -> list[str]:
+    facts = [
+        f"- **ID:** `{state.id}`",
+        f"- **Status:** {state.status}",
+        f"- **Created:** {_when(state.created_at)}",
+        f"- **Updated:** {_when(state.updated_at)}",
+        f"- **Rounds:** {state.current_round}",
+    ]
+    pending = state.pending_questions()
+    if pending:
+        facts.append(f"- **Unanswered questions:** {len(pending)}")
+    if state.next_node and state.status != "completed":
+        facts.append(f"- **Resumes at:** {state.next_node}")
+    if state.error:
+        facts.append(f"- **Error:** {_inline(state.error)}")
+    return [f"# Debate report: {_inline(_first_line(state.problem))}", "\n".join(facts)]
+
+
+def _problem(state: DebateState) -> list[str]:
+    blocks = ["## Problem", _fenced(state.problem)]
+    if state.context and state.context.strip():
+        blocks += ["**Context:**", _fenced(state.context)]
+    return blocks
+
+
+def _participant_table(rows: list[tuple[Participant, PromptSource | None]]) -> str:
+    lines = ["| Name | Role | Model | Provider | System prompt |", "| --- | --- | --- | --- | --- |"]
+    for p, source in rows:
+        prompt = source.describe() if source else "—"
+        cells = (p.name, p.role, p.model, p.provider, prompt)
+        lines.append("| " + " | ".join(_cell(cell) for cell in cells) + " |")
+    return "\n".join(lines)
+
+
+def _participants(state: DebateState) -> list[str]:
+    sources = {s.agent_id: s.system_prompt for s in state.prompt_sources.agents}
+    agents = (
+        _participant_table([(a, sources.get(a.id)) for a in state.agents])
+        if state.agents
+        else "_No agents recorded._"
+    )
+    judge_source = state.prompt_sources.judge
+    judge = (
+        _participant_table([(state.judge, judge_source.system_prompt if judge_source else None)])
+        if state.judge
+        else "_No judge recorded._"
+    )
+    return ["## Agents", agents, "## Judge", judge]
+
+
+def _clarifications(state: DebateState) -> list[str]:
+    groups = [g for g in state.clarifications if g.items]
+    if not groups:
+        return []
+    blocks = ["## Clarifications"]
+    for group in groups:
+        blocks.append(f"### {_inline(group.agent_name)} ({_inline(group.role)})")
+        for item in group.items:
+            answer = item.answer if item.answer is not None else NOT_ANSWERED
+            blocks.append(f"**Q ({_inline(item.id)}):** {embed(item.question, 3)}")
+            blocks.append(f"**A:** {embed(answer, 3) or NOT_ANSWERED}")
+    return blocks
+
+
+def _metadata(m: ContributionMetadata) -> str:
+    facts: list[str] = []
+    if m.tokens_used is not None or m.input_tokens is not None or m.output_tokens is not None:
+        facts.append(f"tokens {_total(m):,} (in {m.input_tokens or 0:,}, out {m.output_tokens or 0:,})")
+    if m.latency_ms is not None:
+        facts.append(f"latency {m.latency_ms:,} ms")
+    if m.model:
+        facts.append(f"model `{m.model}`")
+    if m.finish_reason:
+        facts.append(f"finish reason `{m.finish_reason}`")
+    if m.attempts != 1:
+        facts.append(f"attempts {m.attempts}")
+    return "Metadata: " + (" · ".join(facts) if facts else "none recorded")
+
+
+def _contribution(c: Contribution, people: _People, round_number: int, verbose: bool) -> list[str]:
+    title = people.contribution(c)
+    if c.metadata.carried_over:
+        title += f" (carried over from round {round_number - 1} refinement)"
+    blocks = [f"##### {title}"]
+    if not c.ok:
+        blocks.append(f"**✗ failed:** {_inline(c.error or 'no error recorded')}")
+    if c.metadata.truncated:
+        blocks.append(f"**{TRUNCATED_FLAG}**")
+    if verbose:
+        blocks.append(_metadata(c.metadata))
+    blocks.append(embed(c.content, 5))
+    return blocks
+
+
+def _summary(summary: DebateSummary, below: int, verbose: bool) -> list[str]:
+    m = summary.metadata
+    blocks = [f"{m.before_chars:,} → {m.after_chars:,} chars ({m.method})"]
+    if verbose:
+        facts = [
+            f"tokens {m.tokens_used:,}" if m.tokens_used is not None else "",
+            f"latency {m.latency_ms:,} ms" if m.latency_ms is not None else "",
+            f"model `{m.model}`" if m.model else "",
+        ]
+        blocks.append("Metadata: " + (" · ".join(fact for fact in facts if fact) or "none recorded"))
+    return [*blocks, embed(summary.summary, below)]
+
+
+def _round(r: DebateRound, people: _People, verbose: bool) -> list[str]:
+    blocks = [f"### Round {r.round_number}"]
+    for kind, title in _SECTIONS:
+        blocks.append(f"#### {title}")
+        found = r.of_type(kind, include_failed=True)
+        for c in found:
+            blocks += _contribution(c, people, r.round_number, verbose)
+        if not found:
+            blocks.append("_None._")
+    if r.summaries:
+        blocks.append("#### Summaries")
+        for summary in r.summaries.values():
+            blocks.append(f"##### {people.label(summary.agent_id, summary.agent_role)}")
+            blocks += _summary(summary, 5, verbose)
+    if r.evaluation is not None:
+        blocks += ["#### Judge evaluation", f"**Confidence:** {r.evaluation.confidence}/100"]
+        if not r.evaluation.structured:
+            blocks.append("_The judge's evaluation was not structured; its reasoning is the raw reply._")
+        blocks.append(embed(r.evaluation.reasoning, 4))
+    return blocks
+
+
+def _rounds(state: DebateState, people: _People, verbose: bool) -> list[str]:
+    blocks = ["## Rounds"]
+    for r in state.rounds:
+        blocks += _round(r, people, verbose)
+    if not state.rounds:
+        blocks.append("_No rounds yet._")
+    return blocks
+
+
+def _failed(state: DebateState, people: _People) -> list[str]:
+    lines = [
+        f"- Round {r.round_number} · {c.type} · {people.contribution(c)}: {_inline(c.error or 'no error recorded')}"
+        for r in state.rounds
+        for c in r.contributions
+        if not c.ok
+    ]
+    return ["## Failed contributions", "\n".join(lines) if lines else "None"]
+
+
+def _solution(solution: Solution, people: _People, verbose: bool) -> list[str]:
+    blocks = [
+        f"**Confidence:** {solution.confidence}/100 · **Synthesized by:** {people.name(solution.synthesized_by)}"
+    ]
+    if not solution.structured:
+        blocks.append("_Note: the judge's output was not structured; the description is its raw reply._")
+    if verbose:
+        blocks.append(_metadata(solution.metadata))
+    blocks.append(embed(solution.description, 3))
+    if solution.implementation:
+        blocks += ["### Implementation", embed(solution.implementation, 3)]
+    for title, items in (
+        ("Trade-offs", solution.tradeoffs),
+        ("Recommendations", solution.recommendations),
+        ("Unfulfilled major requirements", solution.unfulfilled_major_requirements),
+        ("Open questions", solution.open_questions),
+    ):
+        if items:
+            blocks += [f"### {title}", _bullets(items)]
+    return blocks
+
+
+def _synthesis(state: DebateState, people: _People, verbose: bool) -> list[str]:
+    blocks = ["## Final synthesis"]
+    if state.final_solution is not None:
+        blocks += _solution(state.final_solution, people, verbose)
+    else:
+        blocks.append("_No synthesis yet._")
+    if state.judge_summary is not None:
+        blocks.append("### Judge summary")
+        blocks += _summary(state.judge_summary, 3, verbose)
+    return blocks
+
+
+def _total(m: ContributionMetadata) -> int:
+    """Tokens of one call: ``tokens_used``, or input plus output when only those were recorded."""
+    if m.tokens_used is not None:
+        return m.tokens_used
+    return (m.input_tokens or 0) + (m.output_tokens or 0)
+
+
+def _totals(state: DebateState) -> list[str]:
+    """Counts, tokens and latency over every call: contributions, summaries (the judge's
+    included) and the synthesis. Carried-over proposals made no call and have no latency."""
+    contributions = state.all_contributions()
+    failed = sum(1 for c in contributions if not c.ok)
+    truncated = sum(1 for c in contributions if c.metadata.truncated)
+    calls = [c.metadata for c in contributions]
+    if state.final_solution is not None:
+        calls.append(state.final_solution.metadata)
+    summaries = [s.metadata for r in state.rounds for s in r.summaries.values()]
+    if state.judge_summary is not None:
+        summaries.append(state.judge_summary.metadata)
+    input_tokens = sum(m.input_tokens or 0 for m in calls)
+    output_tokens = sum(m.output_tokens or 0 for m in calls)
+    total_tokens = sum(_total(m) for m in calls) + sum(s.tokens_used or 0 for s in summaries)
+    latencies = [m.latency_ms for m in calls if m.latency_ms is not None and not m.carried_over]
+    latencies += [s.latency_ms for s in summaries if s.latency_ms is not None]
+    latency = "none recorded"
+    if latencies:
+        mean = round(sum(latencies) / len(latencies))
+        latency = f"{sum(latencies):,} ms total · {mean:,} ms mean over {len(latencies)} calls"
+    ok = len(contributions) - failed
+    lines = [
+        f"- **Contributions:** {len(contributions)} ({ok} ok, {failed} failed, {truncated} truncated)",
+        f"- **Failed:** {failed}",
+        f"- **Tokens:** {input_tokens:,} input · {output_tokens:,} output · {total_tokens:,} total",
+        f"- **Latency:** {latency}",
+    ]
+    return ["## Totals", "\n".join(lines)]

@@ -1,0 +1,171 @@
+"""The store port: where debates are kept, as an append-only log of changes.
+
+A backend appends :mod:`dialectic.changes` records and rebuilds a debate by folding them;
+it never rewrites a whole debate. Besides the log it keeps a small per-debate index
+(:class:`DebateListing`) so listing debates never has to fold them. The pure helpers
+here hold the rules both backends share, so they cannot disagree about them.
+"""
+
+from __future__ import annotations
+
+import builtins
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from types import TracebackType
+from typing import Protocol, Self, runtime_checkable
+
+from dialectic.changes import Change, DebateCreated, RoundStarted, StatusChanged, fold, parse_change
+from dialectic.domain import DebateState
+from dialectic.errors import DebateNotFoundError, StoreError
+
+HEADLINE_MAX_CHARS = 100
+
+
+@dataclass(frozen=True)
+class DebateListing:
+    """One line of a debate listing, kept up to date on every append."""
+
+    id: str
+    problem: str
+    """The first line of the problem, at most :data:`HEADLINE_MAX_CHARS` characters."""
+    status: str
+    current_round: int
+    created_at: datetime
+    updated_at: datetime
+
+
+@runtime_checkable
+class DebateStore(Protocol):
+    location: str
+    """Where the debates live, for messages: a database path, or ``:memory:``."""
+
+    def append(self, debate_id: str, *changes: Change) -> None:
+        """Append ``changes`` in order, all or none.
+
+        A new debate's first change must be :class:`DebateCreated`; any other change for an
+        unknown id raises :class:`DebateNotFoundError`, and :class:`DebateCreated` for an
+        id that already exists raises :class:`StoreError`.
+        """
+        ...
+
+    def load(self, debate_id: str) -> DebateState:
+        """The debate's state, folded from its log; :class:`DebateNotFoundError` if there is none."""
+        ...
+
+    def exists(self, debate_id: str) -> bool: ...
+
+    def list(self, *, status: str | None = None, limit: int | None = None) -> builtins.list[DebateListing]:
+        """Debates, newest first, optionally only those with ``status``, at most ``limit``."""
+        ...
+
+    def changes(self, debate_id: str) -> builtins.list[Change]:
+        """The raw log of one debate, in order (for tests and export tooling)."""
+        ...
+
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None: ...
+
+
+class ClosingStore(ABC):
+    """``with store: ...`` closes the store on the way out; mixed into both backends."""
+
+    @abstractmethod
+    def close(self) -> None: ...
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def headline(problem: str) -> str:
+    """The first non-blank line of ``problem``, shortened to :data:`HEADLINE_MAX_CHARS`."""
+    line = next((ln.strip() for ln in problem.splitlines() if ln.strip()), "")
+    if len(line) <= HEADLINE_MAX_CHARS:
+        return line
+    return line[: HEADLINE_MAX_CHARS - 1].rstrip() + "…"
+
+
+def as_utc(moment: datetime) -> datetime:
+    """``moment`` in UTC; a naive datetime is taken to be UTC already."""
+    if moment.tzinfo is None:
+        return moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc)
+
+
+def not_found(debate_id: str, location: str) -> DebateNotFoundError:
+    return DebateNotFoundError(f"no debate with id '{debate_id}' in {location}")
+
+
+def check_batch(debate_id: str, changes: Sequence[Change], *, exists: bool, location: str) -> None:
+    """Raise unless ``changes`` may be appended to ``debate_id`` (which ``exists`` or not)."""
+    for index, change in enumerate(changes):
+        if not isinstance(change, DebateCreated):
+            continue
+        if exists or index > 0:
+            raise StoreError(f"debate '{debate_id}' already exists in {location}")
+        if change.state.id != debate_id:
+            raise StoreError(f"cannot create debate '{debate_id}' from the state of debate '{change.state.id}'")
+    if not exists and not (changes and isinstance(changes[0], DebateCreated)):
+        raise not_found(debate_id, location)
+
+
+def advance_listing(listing: DebateListing | None, change: Change) -> DebateListing:
+    """The listing after ``change``, following the same rules as :func:`dialectic.changes.apply_change`."""
+    if isinstance(change, DebateCreated):
+        state = change.state
+        return DebateListing(
+            id=state.id,
+            problem=headline(state.problem),
+            status=state.status,
+            current_round=state.current_round,
+            created_at=as_utc(state.created_at),
+            updated_at=as_utc(change.at),
+        )
+    if listing is None:
+        raise StoreError(f"change '{change.kind}' before the debate was created")
+    if isinstance(change, StatusChanged):
+        listing = replace(listing, status=change.status)
+    elif isinstance(change, RoundStarted):
+        listing = replace(listing, current_round=max(listing.current_round, change.round_number))
+    return replace(listing, updated_at=as_utc(change.at))
+
+
+def parse_log(debate_id: str, payloads: Sequence[str], location: str) -> builtins.list[Change]:
+    """Parse stored change records, reporting an unreadable one as a :class:`StoreError`."""
+    changes: builtins.list[Change] = []
+    for seq, payload in enumerate(payloads, start=1):
+        try:
+            changes.append(parse_change(payload))
+        except ValueError as exc:
+            raise StoreError(
+                f"change #{seq} of debate '{debate_id}' in {location} cannot be read", detail=str(exc)
+            ) from exc
+    return changes
+
+
+def fold_log(debate_id: str, changes: Sequence[Change], location: str) -> DebateState:
+    """Fold a stored log, reporting a log the reducer rejects as a :class:`StoreError`."""
+    if not changes:
+        raise not_found(debate_id, location)
+    try:
+        return fold(changes)
+    except (KeyError, ValueError) as exc:
+        reason = exc.args[0] if exc.args else type(exc).__name__
+        raise StoreError(f"the stored log of debate '{debate_id}' in {location} is inconsistent: {reason}") from exc

@@ -1,0 +1,267 @@
+"""The SQLite store: one database file holding every debate as an append-only change log.
+
+Two tables: ``changes`` is the system of record (one row per change, never updated), and
+``debates`` is an index for listing, one row per debate, kept current by a small UPDATE
+on every append. The schema is built by ordered, named migrations recorded in a
+``migrations`` table, so a file created by an older version is brought up to date when
+it is opened.
+
+The connection runs in autocommit mode and every write is an explicit
+``BEGIN IMMEDIATE`` transaction: taking the write lock up front means two processes
+appending to the same file queue up (``timeout``) instead of failing on a lock upgrade.
+"""
+
+from __future__ import annotations
+
+import builtins
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import datetime
+from pathlib import Path
+
+from dialectic.changes import Change, dump_change
+from dialectic.domain import DebateState, utc_now
+from dialectic.errors import StoreError
+from dialectic.store.base import (
+    ClosingStore,
+    DebateListing,
+    advance_listing,
+    as_utc,
+    check_batch,
+    fold_log,
+    not_found,
+    parse_log,
+)
+
+Migration = Callable[[sqlite3.Connection], None]
+MIGRATIONS: list[Migration] = []
+"""Every migration, in the order they run; a migration's name is its function's name."""
+
+
+def migration(fn: Migration) -> Migration:
+    MIGRATIONS.append(fn)
+    return fn
+
+
+@migration
+def m001_debates(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE debates (
+            id TEXT PRIMARY KEY,
+            problem TEXT NOT NULL,
+            status TEXT NOT NULL,
+            current_round INTEGER NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        )
+        """
+    )
+
+
+@migration
+def m002_changes(db: sqlite3.Connection) -> None:
+    db.execute(
+        """
+        CREATE TABLE changes (
+            debate_id TEXT NOT NULL REFERENCES debates (id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            payload TEXT NOT NULL,
+            at TEXT NOT NULL,
+            PRIMARY KEY (debate_id, seq)
+        )
+        """
+    )
+
+
+@migration
+def m003_debates_listing_index(db: sqlite3.Connection) -> None:
+    db.execute("CREATE INDEX debates_status_created ON debates (status, created_at)")
+    db.execute("CREATE INDEX debates_created ON debates (created_at)")
+
+
+def migrate(db: sqlite3.Connection) -> list[str]:
+    """Run the migrations this database has not seen yet; return their names."""
+    with transaction(db):
+        db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)")
+        applied = {row[0] for row in db.execute("SELECT name FROM migrations")}
+        ran: list[str] = []
+        for fn in MIGRATIONS:
+            if fn.__name__ in applied:
+                continue
+            fn(db)
+            db.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (fn.__name__, _timestamp(utc_now())))
+            ran.append(fn.__name__)
+    return ran
+
+
+@contextmanager
+def transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """An explicit write transaction on an autocommit connection: commit, or roll back on any error."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.rollback()
+        raise
+
+
+def _timestamp(moment: datetime) -> str:
+    """Fixed-width UTC ISO text, so ordering the column as text orders it in time."""
+    return as_utc(moment).isoformat(timespec="microseconds")
+
+
+_REASONS: tuple[tuple[str, str], ...] = (
+    ("SQLITE_NOTADB", "the file is not a SQLite database"),
+    ("SQLITE_CORRUPT", "the database file is corrupt"),
+    ("SQLITE_READONLY", "the database is read-only"),
+    ("SQLITE_CANTOPEN", "the database file cannot be opened (is the path a directory, or not writable?)"),
+    ("SQLITE_BUSY", "the database is locked by another process"),
+    ("SQLITE_FULL", "the disk is full"),
+    ("SQLITE_PERM", "permission denied"),
+)
+
+
+def _store_error(exc: sqlite3.Error, location: str, doing: str) -> StoreError:
+    """Translate a sqlite3 error into a one-line :class:`StoreError` a user can act on."""
+    name = getattr(exc, "sqlite_errorname", None) or ""
+    reason = next((text for code, text in _REASONS if name.startswith(code)), None)
+    if reason is None:
+        reason = "the store is closed" if isinstance(exc, sqlite3.ProgrammingError) else str(exc)
+    return StoreError(f"cannot {doing} the debate store {location}: {reason}", detail=f"{name} {exc}".strip())
+
+
+class SqliteStore(ClosingStore):
+    """:class:`~dialectic.store.base.DebateStore` on a SQLite file (WAL mode).
+
+    One connection, shareable between threads: every use of it holds ``self._lock``.
+    """
+
+    def __init__(self, path: str | Path, *, timeout: float = 5.0) -> None:
+        self.path = Path(path).expanduser()
+        self.location = str(self.path)
+        self._lock = threading.Lock()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the directory for the debate store {self.location}: {exc.strerror or exc}"
+            ) from exc
+        try:
+            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise _store_error(exc, self.location, "open") from exc
+        try:
+            with self._guard("open"):
+                self._db.execute("PRAGMA journal_mode=WAL")
+                self._db.execute("PRAGMA synchronous=NORMAL")
+                self._db.execute("PRAGMA foreign_keys=ON")
+                migrate(self._db)
+        except BaseException:
+            self._db.close()
+            raise
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({self.location!r})"
+
+    @contextmanager
+    def _guard(self, doing: str) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                yield self._db
+            except sqlite3.Error as exc:
+                raise _store_error(exc, self.location, doing) from exc
+
+    def append(self, debate_id: str, *changes: Change) -> None:
+        rows = [(change.kind, dump_change(change), _timestamp(change.at)) for change in changes]
+        with self._guard("write to") as db, transaction(db):
+            found = db.execute(
+                "SELECT problem, status, current_round, created_at, updated_at FROM debates WHERE id = ?",
+                (debate_id,),
+            ).fetchone()
+            check_batch(debate_id, changes, exists=found is not None, location=self.location)
+            if not changes:
+                return
+            listing = _listing(debate_id, found) if found else None
+            for change in changes:
+                listing = advance_listing(listing, change)
+            assert listing is not None  # changes is not empty
+            if found is None:
+                db.execute(
+                    "INSERT INTO debates (id, problem, status, current_round, created_at, updated_at)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (
+                        debate_id,
+                        listing.problem,
+                        listing.status,
+                        listing.current_round,
+                        _timestamp(listing.created_at),
+                        _timestamp(listing.updated_at),
+                    ),
+                )
+            else:
+                db.execute(
+                    "UPDATE debates SET status = ?, current_round = ?, updated_at = ? WHERE id = ?",
+                    (listing.status, listing.current_round, _timestamp(listing.updated_at), debate_id),
+                )
+            (last_seq,) = db.execute(
+                "SELECT COALESCE(MAX(seq), 0) FROM changes WHERE debate_id = ?", (debate_id,)
+            ).fetchone()
+            db.executemany(
+                "INSERT INTO changes (debate_id, seq, kind, payload, at) VALUES (?, ?, ?, ?, ?)",
+                [(debate_id, last_seq + n, *row) for n, row in enumerate(rows, start=1)],
+            )
+
+    def load(self, debate_id: str) -> DebateState:
+        return fold_log(debate_id, self.changes(debate_id), self.location)
+
+    def changes(self, debate_id: str) -> builtins.list[Change]:
+        with self._guard("read") as db:
+            payloads = [
+                row[0]
+                for row in db.execute("SELECT payload FROM changes WHERE debate_id = ? ORDER BY seq", (debate_id,))
+            ]
+        if not payloads:
+            raise not_found(debate_id, self.location)
+        return parse_log(debate_id, payloads, self.location)
+
+    def exists(self, debate_id: str) -> bool:
+        with self._guard("read") as db:
+            return db.execute("SELECT 1 FROM debates WHERE id = ?", (debate_id,)).fetchone() is not None
+
+    def list(self, *, status: str | None = None, limit: int | None = None) -> builtins.list[DebateListing]:
+        if limit is not None and limit < 0:
+            raise ValueError(f"limit must not be negative, got {limit}")
+        sql = "SELECT id, problem, status, current_round, created_at, updated_at FROM debates"
+        params: builtins.list[object] = []
+        if status is not None:
+            sql += " WHERE status = ?"
+            params.append(status)
+        sql += " ORDER BY created_at DESC, rowid DESC"
+        if limit is not None:
+            sql += " LIMIT ?"
+            params.append(limit)
+        with self._guard("read") as db:
+            rows = db.execute(sql, params).fetchall()
+        return [_listing(row[0], row[1:]) for row in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def _listing(debate_id: str, row: tuple[str, str, int, str, str]) -> DebateListing:
+    problem, status, current_round, created_at, updated_at = row
+    return DebateListing(
+        id=debate_id,
+        problem=problem,
+        status=status,
+        current_round=current_round,
+        created_at=datetime.fromisoformat(created_at),
+        updated_at=datetime.fromisoformat(updated_at),
+    )

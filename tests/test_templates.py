@@ -1,0 +1,265 @@
+"""Packaged prompt templates and role prompts."""
+
+from __future__ import annotations
+
+import pytest
+from jinja2 import UndefinedError
+
+from dialectic.agents import templates
+from dialectic.agents.templates import builtin_role_prompt, known_roles, render
+
+ROLES = ("architect", "datamodeling", "generalist", "kiss", "performance", "security", "testing")
+
+CRITIQUES = [
+    {"author_name": "Simplicity Advocate", "author_role": "kiss", "content": "Drop the message queue; nothing needs it."},
+    {"author_name": "Security Engineer", "author_role": "security", "content": "Tokens are never rotated."},
+]
+EXISTING = [
+    {"id": "q1", "question": "How many users?", "answer": "About 10k daily."},
+    {"id": "q2", "question": "Which region?", "answer": ""},
+]
+
+# Template name -> representative variables with every optional section filled.
+FULL: dict[str, dict] = {
+    "propose.md.j2": dict(
+        role_name="System Architect",
+        problem="Design a URL shortener.",
+        context="README: must run on one VM.",
+        clarifications="Q: Scale?\nA: 100 req/s.",
+        history="Round 1: proposals...",
+        history_is_summary=False,
+    ),
+    "critique.md.j2": dict(
+        role_name="Performance Engineer",
+        problem="Design a URL shortener.",
+        clarifications="Q: Scale?\nA: 100 req/s.",
+        history="Round 1: proposals...",
+        history_is_summary=False,
+        target_name="System Architect",
+        target_role="architect",
+        proposal="Use Postgres and a Redis cache.",
+    ),
+    "refine.md.j2": dict(
+        role_name="System Architect",
+        problem="Design a URL shortener.",
+        clarifications="Q: Scale?\nA: 100 req/s.",
+        history="Round 1: proposals...",
+        history_is_summary=False,
+        original="Use Postgres, Redis and a message queue.",
+        critiques=CRITIQUES,
+    ),
+    "summarize.md.j2": dict(
+        role_name="System Architect",
+        problem="Design a URL shortener.",
+        history="Proposal... Critique... Refinement...",
+        max_length=2500,
+    ),
+    "clarify.md.j2": dict(
+        role_name="Security Engineer",
+        problem="Design a URL shortener.",
+        context="README: must run on one VM.",
+        max_questions=4,
+        existing=EXISTING,
+    ),
+    "judge_synthesize.md.j2": dict(
+        problem="Design a URL shortener.",
+        clarifications="Q: Scale?\nA: 100 req/s.",
+        debate="Round 1... Round 2...",
+        debate_is_summary=False,
+    ),
+    "judge_summarize.md.j2": dict(
+        problem="Design a URL shortener.",
+        debate="Round 3 refinements...",
+        max_length=4000,
+    ),
+    "judge_evaluate.md.j2": dict(
+        problem="Design a URL shortener.",
+        round_number=2,
+        debate="Round 2 refinements...",
+        previous="Round 1 refinements...",
+    ),
+}
+
+# Variables that may be empty ("absent"), per template.
+OPTIONAL: dict[str, dict] = {
+    "propose.md.j2": dict(context="", clarifications="", history=""),
+    "critique.md.j2": dict(clarifications="", history=""),
+    "refine.md.j2": dict(clarifications="", history="", critiques=[]),
+    "summarize.md.j2": {},
+    "clarify.md.j2": dict(context="", existing=[]),
+    "judge_synthesize.md.j2": dict(clarifications=""),
+    "judge_summarize.md.j2": {},
+    "judge_evaluate.md.j2": dict(previous=""),
+}
+
+
+def _check_clean(text: str) -> None:
+    assert text.strip()
+    assert text.endswith("\n") and not text.endswith("\n\n")
+    assert "\n\n\n" not in text
+    assert "{{" not in text and "{%" not in text
+    # The task comes last: it is the final section heading.
+    assert "## Task" in text
+    assert text.rfind("\n## ") == text.rfind("\n## Task")
+
+
+@pytest.mark.parametrize("name", sorted(FULL))
+def test_renders_with_all_sections(name: str) -> None:
+    text = render(name, **FULL[name])
+    _check_clean(text)
+    for value in FULL[name].values():
+        if isinstance(value, str):
+            assert value.strip() in text
+
+
+@pytest.mark.parametrize("name", sorted(FULL))
+def test_renders_with_optional_sections_empty(name: str) -> None:
+    variables = {**FULL[name], **OPTIONAL[name]}
+    text = render(name, **variables)
+    _check_clean(text)
+    for key, value in FULL[name].items():
+        if key in OPTIONAL[name] and isinstance(value, str):
+            assert value not in text
+
+
+def test_optional_section_headings_disappear() -> None:
+    text = render("propose.md.j2", **{**FULL["propose.md.j2"], **OPTIONAL["propose.md.j2"]})
+    assert "## Context" not in text
+    assert "## Clarifications" not in text
+    assert "rounds" not in text.split("## Task")[0]
+
+
+def test_template_name_suffix_optional() -> None:
+    assert render("summarize", **FULL["summarize.md.j2"]) == render("summarize.md.j2", **FULL["summarize.md.j2"])
+
+
+@pytest.mark.parametrize("name", sorted(FULL))
+def test_missing_variable_raises(name: str) -> None:
+    for key in FULL[name]:
+        variables = {k: v for k, v in FULL[name].items() if k != key}
+        if key == "history_is_summary" and not variables.get("history"):
+            continue
+        with pytest.raises(UndefinedError):
+            render(name, **variables)
+
+
+def test_history_summary_heading() -> None:
+    plain = render("propose.md.j2", **FULL["propose.md.j2"])
+    summary = render("propose.md.j2", **{**FULL["propose.md.j2"], "history_is_summary": True})
+    assert "## Earlier rounds" in plain
+    assert "Summary of earlier rounds" in summary
+    judge = render("judge_synthesize.md.j2", **{**FULL["judge_synthesize.md.j2"], "debate_is_summary": True})
+    assert "## Summary of the debate" in judge
+
+
+def test_propose_asks_for_concise_answer() -> None:
+    text = render("propose.md.j2", **FULL["propose.md.j2"])
+    assert "300 words" in text
+    assert text.strip().endswith("No preamble, no closing remarks.")
+
+
+def test_critique_names_target_and_asks_for_checkable_points() -> None:
+    text = render("critique.md.j2", **FULL["critique.md.j2"])
+    assert "## Proposal by System Architect (architect)" in text
+    assert "checkable" in text
+    assert "No praise" in text
+
+
+def test_refine_keeps_position_without_concrete_error() -> None:
+    text = render("refine.md.j2", **FULL["refine.md.j2"])
+    assert "Keep your position where a critique does not show a concrete error" in text
+    assert "Never adopt a claim just because another agent made it" in text
+    assert "Accepted or Rejected" in text
+    for i, critique in enumerate(CRITIQUES, start=1):
+        assert f"## Critique {i}, by {critique['author_name']} ({critique['author_role']})" in text
+        assert critique["content"] in text
+
+
+def test_refine_without_critiques_asks_for_self_review() -> None:
+    text = render("refine.md.j2", **{**FULL["refine.md.j2"], "critiques": []})
+    assert "No critiques were received" in text
+    assert "## Critique" not in text
+
+
+def test_summarize_states_limit() -> None:
+    assert "at most 2500 characters" in render("summarize.md.j2", **FULL["summarize.md.j2"])
+    assert "at most 4000 characters" in render("judge_summarize.md.j2", **FULL["judge_summarize.md.j2"])
+
+
+def test_clarify_first_pass() -> None:
+    text = render("clarify.md.j2", **{**FULL["clarify.md.j2"], "existing": []})
+    assert "Questions already asked" not in text
+    assert "at most 4" in text
+    assert '{"questions": [{"text": ' in text
+    assert '{"questions": []}' in text
+
+
+def test_clarify_follow_up() -> None:
+    text = render("clarify.md.j2", **FULL["clarify.md.j2"])
+    assert "- [q1] Q: How many users?\n  A: About 10k daily." in text
+    assert "- [q2] Q: Which region?\n  A: (no answer)" in text
+    assert "follow-up" in text
+    assert "Do not repeat" in text
+    assert '{"questions": []}' in text
+
+
+def test_judge_synthesize_lists_fields() -> None:
+    text = render("judge_synthesize.md.j2", **FULL["judge_synthesize.md.j2"])
+    for field in (
+        "description",
+        "tradeoffs",
+        "recommendations",
+        "unfulfilledMajorRequirements",
+        "openQuestions",
+        "confidence",
+    ):
+        assert f"- {field}:" in text
+    assert "not on how many agents" in text
+    assert "Do not invent consensus" in text
+
+
+def test_judge_evaluate_rounds() -> None:
+    text = render("judge_evaluate.md.j2", **FULL["judge_evaluate.md.j2"])
+    assert text.index("## Round 1 refined proposals") < text.index("## Round 2 refined proposals")
+    assert '"confidence"' in text and '"reasoning"' in text
+    first = render("judge_evaluate.md.j2", **{**FULL["judge_evaluate.md.j2"], "round_number": 1, "previous": ""})
+    assert "## Round 0" not in first
+    assert "## Round 1 refined proposals" in first
+
+
+def test_known_roles() -> None:
+    assert known_roles() == ROLES
+    assert "judge" not in known_roles()
+
+
+@pytest.mark.parametrize("role", ROLES + ("judge",))
+def test_builtin_role_prompts(role: str) -> None:
+    text = builtin_role_prompt(role)
+    lines = text.splitlines()
+    assert 5 <= len(lines) <= 12
+    assert "{{" not in text and "{%" not in text
+    assert text == text.strip()
+
+
+def test_role_lookup_is_case_insensitive() -> None:
+    assert builtin_role_prompt(" Security ") == builtin_role_prompt("security")
+
+
+def test_roles_are_distinct() -> None:
+    prompts = {builtin_role_prompt(role) for role in ROLES + ("judge",)}
+    assert len(prompts) == len(ROLES) + 1
+
+
+@pytest.mark.parametrize("role", ["product-manager", "", "../judge", "roles/kiss"])
+def test_unknown_role_falls_back_to_generalist(role: str) -> None:
+    assert builtin_role_prompt(role) == builtin_role_prompt("generalist")
+
+
+def test_judge_prompt_mentions_merit() -> None:
+    assert "merit" in builtin_role_prompt("judge")
+
+
+def test_environment_is_cached_and_strict() -> None:
+    env = templates.environment()
+    assert env is templates.environment()
+    assert env.trim_blocks and env.lstrip_blocks and env.keep_trailing_newline
