@@ -1,0 +1,190 @@
+"""Anthropic's Messages API through the official ``anthropic`` SDK.
+
+Structured output uses native tool use: one tool named after the schema, whose
+``input_schema`` is the requested JSON schema (Anthropic requires it to describe an object),
+forced with ``tool_choice``; the tool call's input is the structured value and its JSON dump
+the text. The SDK's Messages API (2.x) has no ``temperature`` parameter, so
+``CompletionRequest.temperature`` is not sent. The SDK client never retries
+(``max_retries=0``): :mod:`dialectic.llm.retry` does, from the translated errors.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anthropic
+from anthropic.types import Message as AnthropicMessage
+
+from dialectic.domain import Usage
+from dialectic.errors import InvalidResponse, ProviderAuthError, ProviderError, ProviderTimeout, ProviderUnavailable
+from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, Completion, CompletionRequest, Delta
+from dialectic.llm.retry import error_for_status
+
+DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_MAX_TOKENS = 1024
+PROVIDER = "anthropic"
+_STOPPED = frozenset({None, "end_turn", "stop_sequence", "tool_use"})
+
+
+def tool_name(schema_name: str) -> str:
+    """A tool name Anthropic accepts (``[a-zA-Z0-9_-]{1,64}``) for a schema name."""
+    return re.sub(r"[^a-zA-Z0-9_-]", "_", schema_name)[:64] or "output"
+
+
+def _finish(stop_reason: str | None) -> str:
+    return (
+        FINISH_LENGTH if stop_reason == "max_tokens" else FINISH_STOP if stop_reason in _STOPPED else str(stop_reason)
+    )
+
+
+def _usage(input_tokens: int | None, output_tokens: int | None, *cached: int | None) -> Usage:
+    used_in = (input_tokens or 0) + sum(c or 0 for c in cached)
+    used_out = output_tokens or 0
+    return Usage(input_tokens=used_in, output_tokens=used_out, total_tokens=used_in + used_out)
+
+
+def translate_error(error: Exception, *, model: str, provider: str = PROVIDER) -> ProviderError:
+    """The ``dialectic.errors`` exception for an ``anthropic`` SDK failure (or a body that is not JSON)."""
+    if isinstance(error, ProviderError):
+        return error
+    if isinstance(error, anthropic.APITimeoutError):
+        return ProviderTimeout(f"{provider}: timed out waiting for model {model}", provider=provider)
+    if isinstance(error, anthropic.APIConnectionError):
+        url = error.request.url
+        where = f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
+        return ProviderUnavailable(f"{provider}: cannot connect to {where}", provider=provider)
+    if isinstance(error, anthropic.APIResponseValidationError):
+        return InvalidResponse(
+            f"{provider}: unexpected response shape ({error.status_code}) from model {model}",
+            provider=provider,
+            status_code=error.status_code,
+        )
+    if isinstance(error, anthropic.APIStatusError):
+        message = error.api_message or (error.body if isinstance(error.body, str) else None)
+        return error_for_status(
+            provider,
+            error.status_code,
+            model=model,
+            message=message,
+            code=error.error_code or (str(error.type) if error.type else None),
+            headers=error.response.headers,
+        )
+    if isinstance(error, anthropic.APIError):
+        return ProviderUnavailable(
+            f"{provider}: the stream reported an error on model {model}", provider=provider, detail=error.message
+        )
+    if isinstance(error, anthropic.CredentialsError):
+        return ProviderAuthError(f"{provider}: no usable credentials: {error}", provider=provider)
+    if isinstance(error, ValueError):
+        return InvalidResponse(f"{provider}: malformed response from model {model} (not valid JSON)", provider=provider)
+    return ProviderError(f"{provider}: {error}", provider=provider)
+
+
+class AnthropicProvider:
+    """An :class:`~dialectic.llm.base.LLMProvider` for Anthropic's Messages API."""
+
+    def __init__(self, *, api_key: str, base_url: str | None = None, timeout_s: float | None = None) -> None:
+        self.name = PROVIDER
+        # An empty key would make the SDK send an empty credential header; servers reached through a
+        # custom base URL (the only case without a key) accept any value.
+        self._client = anthropic.AsyncAnthropic(
+            api_key=api_key or "not-needed", base_url=base_url, timeout=timeout_s or DEFAULT_TIMEOUT_S, max_retries=0
+        )
+
+    def _options(self, request: CompletionRequest) -> dict[str, Any]:
+        options: dict[str, Any] = {
+            "model": request.model,
+            "max_tokens": request.max_tokens if request.max_tokens is not None else DEFAULT_MAX_TOKENS,
+            "messages": [{"role": m.role, "content": m.content} for m in request.conversation],
+        }
+        if request.system:
+            options["system"] = request.system
+        if request.json_schema is not None:
+            name = tool_name(request.json_schema.name)
+            options["tools"] = [
+                {
+                    "name": name,
+                    "description": f"Record the answer as a {request.json_schema.name} value.",
+                    "input_schema": request.json_schema.schema,
+                }
+            ]
+            options["tool_choice"] = {"type": "tool", "name": name}
+        if request.timeout_s is not None:
+            options["timeout"] = request.timeout_s
+        return options
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        started = time.perf_counter()
+        try:
+            message = await self._client.messages.create(**self._options(request))
+        except (anthropic.AnthropicError, ValueError) as error:
+            raise translate_error(error, model=request.model) from error
+        latency_ms = int((time.perf_counter() - started) * 1000)
+        if not isinstance(message, AnthropicMessage):
+            raise self._invalid(request, "the Messages API did not answer with a message object")
+        try:
+            texts: list[str] = []
+            structured: Any | None = None
+            for block in message.content:
+                if block.type == "tool_use" and request.json_schema is not None and structured is None:
+                    structured = block.input
+                elif block.type == "text":
+                    texts.append(block.text)
+            usage = message.usage
+            return Completion(
+                text=json.dumps(structured) if structured is not None else "".join(texts),
+                model=message.model or request.model,
+                usage=_usage(
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.cache_creation_input_tokens,
+                    usage.cache_read_input_tokens,
+                ),
+                latency_ms=latency_ms,
+                finish_reason=_finish(message.stop_reason),
+                structured=structured,
+            )
+        except (AttributeError, TypeError) as error:
+            raise self._invalid(request, "the message lacks expected fields") from error
+
+    def _invalid(self, request: CompletionRequest, why: str) -> InvalidResponse:
+        return InvalidResponse(f"{self.name}: unusable response from model {request.model}: {why}", provider=self.name)
+
+    async def stream(self, request: CompletionRequest) -> AsyncIterator[Delta]:
+        """Stream the reply's text (for a structured request, the tool input's JSON as it arrives).
+
+        The final delta carries the finish reason, the usage and the model.
+        """
+        finish: str | None = None
+        input_tokens = output_tokens = 0
+        model = request.model
+        try:
+            events = await self._client.messages.create(**self._options(request), stream=True)
+            async with events:
+                async for event in events:
+                    if event.type == "message_start":
+                        model = event.message.model or model
+                        u = event.message.usage
+                        input_tokens = _usage(
+                            u.input_tokens, 0, u.cache_creation_input_tokens, u.cache_read_input_tokens
+                        ).input_tokens
+                    elif event.type == "content_block_delta":
+                        if event.delta.type == "text_delta" and event.delta.text:
+                            yield Delta(text=event.delta.text)
+                        elif event.delta.type == "input_json_delta" and event.delta.partial_json:
+                            yield Delta(text=event.delta.partial_json)
+                    elif event.type == "message_delta":
+                        finish = _finish(event.delta.stop_reason)
+                        output_tokens = event.usage.output_tokens or output_tokens
+        except (anthropic.AnthropicError, ValueError) as error:
+            raise translate_error(error, model=request.model) from error
+        except (AttributeError, TypeError) as error:
+            raise self._invalid(request, "a stream event lacks expected fields") from error
+        yield Delta(finish_reason=finish, usage=_usage(input_tokens, output_tokens), model=model)
+
+    async def aclose(self) -> None:
+        await self._client.close()

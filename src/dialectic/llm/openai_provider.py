@@ -1,0 +1,261 @@
+"""OpenAI and OpenAI-compatible servers (OpenRouter, Ollama, vLLM, llama.cpp) through the ``openai`` SDK.
+
+Completions use the Responses API first and fall back to Chat Completions when an endpoint
+does not have it; the answer is remembered per endpoint for the life of the process.
+Streaming always uses Chat Completions, which every compatible server speaks. The SDK client
+never retries (``max_retries=0``): :mod:`dialectic.llm.retry` does, from the translated errors.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from collections.abc import AsyncIterator
+from typing import Any, ClassVar
+
+import openai
+from openai.types.chat import ChatCompletion
+from openai.types.responses import Response
+
+from dialectic.domain import Usage
+from dialectic.errors import InvalidResponse, ProviderError, ProviderTimeout, ProviderUnavailable
+from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, Completion, CompletionRequest, Delta
+from dialectic.llm.retry import error_for_status, is_about_model
+
+DEFAULT_TIMEOUT_S = 300.0
+_FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n(.*?)\n?\s*```\s*$", re.DOTALL)
+
+
+def parse_json_text(text: str) -> Any | None:
+    """``text`` parsed as JSON (a surrounding ``` fence is stripped), or None if it does not parse."""
+    match = _FENCE.match(text)
+    try:
+        return json.loads(match.group(1) if match else text)
+    except ValueError:
+        return None
+
+
+def _server_message(body: object) -> tuple[str | None, str | None]:
+    """The server's error message and code from an SDK error body (a dict or the raw text)."""
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            message, code = error.get("message"), error.get("code")
+            return (str(message) if message else None), (str(code) if code else None)
+    if isinstance(body, str) and body.strip():
+        return body.strip(), None
+    return None, None
+
+
+def responses_endpoint_missing(error: openai.APIStatusError, model: str) -> bool:
+    """Whether a failed Responses call means the endpoint lacks the Responses API.
+
+    True for 405 and 501, and for a 404 that is not about the model: a 404 whose error code is
+    ``model_not_found`` or whose message names the model or says "model" is a missing model
+    (``ModelNotFound``), never a reason to fall back (see :func:`retry.is_about_model`).
+    """
+    if error.status_code in (405, 501):
+        return True
+    message, code = _server_message(error.body)
+    return error.status_code == 404 and not is_about_model(message, code, model)
+
+
+def translate_error(error: Exception, *, provider: str, model: str) -> ProviderError:
+    """The ``dialectic.errors`` exception for an ``openai`` SDK failure (or a body that is not JSON)."""
+    if isinstance(error, ProviderError):
+        return error
+    if isinstance(error, openai.APITimeoutError):
+        return ProviderTimeout(f"{provider}: timed out waiting for model {model}", provider=provider)
+    if isinstance(error, openai.APIConnectionError):
+        url = error.request.url
+        where = f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
+        return ProviderUnavailable(f"{provider}: cannot connect to {where}", provider=provider)
+    if isinstance(error, openai.APIResponseValidationError):
+        return InvalidResponse(
+            f"{provider}: unexpected response shape ({error.status_code}) from model {model}",
+            provider=provider,
+            status_code=error.status_code,
+        )
+    if isinstance(error, openai.APIStatusError):
+        message, code = _server_message(error.body)
+        return error_for_status(
+            provider, error.status_code, model=model, message=message, code=code, headers=error.response.headers
+        )
+    if isinstance(error, openai.APIError):
+        return ProviderUnavailable(
+            f"{provider}: the stream reported an error on model {model}", provider=provider, detail=error.message
+        )
+    if isinstance(error, ValueError):
+        return InvalidResponse(f"{provider}: malformed response from model {model} (not valid JSON)", provider=provider)
+    return ProviderError(f"{provider}: {error}", provider=provider)
+
+
+def _usage(input_tokens: int | None, output_tokens: int | None, total_tokens: int | None) -> Usage:
+    used_in, used_out = input_tokens or 0, output_tokens or 0
+    return Usage(input_tokens=used_in, output_tokens=used_out, total_tokens=total_tokens or used_in + used_out)
+
+
+def _chat_finish(reason: str | None) -> str:
+    return FINISH_LENGTH if reason == "length" else FINISH_STOP if reason in (None, "stop") else reason
+
+
+class OpenAIProvider:
+    """An :class:`~dialectic.llm.base.LLMProvider` for any OpenAI-compatible endpoint."""
+
+    _responses_api: ClassVar[dict[str, bool]] = {}
+    """Per endpoint (base URL): True once its Responses API answered, False once it was found missing."""
+
+    def __init__(
+        self, *, api_key: str, base_url: str | None = None, timeout_s: float | None = None, name: str = "openai"
+    ) -> None:
+        self.name = name
+        self._client = openai.AsyncOpenAI(
+            api_key=api_key, base_url=base_url, timeout=timeout_s or DEFAULT_TIMEOUT_S, max_retries=0
+        )
+        self._endpoint = str(self._client.base_url)
+
+    @property
+    def uses_responses_api(self) -> bool:
+        return self._responses_api.get(self._endpoint, True)
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        try:
+            if self.uses_responses_api:
+                try:
+                    return await self._complete_responses(request)
+                except openai.APIStatusError as error:
+                    if not responses_endpoint_missing(error, request.model):
+                        raise
+                    self._responses_api[self._endpoint] = False
+            return await self._complete_chat(request)
+        except (openai.OpenAIError, ValueError) as error:
+            raise translate_error(error, provider=self.name, model=request.model) from error
+
+    def _options(self, request: CompletionRequest) -> dict[str, Any]:
+        options: dict[str, Any] = {"model": request.model}
+        if request.temperature is not None:
+            options["temperature"] = request.temperature
+        if request.timeout_s is not None:
+            options["timeout"] = request.timeout_s
+        return options
+
+    async def _complete_responses(self, request: CompletionRequest) -> Completion:
+        options = self._options(request)
+        options["input"] = [{"role": m.role, "content": m.content} for m in request.conversation]
+        if request.system:
+            options["instructions"] = request.system
+        if request.max_tokens is not None:
+            options["max_output_tokens"] = request.max_tokens
+        if request.json_schema is not None:
+            schema = request.json_schema
+            options["text"] = {
+                "format": {"type": "json_schema", "name": schema.name, "schema": schema.schema, "strict": False}
+            }
+        started = time.perf_counter()
+        response = await self._client.responses.create(**options)
+        latency_ms = int((time.perf_counter() - started) * 1000)
+        self._responses_api[self._endpoint] = True
+        if not isinstance(response, Response):
+            raise self._invalid(request, "the Responses API did not answer with a response object")
+        try:
+            if response.status == "failed":
+                failure = response.error.message if response.error else "no reason given"
+                raise ProviderUnavailable(
+                    f"{self.name}: the response failed on model {request.model}", provider=self.name, detail=failure
+                )
+            finish = FINISH_STOP
+            if response.status == "incomplete":
+                reason = response.incomplete_details.reason if response.incomplete_details else None
+                finish = FINISH_LENGTH if reason in (None, "max_output_tokens") else str(reason)
+            usage = response.usage
+            text = response.output_text
+            return self._completion(
+                request,
+                text=text,
+                model=response.model or request.model,
+                usage=_usage(usage.input_tokens, usage.output_tokens, usage.total_tokens) if usage else Usage(),
+                latency_ms=latency_ms,
+                finish=finish,
+            )
+        except (AttributeError, TypeError) as error:
+            raise self._invalid(request, "the response lacks expected fields") from error
+
+    async def _complete_chat(self, request: CompletionRequest) -> Completion:
+        options = self._chat_options(request)
+        if request.json_schema is not None:
+            schema = request.json_schema
+            options["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": schema.name, "schema": schema.schema},
+            }
+        started = time.perf_counter()
+        response = await self._client.chat.completions.create(**options)
+        latency_ms = int((time.perf_counter() - started) * 1000)
+        if not isinstance(response, ChatCompletion):
+            raise self._invalid(request, "Chat Completions did not answer with a completion object")
+        try:
+            if not response.choices:
+                raise self._invalid(request, "the completion has no choices")
+            choice = response.choices[0]
+            usage = response.usage
+            return self._completion(
+                request,
+                text=choice.message.content or "",
+                model=response.model or request.model,
+                usage=_usage(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) if usage else Usage(),
+                latency_ms=latency_ms,
+                finish=_chat_finish(choice.finish_reason),
+            )
+        except (AttributeError, TypeError) as error:
+            raise self._invalid(request, "the completion lacks expected fields") from error
+
+    def _chat_options(self, request: CompletionRequest) -> dict[str, Any]:
+        options = self._options(request)
+        options["messages"] = [{"role": m.role, "content": m.content} for m in request.messages]
+        if request.max_tokens is not None:
+            options["max_tokens"] = request.max_tokens
+        return options
+
+    def _completion(
+        self, request: CompletionRequest, *, text: str, model: str, usage: Usage, latency_ms: int, finish: str
+    ) -> Completion:
+        structured = parse_json_text(text) if request.json_schema is not None else None
+        return Completion(
+            text=text, model=model, usage=usage, latency_ms=latency_ms, finish_reason=finish, structured=structured
+        )
+
+    def _invalid(self, request: CompletionRequest, why: str) -> InvalidResponse:
+        return InvalidResponse(f"{self.name}: unusable response from model {request.model}: {why}", provider=self.name)
+
+    async def stream(self, request: CompletionRequest) -> AsyncIterator[Delta]:
+        """Stream through Chat Completions; the final delta carries finish reason, usage and model.
+
+        The finish reason is None when the server ended the stream without giving one.
+        """
+        finish: str | None = None
+        usage = Usage()
+        model = request.model
+        try:
+            chunks = await self._client.chat.completions.create(
+                **self._chat_options(request), stream=True, stream_options={"include_usage": True}
+            )
+            async with chunks:
+                async for chunk in chunks:
+                    model = chunk.model or model
+                    if chunk.usage is not None:
+                        u = chunk.usage
+                        usage = _usage(u.prompt_tokens, u.completion_tokens, u.total_tokens)
+                    for choice in chunk.choices:
+                        if choice.delta is not None and choice.delta.content:
+                            yield Delta(text=choice.delta.content)
+                        if choice.finish_reason is not None:
+                            finish = _chat_finish(choice.finish_reason)
+        except (openai.OpenAIError, ValueError) as error:
+            raise translate_error(error, provider=self.name, model=request.model) from error
+        except (AttributeError, TypeError) as error:
+            raise self._invalid(request, "a stream chunk lacks expected fields") from error
+        yield Delta(finish_reason=finish, usage=usage, model=model)
+
+    async def aclose(self) -> None:
+        await self._client.close()
