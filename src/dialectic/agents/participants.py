@@ -14,7 +14,7 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined, TemplateError
 
 from dialectic.agents.outputs import ConfidenceOutput, QuestionList, SynthesisOutput
-from dialectic.agents.templates import JUDGE_ROLE, builtin_role_prompt, known_roles, render
+from dialectic.agents.templates import JUDGE_ROLE, builtin_role_prompt, render
 from dialectic.config import AgentConfig, SummarizationConfig
 from dialectic.domain import ClarificationItem, Contribution, Participant, PromptSource
 from dialectic.llm.base import Completion, CompletionRequest, Message
@@ -177,15 +177,11 @@ class Judge(Speaker):
                                                      on_retry=on_retry)
 
 
-def system_prompt_for(config: AgentConfig, custom: PromptFile, *, judge: bool, warnings: list[str]) -> str:
-    """The custom system prompt if one was given, else the role's built-in one (warning on unknown roles)."""
+def system_prompt_for(config: AgentConfig, custom: PromptFile, *, judge: bool) -> str:
+    """The custom system prompt if one was given, else the role's built-in one (generalist for unknown roles).
+
+    Unknown roles are reported when the configuration is loaded (``config_loader``), not here.
+    """
     if custom.text is not None:
         return custom.text
-    if judge:
-        return builtin_role_prompt(JUDGE_ROLE)
-    if config.role not in known_roles():
-        warnings.append(
-            f"agent '{config.id}' has unknown role '{config.role}' (known: {', '.join(known_roles())}); "
-            "using the generalist prompts"
-        )
-    return builtin_role_prompt(config.role)
+    return builtin_role_prompt(JUDGE_ROLE if judge else config.role)

@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 
 from dialectic.domain import AgentClarifications, Contribution, DebateRound, DebateState, DebateSummary
 
+_PHASE_ORDER = {"proposal": 0, "critique": 1, "refinement": 2}
 _TYPE_LABEL = {"proposal": "Proposal", "critique": "Critique", "refinement": "Refinement"}
 
 
@@ -42,10 +43,20 @@ def describe(contribution: Contribution, names: Mapping[str, str]) -> str:
 
 
 def rounds_text(rounds: Iterable[DebateRound], names: Mapping[str, str], *, kinds: tuple[str, ...] | None = None) -> str:
-    """Successful contributions of ``rounds`` as labelled blocks (carried-over proposals are skipped)."""
+    """Successful contributions of ``rounds`` as labelled blocks (carried-over proposals are skipped).
+
+    Within a round the blocks are ordered by phase, then by the order of ``names``, not by
+    when calls happened to finish — so the same debate always yields the same prompts.
+    """
+    order = {agent_id: index for index, agent_id in enumerate(names)}
+
+    def position(c: Contribution) -> tuple[int, int, int]:
+        target = order.get(c.target_agent_id or "", -1)
+        return (_PHASE_ORDER[c.type], order.get(c.agent_id, len(order)), target)
+
     blocks: list[str] = []
     for rnd in rounds:
-        for c in rnd.contributions:
+        for c in sorted(rnd.contributions, key=position):
             if not c.ok or c.metadata.carried_over or (kinds is not None and c.type not in kinds):
                 continue
             blocks.append(f"### Round {rnd.round_number} — {describe(c, names)}\n{c.content.strip()}")

@@ -65,7 +65,7 @@ def build_roster(config: SystemConfig, config_dir: Path, pool: ProviderPool, ret
             DebateAgent(
                 config=cfg,
                 client=clients.client_for(cfg),
-                system_prompt=system_prompt_for(cfg, system_file, judge=False, warnings=warnings),
+                system_prompt=system_prompt_for(cfg, system_file, judge=False),
                 system_source=system_file.source,
                 summary_prompt=summary_file,
                 clarification_prompt=clarify_file,
@@ -87,7 +87,7 @@ def build_roster(config: SystemConfig, config_dir: Path, pool: ProviderPool, ret
     judge = Judge(
         config=jcfg,
         client=clients.client_for(jcfg),
-        system_prompt=system_prompt_for(jcfg, judge_system, judge=True, warnings=warnings),
+        system_prompt=system_prompt_for(jcfg, judge_system, judge=True),
         system_source=judge_system.source,
         summary_prompt=judge_summary,
         summarization=jcfg.summarization.apply_to(settings.summarization) if jcfg.summarization else settings.summarization,

@@ -1,0 +1,84 @@
+"""The ``dialectic`` command: the Typer app and the boundary that turns errors into exit codes.
+
+:func:`main` is the only place that decides what the user sees when something goes wrong:
+a :class:`~dialectic.errors.DialecticError` becomes ``error: <message>`` and its exit code,
+a usage mistake one line and exit 2, Ctrl-C a note on what was saved and exit 130, and
+anything unexpected one line and exit 1 (the traceback only with ``--verbose``).
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import typer
+
+from dialectic.cli.browse import export, list_debates, report, show
+from dialectic.cli.commands import debate, resume
+from dialectic.cli.eval_command import evaluate
+from dialectic.cli.session import InterruptedRun
+from dialectic.errors import EXIT_GENERAL_ERROR, EXIT_INVALID_ARGS, DialecticError
+
+EXIT_INTERRUPTED = 130
+
+app = typer.Typer(
+    name="dialectic",
+    help="Multi-agent LLM debates: agents propose, critique and refine; a judge synthesizes.",
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("debate")(debate)
+app.command("resume")(resume)
+app.command("list")(list_debates)
+app.command("show")(show)
+app.command("export")(export)
+app.command("report")(report)
+app.command("eval")(evaluate)
+
+
+def _error(message: str) -> None:
+    sys.stderr.write(f"error: {' '.join(message.split())}\n")
+    sys.stderr.flush()
+
+
+def _usage_message(exc: typer.TyperException) -> str:
+    message = exc.format_message()
+    ctx = getattr(exc, "ctx", None)
+    if ctx is not None and ctx.command_path:
+        message += f" (see '{ctx.command_path} --help')"
+    return message
+
+
+def run(argv: list[str]) -> int:
+    """Run the app on ``argv`` and return the exit code; nothing escapes as a traceback."""
+    verbose = "-v" in argv or "--verbose" in argv
+    try:
+        result = app(args=argv or ["--help"], prog_name="dialectic", standalone_mode=False)
+    except DialecticError as exc:
+        _error(exc.message)
+        if verbose and exc.detail:
+            sys.stderr.write(f"{exc.detail}\n")
+        return exc.exit_code
+    except InterruptedRun as exc:
+        sys.stderr.write(f"{exc}\n")
+        return EXIT_INTERRUPTED
+    except KeyboardInterrupt:
+        _error("interrupted")
+        return EXIT_INTERRUPTED
+    except typer.Abort:
+        _error("aborted")
+        return EXIT_GENERAL_ERROR
+    except typer.TyperException as exc:
+        _error(_usage_message(exc))
+        return int(getattr(exc, "exit_code", EXIT_INVALID_ARGS))
+    except Exception as exc:
+        _error(f"unexpected {type(exc).__name__}: {exc}")
+        if verbose:
+            traceback.print_exc()
+        return EXIT_GENERAL_ERROR
+    return result if isinstance(result, int) else 0
+
+
+def main() -> None:
+    """Console-script entry point."""
+    sys.exit(run(sys.argv[1:]))

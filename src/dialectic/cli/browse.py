@@ -1,0 +1,156 @@
+"""Commands that read stored debates: ``list``, ``show``, ``export`` and ``report``."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, get_args
+
+import typer
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from dialectic.cli.answers import question_line
+from dialectic.cli.console import Terminal
+from dialectic.cli.options import StoreOption, VerboseOption, open_debate_store
+from dialectic.cli.output import export_json, write_atomic, write_report
+from dialectic.cli.verbose import participant_names
+from dialectic.domain import DebateState, DebateStatus, Participant
+from dialectic.errors import InvalidArgumentsError
+from dialectic.report import render_report
+
+IdArgument = Annotated[str, typer.Argument(metavar="ID", help="The debate's id (see dialectic list).")]
+STATUSES: tuple[str, ...] = get_args(DebateStatus)
+PROBLEM_COLUMN_CHARS = 60
+LIST_WIDTH_WHEN_PIPED = 140
+
+
+def list_debates(
+    status: Annotated[str | None, typer.Option("--status", help=f"Only debates with this status ({', '.join(STATUSES)}).")] = None,
+    limit: Annotated[int | None, typer.Option("--limit", help="At most this many debates (newest first).")] = None,
+    store: StoreOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
+) -> None:
+    """List stored debates, newest first."""
+    if status is not None and status not in STATUSES:
+        raise InvalidArgumentsError(f"unknown status '{status}' (known: {', '.join(STATUSES)})")
+    if limit is not None and limit < 1:
+        raise InvalidArgumentsError(f"--limit must be at least 1 (got {limit})")
+    debate_store, _ = open_debate_store(store, None)
+    try:
+        listings = debate_store.list(status=status, limit=limit)
+    finally:
+        debate_store.close()
+    if as_json:
+        rows = [
+            {"id": d.id, "status": d.status, "currentRound": d.current_round, "problem": d.problem,
+             "createdAt": d.created_at.isoformat(), "updatedAt": d.updated_at.isoformat()}
+            for d in listings
+        ]
+        sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+        return
+    if not listings:
+        Terminal().line(f"No debates in {debate_store.location}")
+        return
+    table = Table(box=box.SIMPLE_HEAD)
+    for header in ("ID", "Status", "Round", "Updated"):
+        table.add_column(header, no_wrap=True)
+    table.add_column("Problem", no_wrap=True, overflow="ellipsis", min_width=20)
+    for d in listings:
+        table.add_row(d.id, d.status, str(d.current_round), _local(d.updated_at, seconds=False), _shorten(d.problem))
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, LIST_WIDTH_WHEN_PIPED)
+    console.print(table)
+
+
+def show(debate_id: IdArgument, store: StoreOption = None) -> None:
+    """Show a readable summary of one debate."""
+    state = _load(debate_id, store)
+    sys.stdout.write("\n".join(show_lines(state)) + "\n")
+
+
+def export(
+    debate_id: IdArgument,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="JSON file to write ('-' or none: stdout).")] = None,
+    store: StoreOption = None,
+) -> None:
+    """Export one debate as JSON (the whole state, camelCase keys)."""
+    text = export_json(_load(debate_id, store))
+    if output is None or str(output) == "-":
+        sys.stdout.write(text)
+    else:
+        write_atomic(output, text)
+        Terminal().line(f"Exported debate {debate_id} to {output}")
+
+
+def report(
+    debate_id: IdArgument,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Markdown file to write (none: stdout).")] = None,
+    verbose: VerboseOption = False,
+    store: StoreOption = None,
+) -> None:
+    """Write the Markdown report of one debate."""
+    state = _load(debate_id, store)
+    if output is None:
+        sys.stdout.write(render_report(state, verbose=verbose))
+        return
+    write_report(state, output, verbose=verbose, term=Terminal(), fatal=True)
+
+
+def show_lines(state: DebateState) -> list[str]:
+    lines = [
+        f"Debate   {state.id}",
+        f"Status   {state.status}",
+        f"Created  {_local(state.created_at)}   Updated {_local(state.updated_at)}",
+    ]
+    if state.agents:
+        lines.append(f"Agents   {', '.join(_participant(p) for p in state.agents)}")
+    if state.judge is not None:
+        lines.append(f"Judge    {_participant(state.judge)}")
+    lines += ["", "Problem", *_indented(state.problem), ""]
+    if state.clarifications:
+        items = state.clarification_items()
+        unanswered = len(state.pending_questions())
+        lines.append(f"Clarifications: {len(items)} question(s), {unanswered} unanswered")
+        lines += [f"  {question_line(g, i)} -> {i.answer or '(unanswered)'}" for g in state.clarifications for i in g.items]
+    names = participant_names(state)
+    for rnd in state.rounds:
+        counts = ", ".join(f"{len(rnd.of_type(kind))} {kind}s" for kind in ("proposal", "critique", "refinement"))
+        failed = [c for c in rnd.contributions if not c.ok]
+        suffix = f", {len(failed)} failed" if failed else ""
+        lines.append(f"Round {rnd.round_number}: {counts}{suffix}")
+        lines += [f"  failed {c.type} by {names.get(c.agent_id, c.agent_id)}: {c.error}" for c in failed]
+    if state.error:
+        lines.append(f"Error: {state.error}")
+    if state.final_solution is not None:
+        lines += ["", f"Solution (confidence {state.final_solution.confidence})",
+                  *_indented(state.final_solution.description)]
+    return lines
+
+
+def _load(debate_id: str, store: str | None) -> DebateState:
+    debate_store, _ = open_debate_store(store, None)
+    try:
+        return debate_store.load(debate_id)
+    finally:
+        debate_store.close()
+
+
+def _participant(p: Participant) -> str:
+    return f"{p.name} ({p.role}, {p.provider}/{p.model})"
+
+
+def _indented(text: str) -> list[str]:
+    return [f"  {line}" if line.strip() else "" for line in text.rstrip().splitlines()]
+
+
+def _local(moment: datetime, *, seconds: bool = True) -> str:
+    return moment.astimezone().strftime("%Y-%m-%d %H:%M:%S" if seconds else "%Y-%m-%d %H:%M")
+
+
+def _shorten(text: str) -> str:
+    return text if len(text) <= PROBLEM_COLUMN_CHARS else text[: PROBLEM_COLUMN_CHARS - 1] + "…"

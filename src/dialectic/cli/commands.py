@@ -1,0 +1,160 @@
+"""``dialectic debate`` and ``dialectic resume``: the commands that run the engine.
+
+Everything the user gave is checked (problem, files, configuration, overrides, API keys)
+before a debate is created, so a mistake never leaves a half-made debate behind.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dialectic.cli.answers import Answerer, load_answers_file
+from dialectic.cli.console import Terminal
+from dialectic.cli.inputs import resolve_problem
+from dialectic.cli.options import (
+    AnswersOption,
+    EnvFileOption,
+    OutputOption,
+    ReportOption,
+    StoreOption,
+    VerboseOption,
+    load_environment,
+    open_debate_store,
+)
+from dialectic.cli.output import check_writable_target, emit_results, report_path
+from dialectic.cli.session import DebateSession
+from dialectic.cli.verbose import summary_lines
+from dialectic.config import AgentConfig, SystemConfig
+from dialectic.config_loader import DEFAULT_CONFIG_FILENAME, apply_overrides, load_config
+from dialectic.context.files import gather_context
+from dialectic.domain import DebateState
+from dialectic.engine import DebateRequest
+from dialectic.errors import DebateStateError
+from dialectic.llm.registry import ProviderPool
+from dialectic.store import DebateStore
+
+
+def debate(
+    problem: Annotated[str | None, typer.Argument(help="The problem to debate (or use --problem-file).")] = None,
+    problem_file: Annotated[
+        Path | None,
+        typer.Option("--problem-file", "-f", "--problemDescription", help="Read the problem from this UTF-8 file."),
+    ] = None,
+    agents: Annotated[
+        str | None, typer.Option("--agents", "-a", help="Comma-separated roles to keep, e.g. architect,security.")
+    ] = None,
+    rounds: Annotated[int | None, typer.Option("--rounds", "-r", help="Number of rounds (at least 1).")] = None,
+    config: Annotated[
+        Path | None, typer.Option("--config", "-c", help=f"Configuration file (default: ./{DEFAULT_CONFIG_FILENAME}).")
+    ] = None,
+    output: OutputOption = None,
+    report: ReportOption = None,
+    clarify: Annotated[bool, typer.Option("--clarify", help="Let the agents ask clarifying questions first.")] = False,
+    answers: AnswersOption = None,
+    verbose: VerboseOption = False,
+    env_file: EnvFileOption = None,
+    context: Annotated[
+        Path | None, typer.Option("--context", help="Directory whose text files are given to the agents as context.")
+    ] = None,
+    provider: Annotated[str | None, typer.Option("--provider", help="Provider for every agent and the judge.")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model for every agent and the judge.")] = None,
+    store: StoreOption = None,
+) -> None:
+    """Run a debate on a problem and print the judge's solution."""
+    term = Terminal()
+    load_environment(env_file)
+    text = resolve_problem(problem, problem_file)
+    answer_book = load_answers_file(answers) if answers is not None else None
+    loaded = load_config(config or Path(DEFAULT_CONFIG_FILENAME), explicit=config is not None)
+    for warning in loaded.warnings:
+        term.warning(warning)
+    resolved, override_warnings = apply_overrides(
+        loaded.config, rounds=rounds, roles=agents, provider=provider, model=model
+    )
+    for warning in override_warnings:
+        term.warning(warning)
+    gathered = _gather(context, term)
+    _check_targets(output, report)
+    check_providers(resolved)
+    debate_store, store_flag = open_debate_store(store, loaded.path)
+    request = DebateRequest(
+        problem=text, config=resolved, config_dir=loaded.directory, context=gathered, clarify=clarify
+    )
+    session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose)
+    try:
+        _finish(session.start(request), output=output, report=report, verbose=verbose, term=term)
+    finally:
+        session.announce_saved()
+        debate_store.close()
+
+
+def resume(
+    debate_id: Annotated[str, typer.Argument(metavar="ID", help="The debate to continue.")],
+    answers: AnswersOption = None,
+    output: OutputOption = None,
+    report: ReportOption = None,
+    verbose: VerboseOption = False,
+    store: StoreOption = None,
+    env_file: EnvFileOption = None,
+) -> None:
+    """Continue a suspended, interrupted or failed debate from where it stopped."""
+    term = Terminal()
+    load_environment(env_file)
+    answer_book = load_answers_file(answers) if answers is not None else None
+    _check_targets(output, report)
+    debate_store, store_flag = open_debate_store(store, None)
+    try:
+        state = debate_store.load(debate_id)
+        if state.status == "completed":
+            raise DebateStateError(f"debate {debate_id} is already completed; see it with: dialectic show {debate_id}")
+        if state.config:
+            check_providers(SystemConfig.model_validate(state.config))
+        session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose)
+        try:
+            _finish(session.resume(state), output=output, report=report, verbose=verbose, term=term)
+        finally:
+            session.announce_saved()
+    finally:
+        debate_store.close()
+
+
+def check_providers(config: SystemConfig) -> None:
+    """Every provider is known and has its API key (``MissingApiKeyError`` names the variable)."""
+    participants: list[AgentConfig] = [*config.participants(), config.judge]
+    ProviderPool().check(participants)
+
+
+def _new_session(
+    store: DebateStore, store_flag: str | None, term: Terminal, answers: dict[str, str] | None, *, verbose: bool
+) -> DebateSession:
+    answerer = Answerer.for_cli(answers, sys.stdin, term)
+    return DebateSession(store, term, answerer=answerer, verbose=verbose, store_flag=store_flag)
+
+
+def _gather(directory: Path | None, term: Terminal) -> str | None:
+    if directory is None:
+        return None
+    text = gather_context(directory)
+    if not text:
+        term.warning(f"--context {directory} holds no readable text files; no context is added")
+        return None
+    return text
+
+
+def _check_targets(output: Path | None, report: Path | None) -> None:
+    if output is not None:
+        check_writable_target(output, "--output")
+    if report is not None:
+        check_writable_target(report_path(report), "--report")
+
+
+def _finish(state: DebateState, *, output: Path | None, report: Path | None, verbose: bool, term: Terminal) -> None:
+    if state.status == "completed":
+        emit_results(state, output=output, report=report, verbose=verbose, term=term)
+    if verbose:
+        for line in summary_lines(state):
+            term.line(line, style="dim")

@@ -1,0 +1,34 @@
+"""The CLI's stderr channel: every progress line, warning and notice goes through one console.
+
+Going through a single Rich console matters when the live display is on: lines printed
+through it appear above the display instead of tearing it. When stderr is not a terminal
+the same calls produce plain, uncoloured lines.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TextIO
+
+from rich.console import Console
+from rich.text import Text
+
+
+class Terminal:
+    def __init__(self, stream: TextIO | None = None) -> None:
+        target = stream if stream is not None else sys.stderr
+        self.interactive = target.isatty()
+        """True when stderr is a terminal: the live display is used instead of plain lines."""
+        self.console = Console(file=target, highlight=False, soft_wrap=True, emoji=False)
+
+    def line(self, text: str, style: str | None = None) -> None:
+        """Print ``text`` as is (no markup is interpreted)."""
+        self.console.print(Text(text, style=style or ""))
+
+    def warning(self, text: str) -> None:
+        self.line(f"warning: {text}", style="yellow")
+
+    def prompt(self, text: str) -> None:
+        """Write ``text`` without a newline (for ``> `` before reading an answer)."""
+        self.console.print(Text(text), end="")
+        self.console.file.flush()

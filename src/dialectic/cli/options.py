@@ -1,0 +1,48 @@
+"""Options several commands share, and the store/environment set-up behind them."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dialectic.cli.inputs import DEFAULT_ENV_FILE, load_env_file
+from dialectic.store import DebateStore, open_store, resolve_data_dir
+
+StoreOption = Annotated[
+    str | None,
+    typer.Option("--store", help="Where debates are kept (default: $DIALECTIC_HOME, else .dialectic/ beside the config)."),
+]
+EnvFileOption = Annotated[
+    Path | None,
+    typer.Option("--env-file", help=f"KEY=VALUE file loaded into the environment (default: {DEFAULT_ENV_FILE})."),
+]
+VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="Show prompt sources and per-contribution details.")]
+OutputOption = Annotated[
+    Path | None,
+    typer.Option("--output", "-o", help="Write the result here instead of stdout (.json: the whole debate)."),
+]
+ReportOption = Annotated[Path | None, typer.Option("--report", help="Also write a Markdown report here (.md added).")]
+AnswersOption = Annotated[
+    Path | None,
+    typer.Option("--answers", help='JSON object of clarification answers by question id, e.g. {"q1": "..."}.'),
+]
+
+
+def load_environment(env_file: Path | None) -> None:
+    """Load ``--env-file`` (or a ``.env`` in the working directory when there is one)."""
+    load_env_file(env_file or Path(DEFAULT_ENV_FILE), explicit=env_file is not None)
+
+
+def open_debate_store(store: str | None, config_path: Path | None) -> tuple[DebateStore, str | None]:
+    """The store for this command, and the ``--store`` value a later command needs to find it.
+
+    The second value is ``None`` when a plain ``dialectic resume`` run from here would find
+    the same store (no ``--store`` needed in the hints we print).
+    """
+    data_dir = resolve_data_dir(store, config_path, os.environ)
+    default_dir = resolve_data_dir(None, None, os.environ)
+    flag = None if data_dir.absolute() == default_dir.absolute() else str(data_dir)
+    return open_store(data_dir), flag

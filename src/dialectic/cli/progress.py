@@ -1,0 +1,161 @@
+"""Progress on stderr, as an :class:`~dialectic.events.EventBus` subscriber.
+
+On a terminal a transient Rich ``Live`` display shows the round, the phase with its
+done/expected count, a spinner per agent at work and the contribution counts. Elsewhere
+(pipes, CI logs) every event becomes one plain line. Either way, failed and truncated
+contributions, warnings and retries are printed as lines of their own, and nothing is
+ever written to stdout.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from rich.console import Group, RenderableType
+from rich.live import Live
+from rich.spinner import Spinner
+from rich.table import Table
+from rich.text import Text
+
+from dialectic import events as ev
+from dialectic.cli.console import Terminal
+from dialectic.domain import Contribution
+
+_PHASE_TITLES = {
+    "clarification": "Clarifying questions",
+    "summarization": "Summaries",
+    "proposal": "Proposals",
+    "critique": "Critiques",
+    "refinement": "Refinements",
+    "evaluation": "Evaluation",
+    "synthesis": "Synthesis",
+}
+
+
+def _seconds(latency_ms: int | None) -> str:
+    return f"{(latency_ms or 0) / 1000:.1f}s"
+
+
+class ProgressReporter:
+    """Turns engine events into the live display (``term.interactive``) or plain lines."""
+
+    def __init__(self, term: Terminal) -> None:
+        self._term = term
+        self._live_mode = term.interactive
+        self._names: dict[str, str] = {}
+        self._round = 0
+        self._total_rounds = 0
+        self._phase = ""
+        self._expected = 0
+        self._done = 0
+        self._contributions = 0
+        self._failed = 0
+        self._active: dict[tuple[str, str], Spinner] = {}
+
+    @contextmanager
+    def running(self) -> Iterator[None]:
+        """Show the live display (on a terminal) while the engine runs; clear it afterwards."""
+        if not self._live_mode:
+            yield
+            return
+        with Live(self, console=self._term.console, transient=True, refresh_per_second=10,
+                  redirect_stdout=False, redirect_stderr=False):
+            yield
+        self._active.clear()
+
+    def __call__(self, event: ev.Event) -> None:
+        line = self._track(event)
+        if line is not None and (not self._live_mode or self._always_shown(event)):
+            style = "yellow" if isinstance(event, ev.Warning | ev.CallRetrying) else None
+            self._term.line(line, style=style)
+
+    def _always_shown(self, event: ev.Event) -> bool:
+        if isinstance(event, ev.ContributionAdded):
+            c = event.contribution
+            return not c.ok or c.metadata.truncated
+        return isinstance(event, ev.Warning | ev.CallRetrying | ev.QuestionsPending)
+
+    def _track(self, event: ev.Event) -> str | None:
+        """Update the display's state from ``event`` and return its plain line, if it has one."""
+        if isinstance(event, ev.DebateStarted):
+            self._names = {p.id: p.name for p in (*event.agents, event.judge)}
+            self._total_rounds = event.total_rounds
+            verb = "Resuming" if event.resumed else "Started"
+            return f"{verb} debate {event.debate_id}: {len(event.agents)} agents, {event.total_rounds} round(s)"
+        if isinstance(event, ev.RoundStarted):
+            self._round, self._total_rounds = event.round_number, event.total_rounds
+            return f"Round {event.round_number}/{event.total_rounds}"
+        if isinstance(event, ev.PhaseStarted):
+            self._phase, self._expected, self._done = event.phase, event.expected, 0
+            return f"{event.phase}: {event.expected} expected"
+        if isinstance(event, ev.AgentStarted):
+            self._active[(event.agent_id, event.activity)] = Spinner("dots", Text(f"{event.agent_name} {event.activity}"))
+            return None
+        if isinstance(event, ev.AgentCompleted):
+            self._active.pop((event.agent_id, event.activity), None)
+            self._done += 1
+            return None
+        if isinstance(event, ev.ContributionAdded):
+            return self._contribution_line(event.agent_name, event.contribution)
+        if isinstance(event, ev.SummaryAdded):
+            meta = event.summary.metadata
+            return f"summary: {event.agent_name} {meta.before_chars} → {meta.after_chars} chars"
+        if isinstance(event, ev.QuestionsPending):
+            count = sum(len(group.items) for group in event.groups)
+            return f"{count} clarifying question(s) need answers"
+        if isinstance(event, ev.EvaluationCompleted):
+            verdict = "stopping early" if event.stop else "continuing"
+            return (f"evaluation: round {event.round_number} confidence {event.evaluation.confidence} "
+                    f"(threshold {event.threshold}), {verdict}")
+        if isinstance(event, ev.SynthesisStarted):
+            self._phase, self._expected, self._done = "synthesis", 1, 0
+            return "synthesis: the judge is writing the solution"
+        if isinstance(event, ev.Warning):
+            return f"warning: {event.message}"
+        if isinstance(event, ev.CallRetrying):
+            return (f"retrying: {event.agent_name} {event.activity}, attempt {event.attempt + 1} "
+                    f"in {event.wait_s:.1f}s after: {event.error}")
+        if isinstance(event, ev.DebateCompleted):
+            return "Debate completed"
+        if isinstance(event, ev.DebateSuspended):
+            return f"Debate suspended: {event.reason}"
+        if isinstance(event, ev.DebateInterrupted):
+            return "Debate interrupted"
+        return None
+
+    def _contribution_line(self, agent_name: str, c: Contribution) -> str:
+        self._contributions += 1
+        who = agent_name
+        if c.target_agent_id:
+            who += f" → {self._names.get(c.target_agent_id, c.target_agent_id)}"
+        if not c.ok:
+            self._failed += 1
+            return f"{c.type} failed: {who}: {c.error or 'unknown error'}"
+        meta = c.metadata
+        if meta.carried_over:
+            return f"{c.type}: {who} carried over from the previous refinement"
+        detail = f"{meta.tokens_used or 0} tokens, {_seconds(meta.latency_ms)}"
+        if meta.truncated:
+            return f"warning: {c.type} by {who} was cut off at the token limit ({detail})"
+        return f"{c.type}: {who} done ({detail})"
+
+    def __rich__(self) -> RenderableType:
+        if not self._round and not self._phase:
+            return Spinner("dots", Text("Preparing the debate"))
+        rows: list[RenderableType] = []
+        if self._round:
+            rows.append(Text(f"┌─ Round {self._round}/{self._total_rounds}", style="bold"))
+        if self._phase:
+            title = _PHASE_TITLES.get(self._phase, self._phase)
+            rows.append(Text(f"│  {title} ({min(self._done, self._expected)}/{self._expected})"))
+        if self._active:
+            grid = Table.grid()
+            for spinner in self._active.values():
+                grid.add_row(Text("│  "), spinner)
+            rows.append(grid)
+        counts = f"{self._contributions} contribution(s)"
+        if self._failed:
+            counts += f", {self._failed} failed"
+        rows.append(Text(f"└─ {counts}", style="dim"))
+        return Group(*rows)

@@ -1,0 +1,121 @@
+"""``--verbose``: what the debate runs with (at the start) and what it did (at the end), on stderr."""
+
+from __future__ import annotations
+
+from pydantic import ValidationError
+
+from dialectic import events as ev
+from dialectic.cli.console import Terminal
+from dialectic.config import SummarizationConfig, SystemConfig
+from dialectic.domain import AgentPromptSources, Contribution, DebateState, DebateSummary
+from dialectic.store import DebateStore
+
+PREVIEW_CHARS = 80
+
+
+class VerboseSetup:
+    """Prints the prompt sources and summarization settings once the debate is saved and started."""
+
+    def __init__(self, term: Terminal, store: DebateStore) -> None:
+        self._term = term
+        self._store = store
+
+    def __call__(self, event: ev.Event) -> None:
+        if isinstance(event, ev.DebateStarted):
+            for line in setup_lines(self._store.load(event.debate_id)):
+                self._term.line(line, style="dim")
+
+
+def participant_names(state: DebateState) -> dict[str, str]:
+    """Agent and judge ids to display names."""
+    names = {p.id: p.name for p in state.agents}
+    if state.judge is not None:
+        names[state.judge.id] = state.judge.name
+    return names
+
+
+def setup_lines(state: DebateState) -> list[str]:
+    names = participant_names(state)
+    lines = ["Prompt sources:"]
+    sources = list(state.prompt_sources.agents)
+    if state.prompt_sources.judge is not None:
+        sources.append(state.prompt_sources.judge)
+    lines += [f"  {_prompt_line(names.get(s.agent_id, s.agent_id), s)}" for s in sources]
+    config = _config_of(state)
+    if config is not None:
+        lines.append(f"Summarization: {_describe_summarization(config.debate.summarization)}")
+        for agent in config.agents:
+            if agent.summarization is not None:
+                effective = agent.summarization.apply_to(config.debate.summarization)
+                lines.append(f"  {agent.name} overrides: {_describe_summarization(effective)}")
+    if state.context:
+        lines.append(f"Context: {len(state.context)} characters")
+    return lines
+
+
+def _prompt_line(name: str, sources: AgentPromptSources) -> str:
+    return (f"{name} ({sources.role}): system {sources.system_prompt.describe()}; "
+            f"summary {sources.summary_prompt.describe()}; "
+            f"clarification {sources.clarification_prompt.describe()}")
+
+
+def _config_of(state: DebateState) -> SystemConfig | None:
+    if not state.config:
+        return None
+    try:
+        return SystemConfig.model_validate(state.config)
+    except ValidationError:
+        return None
+
+
+def _describe_summarization(s: SummarizationConfig) -> str:
+    if not s.enabled:
+        return "disabled"
+    return f"enabled, threshold {s.threshold} chars, max length {s.max_length} chars, method {s.method}"
+
+
+def summary_lines(state: DebateState) -> list[str]:
+    """Per round: each contribution with a preview, tokens and latency; summaries; then totals."""
+    names = participant_names(state)
+    lines = [f"Debate {state.id} ({state.status})"]
+    for rnd in state.rounds:
+        lines.append(f"Round {rnd.round_number}")
+        lines += [f"  {_summary_line(names, s)}" for s in rnd.summaries.values()]
+        lines += [f"  {_contribution_line(names, c)}" for c in rnd.contributions]
+    if state.judge_summary is not None:
+        lines.append(f"Judge {_summary_line(names, state.judge_summary)}")
+    contributions = state.all_contributions()
+    failed = sum(1 for c in contributions if not c.ok)
+    tokens = state.total_usage().total_tokens
+    if state.final_solution is not None:
+        tokens += state.final_solution.metadata.tokens_used or 0
+    duration = (state.updated_at - state.created_at).total_seconds()
+    lines.append(
+        f"Totals: {len(state.rounds)} round(s), {len(contributions)} contribution(s)"
+        + (f" ({failed} failed)" if failed else "")
+        + f", {tokens} tokens, {duration:.1f}s"
+    )
+    return lines
+
+
+def _contribution_line(names: dict[str, str], c: Contribution) -> str:
+    who = names.get(c.agent_id, c.agent_id)
+    if c.target_agent_id:
+        who += f" → {names.get(c.target_agent_id, c.target_agent_id)}"
+    if not c.ok:
+        return f"{c.type:<10} {who}: failed: {c.error or 'unknown error'}"
+    first = next((line.strip() for line in c.content.splitlines() if line.strip()), "")
+    preview = first if len(first) <= PREVIEW_CHARS else first[: PREVIEW_CHARS - 1] + "…"
+    meta = c.metadata
+    notes = [f"{meta.tokens_used or 0} tokens", f"{(meta.latency_ms or 0) / 1000:.1f}s"]
+    if meta.truncated:
+        notes.append("cut off")
+    if meta.carried_over:
+        notes.append("carried over")
+    return f"{c.type:<10} {who}: {preview} ({', '.join(notes)})"
+
+
+def _summary_line(names: dict[str, str], s: DebateSummary) -> str:
+    m = s.metadata
+    return (f"summary    {names.get(s.agent_id, s.agent_id)}: {m.before_chars} → {m.after_chars} chars "
+            f"({m.tokens_used or 0} tokens, {(m.latency_ms or 0) / 1000:.1f}s)")

@@ -1,0 +1,80 @@
+"""The error boundary of the CLI, run in-process (no debate is started by these)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dialectic.cli import app as cli_app
+from dialectic.cli.output import report_path, write_atomic
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = cli_app.run(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DIALECTIC_HOME", str(tmp_path / "home"))
+
+
+@pytest.mark.parametrize(
+    ("argv", "needle"),
+    [
+        (["debate"], "no problem given"),
+        (["debate", "x", "--rounds", "abc"], "--rounds"),
+        (["debate", "x", "--no-such-flag"], "No such option"),
+        (["frobnicate"], "No such command"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = run(argv, capsys)
+    assert code == 2
+    assert out == ""
+    assert err.count("\n") == 1 and err.startswith("error: ") and needle in err
+
+
+def test_no_arguments_show_the_help(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run([], capsys)
+    assert code == 0
+    for command in ("debate", "resume", "list", "show", "export", "report"):
+        assert command in out
+
+
+def test_unexpected_exceptions_are_one_line_without_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def boom(*args: object, **kwargs: object) -> str:
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr("dialectic.cli.commands.resolve_problem", boom)
+    code, _, err = run(["debate", "x"], capsys)
+    assert code == 1
+    assert err == "error: unexpected RuntimeError: disk on fire\n"
+    code, _, err = run(["debate", "x", "--verbose"], capsys)
+    assert code == 1
+    assert "Traceback" in err
+
+
+def test_unknown_debate_is_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["show", "deb-20250101-000000-ABCD"], capsys)
+    assert code == 2
+    assert "no debate with id" in err
+
+
+def test_report_path_appends_md(tmp_path: Path) -> None:
+    assert report_path(Path("out/report")) == Path("out/report.md")
+    assert report_path(Path("r.MD")) == Path("r.MD")
+    assert report_path(Path("r.txt")) == Path("r.txt.md")
+
+
+def test_write_atomic_creates_parents_and_replaces(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "out.txt"
+    write_atomic(target, "one")
+    write_atomic(target, "two")
+    assert target.read_text(encoding="utf-8") == "two"
+    assert [p.name for p in target.parent.iterdir()] == ["out.txt"]

@@ -1,0 +1,58 @@
+"""--context DIR: gathering a directory's text files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dialectic.context.files import gather_context
+from dialectic.errors import InvalidArgumentsError
+
+
+def make_tree(root: Path) -> None:
+    (root / "src").mkdir()
+    (root / "src" / "app.py").write_text("print('hi')\n", encoding="utf-8")
+    (root / "README.md").write_text("# Project\n", encoding="utf-8")
+    (root / ".env").write_text("SECRET=1\n", encoding="utf-8")
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("[core]\n", encoding="utf-8")
+    (root / "logo.png").write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00")
+    (root / "latin1.txt").write_bytes("caf\xe9".encode("latin-1"))
+    (root / "empty.txt").write_text("", encoding="utf-8")
+
+
+def test_text_files_are_gathered_sorted_under_headers(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    text = gather_context(tmp_path)
+    assert text == "### README.md\n\n# Project\n\n### src/app.py\n\nprint('hi')\n"
+
+
+def test_hidden_binary_and_non_utf8_files_are_skipped(tmp_path: Path) -> None:
+    make_tree(tmp_path)
+    text = gather_context(tmp_path)
+    for skipped in (".env", "SECRET", ".git", "logo.png", "latin1.txt", "empty.txt"):
+        assert skipped not in text
+
+
+def test_the_limit_cuts_and_names_what_was_left_out(tmp_path: Path) -> None:
+    for name in ("a.txt", "b.txt", "c.txt"):
+        (tmp_path / name).write_text(name[0] * 100, encoding="utf-8")
+    text = gather_context(tmp_path, max_chars=150)
+    assert text.startswith("### a.txt\n\n" + "a" * 100)
+    assert "### b.txt" in text
+    assert "b" * 100 not in text
+    assert text.rstrip().endswith("[context limited to 150 characters; left out: b.txt (cut), c.txt]")
+
+
+def test_an_empty_directory_gives_no_context(tmp_path: Path) -> None:
+    assert gather_context(tmp_path) == ""
+
+
+def test_missing_path_or_file_is_invalid_arguments(tmp_path: Path) -> None:
+    with pytest.raises(InvalidArgumentsError, match="not found"):
+        gather_context(tmp_path / "nope")
+    file = tmp_path / "f.txt"
+    file.write_text("x", encoding="utf-8")
+    with pytest.raises(InvalidArgumentsError, match="not a directory"):
+        gather_context(file)

@@ -1,0 +1,95 @@
+"""Problem resolution and .env loading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dialectic.cli.inputs import load_env_file, parse_env, resolve_problem
+from dialectic.errors import EXIT_INVALID_ARGS, InvalidArgumentsError
+
+
+def test_problem_argument_is_trimmed() -> None:
+    assert resolve_problem("  Design a cache \n", None) == "Design a cache"
+
+
+def test_problem_file_keeps_raw_content(tmp_path: Path) -> None:
+    path = tmp_path / "p.md"
+    path.write_text("# Title\n\n  indented line\n", encoding="utf-8")
+    assert resolve_problem(None, path) == "# Title\n\n  indented line\n"
+
+
+@pytest.mark.parametrize(
+    ("problem", "make_file", "message"),
+    [
+        (None, None, "no problem given"),
+        ("x", "text", "not both"),
+        ("   ", None, "empty"),
+        (None, "missing", "not found"),
+        (None, "dir", "is a directory"),
+        (None, "blank", "is empty"),
+        (None, "binary", "is not a UTF-8 text file"),
+        (None, "nul", "is not a UTF-8 text file"),
+    ],
+)
+def test_bad_problem_input_is_invalid_arguments(
+    tmp_path: Path, problem: str | None, make_file: str | None, message: str
+) -> None:
+    path: Path | None = None
+    if make_file is not None:
+        path = tmp_path / "problem.md"
+        if make_file == "text":
+            path.write_text("a problem", encoding="utf-8")
+        elif make_file == "dir":
+            path.mkdir()
+        elif make_file == "blank":
+            path.write_text(" \n\t\n", encoding="utf-8")
+        elif make_file == "binary":
+            path.write_bytes(b"\x89PNG\r\n\x1a\n\xff\xfe\x00\x01")
+        elif make_file == "nul":
+            path.write_bytes(b"abc\x00def")
+    with pytest.raises(InvalidArgumentsError, match=message) as info:
+        resolve_problem(problem, path)
+    assert info.value.exit_code == EXIT_INVALID_ARGS
+
+
+def test_parse_env_handles_comments_quotes_and_export() -> None:
+    text = """
+# a comment
+OPENAI_API_KEY=sk-123
+export BASE='http://localhost:11434/v1'
+QUOTED="with spaces" # trailing comment
+PLAIN=value # comment
+EMPTY=
+not an assignment
+ SPACED = padded
+"""
+    assert parse_env(text) == [
+        ("OPENAI_API_KEY", "sk-123"),
+        ("BASE", "http://localhost:11434/v1"),
+        ("QUOTED", "with spaces"),
+        ("PLAIN", "value"),
+        ("EMPTY", ""),
+        ("SPACED", "padded"),
+    ]
+
+
+def test_env_file_does_not_override_existing_variables(tmp_path: Path) -> None:
+    path = tmp_path / ".env"
+    path.write_text("A=from-file\nB=from-file\n", encoding="utf-8")
+    environ = {"A": "already-set"}
+    loaded = load_env_file(path, explicit=True, environ=environ)
+    assert loaded == ["B"]
+    assert environ == {"A": "already-set", "B": "from-file"}
+
+
+def test_missing_default_env_file_is_fine(tmp_path: Path) -> None:
+    environ: dict[str, str] = {}
+    assert load_env_file(tmp_path / ".env", explicit=False, environ=environ) == []
+    assert environ == {}
+
+
+def test_missing_explicit_env_file_is_invalid_arguments(tmp_path: Path) -> None:
+    with pytest.raises(InvalidArgumentsError, match="env file not found"):
+        load_env_file(tmp_path / "prod.env", explicit=True, environ={})

@@ -1,0 +1,78 @@
+"""Plain progress lines (stderr not a terminal) and the live display's always-shown lines."""
+
+from __future__ import annotations
+
+import io
+
+from dialectic import events as ev
+from dialectic.cli.console import Terminal
+from dialectic.cli.progress import ProgressReporter
+from dialectic.domain import Contribution, ContributionMetadata, Participant
+
+DEBATE = "deb-20250101-000000-ABCD"
+ARCHITECT = Participant(id="a1", name="System Architect", role="architect", model="m", provider="openai")
+SECURITY = Participant(id="a2", name="Security Engineer", role="security", model="m", provider="openai")
+JUDGE = Participant(id="j", name="Judge", role="generalist", model="m", provider="openai")
+
+
+class FakeTty(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def contribution(kind: str = "proposal", **changes: object) -> Contribution:
+    base: dict[str, object] = {
+        "agent_id": "a1", "agent_role": "architect", "type": kind, "content": "text",
+        "metadata": ContributionMetadata(tokens_used=812, latency_ms=1234, model="m"),
+    }
+    base.update(changes)
+    return Contribution.model_validate(base)
+
+
+def feed(reporter: ProgressReporter, *events: ev.Event) -> None:
+    reporter(ev.DebateStarted(DEBATE, "p", 3, (ARCHITECT, SECURITY), JUDGE))
+    for event in events:
+        reporter(event)
+
+
+def test_plain_lines_for_a_round() -> None:
+    stream = io.StringIO()
+    feed(
+        ProgressReporter(Terminal(stream)),
+        ev.RoundStarted(DEBATE, 1, 3),
+        ev.PhaseStarted(DEBATE, 1, "proposal", 2),
+        ev.AgentStarted(DEBATE, "a1", "System Architect", "proposing"),
+        ev.ContributionAdded(DEBATE, 1, "System Architect", contribution()),
+        ev.ContributionAdded(DEBATE, 1, "System Architect", contribution("critique", target_agent_id="a2")),
+        ev.Warning(DEBATE, "prompt file missing"),
+        ev.CallRetrying(DEBATE, "Security Engineer", "refining", "server error (500)", 1, 0.5),
+    )
+    lines = stream.getvalue().splitlines()
+    assert lines == [
+        f"Started debate {DEBATE}: 2 agents, 3 round(s)",
+        "Round 1/3",
+        "proposal: 2 expected",
+        "proposal: System Architect done (812 tokens, 1.2s)",
+        "critique: System Architect → Security Engineer done (812 tokens, 1.2s)",
+        "warning: prompt file missing",
+        "retrying: Security Engineer refining, attempt 2 in 0.5s after: server error (500)",
+    ]
+
+
+def test_failed_and_truncated_contributions_are_announced_even_with_the_live_display() -> None:
+    stream = FakeTty()
+    reporter = ProgressReporter(Terminal(stream))
+    failed = contribution("critique", status="failed", error="timeout", target_agent_id="a2")
+    cut = contribution(metadata=ContributionMetadata(tokens_used=5, latency_ms=100, truncated=True))
+    with reporter.running():
+        feed(
+            reporter,
+            ev.RoundStarted(DEBATE, 1, 3),
+            ev.ContributionAdded(DEBATE, 1, "System Architect", contribution()),
+            ev.ContributionAdded(DEBATE, 1, "System Architect", failed),
+            ev.ContributionAdded(DEBATE, 1, "System Architect", cut),
+        )
+    text = stream.getvalue()
+    assert "critique failed: System Architect → Security Engineer: timeout" in text
+    assert "warning: proposal by System Architect was cut off at the token limit" in text
+    assert "Round 1/3" not in text.replace("┌─ Round 1/3", "")
