@@ -13,6 +13,7 @@ import traceback
 
 import typer
 
+from dialectic.cli.bench_command import bench
 from dialectic.cli.browse import export, list_debates, report, show
 from dialectic.cli.commands import debate, resume
 from dialectic.cli.eval_command import evaluate
@@ -34,6 +35,7 @@ app.command("show")(show)
 app.command("export")(export)
 app.command("report")(report)
 app.command("eval")(evaluate)
+app.command("bench")(bench)
 
 
 def _error(message: str) -> None:

@@ -1,0 +1,307 @@
+"""The arms: how each one turns a question into a final answer.
+
+* ``single`` — one greedy answer (temperature 0);
+* ``majority:K`` — K samples at the sampling temperature, majority vote;
+* ``self-consistency`` — as many samples as the debate arm makes calls, majority vote;
+* ``debate:AxR`` — the simultaneous-talk protocol of Du et al. (2023): in round 1 each of A
+  agents answers; in every later round each agent sees the others' previous replies and
+  updates its own; the final answer is the majority of the last round;
+* ``dialectic`` — our propose → critique → refine → judge flow (see :mod:`.dialectic_arm`).
+
+All calls go through :class:`~dialectic.llm.client.LLMClient`, so retries and the marking of
+cut-off replies are the same in every arm. A request the provider refuses as such (``BadRequest``,
+e.g. a debate prompt grown past the context window) becomes a failed reply, counted in the
+report; any other provider error stops the run, since it would fail every item alike.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Awaitable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from dialectic.bench.dialectic_arm import run_dialectic
+from dialectic.bench.extract import extract_answer, is_correct
+from dialectic.bench.metering import Meter, MeteredProvider
+from dialectic.bench.records import ItemResult, Outcome, Reply
+from dialectic.bench.tasks import Item
+from dialectic.bench.templates import render
+from dialectic.bench.vote import majority_vote
+from dialectic.config import AgentConfig, SystemConfig
+from dialectic.errors import BadRequest, InvalidArgumentsError
+from dialectic.llm.base import CompletionRequest, Message
+from dialectic.llm.client import LLMClient
+from dialectic.llm.registry import ProviderPool
+from dialectic.llm.retry import RetryPolicy
+
+T = TypeVar("T")
+ArmKind = Literal["single", "majority", "self-consistency", "debate", "dialectic"]
+
+DEFAULT_MAJORITY = 3
+DEFAULT_DEBATE = (3, 2)
+GREEDY_TEMPERATURE = 0.0
+DEFAULT_SAMPLING_TEMPERATURE = 0.7
+DEFAULT_ARMS = "single,majority:3,self-consistency,debate:3x2,dialectic"
+
+_DEBATE_SHAPE = re.compile(r"(\d+)x(\d+)")
+
+
+@dataclass(frozen=True)
+class ArmSpec:
+    kind: ArmKind
+    samples: int = 1
+    agents: int = 0
+    rounds: int = 0
+    explicit: bool = False
+    """For self-consistency: K was given (``self-consistency:K``) rather than matched."""
+    matched_to: str | None = None
+    """For matched self-consistency: the debate arm whose call count K equals."""
+
+    @property
+    def name(self) -> str:
+        if self.kind == "majority":
+            return f"majority:{self.samples}"
+        if self.kind == "self-consistency":
+            return f"self-consistency:{self.samples}" if self.explicit else "self-consistency"
+        if self.kind == "debate":
+            return f"debate:{self.agents}x{self.rounds}"
+        return self.kind
+
+    @property
+    def planned_calls(self) -> int | None:
+        """Calls per item when no reply is cut off; ``None`` for the engine-driven dialectic arm."""
+        if self.kind == "debate":
+            return self.agents * self.rounds
+        if self.kind == "dialectic":
+            return None
+        return self.samples
+
+
+def parse_arms(text: str) -> list[ArmSpec]:
+    """``"single,majority:5,self-consistency,debate:3x2,dialectic"`` → arm specs, in the given order.
+
+    Self-consistency without K takes as many samples as the first debate arm makes calls
+    (A×R), or as ``debate:3x2`` would when the run has no debate arm.
+    """
+    names = [part.strip().lower() for part in text.split(",") if part.strip()]
+    if not names:
+        raise InvalidArgumentsError("--arms needs at least one arm, e.g. --arms single,debate:3x2")
+    specs = [_parse_one(name) for name in names]
+    debate = next((s for s in specs if s.kind == "debate"), None)
+    matched_to = debate.name if debate else f"debate:{DEFAULT_DEBATE[0]}x{DEFAULT_DEBATE[1]} (not in this run)"
+    calls = debate.agents * debate.rounds if debate else DEFAULT_DEBATE[0] * DEFAULT_DEBATE[1]
+    specs = [
+        ArmSpec("self-consistency", samples=calls, matched_to=matched_to)
+        if s.kind == "self-consistency" and not s.explicit
+        else s
+        for s in specs
+    ]
+    kinds = [s.kind for s in specs]
+    for kind in ("single", "self-consistency", "dialectic"):
+        if kinds.count(kind) > 1:
+            raise InvalidArgumentsError(f"--arms lists {kind} more than once")
+    names = [s.name for s in specs]
+    for name in names:
+        if names.count(name) > 1:
+            raise InvalidArgumentsError(f"--arms lists {name} more than once")
+    return specs
+
+
+def _parse_one(name: str) -> ArmSpec:
+    kind, _, arg = name.partition(":")
+    kind = {"sc": "self-consistency", "majority-vote": "majority"}.get(kind, kind)
+    if kind == "single" and not arg:
+        return ArmSpec("single")
+    if kind == "dialectic" and not arg:
+        return ArmSpec("dialectic")
+    if kind == "majority":
+        return ArmSpec("majority", samples=_count(arg, DEFAULT_MAJORITY, name))
+    if kind == "self-consistency":
+        return ArmSpec("self-consistency", samples=_count(arg, 0, name), explicit=bool(arg))
+    if kind == "debate":
+        agents, rounds = DEFAULT_DEBATE
+        if arg:
+            shape = _DEBATE_SHAPE.fullmatch(arg)
+            if shape is None:
+                raise InvalidArgumentsError(f"arm '{name}': write debate:AxR, e.g. debate:3x2 (3 agents, 2 rounds)")
+            agents, rounds = int(shape.group(1)), int(shape.group(2))
+        if agents < 2 or rounds < 1:
+            raise InvalidArgumentsError(f"arm '{name}': a debate needs at least 2 agents and 1 round")
+        return ArmSpec("debate", agents=agents, rounds=rounds)
+    known = "single, majority:K, self-consistency[:K], debate:AxR, dialectic"
+    raise InvalidArgumentsError(f"unknown arm '{name}' (known: {known})")
+
+
+def _count(arg: str, default: int, name: str) -> int:
+    if not arg:
+        return default
+    if not arg.isdigit() or int(arg) < 1:
+        raise InvalidArgumentsError(f"arm '{name}': the number of samples must be a positive integer")
+    return int(arg)
+
+
+@dataclass(frozen=True)
+class ArmEnv:
+    """What every arm needs: the bench agents, the sampling settings and the shared providers."""
+
+    agents: tuple[AgentConfig, ...]
+    """Sampling arms use the first; debate agent ``i`` uses ``agents[i % len(agents)]``."""
+    temperature: float
+    max_tokens: int | None
+    pool: ProviderPool
+    retry: RetryPolicy
+    dialectic_config: SystemConfig
+    config_dir: Path
+
+
+async def run_arm(spec: ArmSpec, item: Item, env: ArmEnv) -> ItemResult:
+    """Run one arm on one item; provider errors other than a refused request propagate (the run stops)."""
+    meter = Meter()
+    started = time.perf_counter()
+    if spec.kind == "single":
+        reply = await _ask(env, meter, item, env.agents[0], _first_turn(item), GREEDY_TEMPERATURE, spec, "greedy")
+        return _result(spec, item, ["greedy"], [[reply]], meter, started)
+    if spec.kind in ("majority", "self-consistency"):
+        replies = await gather_or_cancel(
+            _ask(env, meter, item, env.agents[0], _first_turn(item), env.temperature, spec, f"sample-{k + 1}")
+            for k in range(spec.samples)
+        )
+        return _result(spec, item, ["samples"], [replies], meter, started)
+    if spec.kind == "debate":
+        stages, rounds = await _debate(spec, item, env, meter)
+        return _result(spec, item, stages, rounds, meter, started)
+    stages, rounds, judge = await run_dialectic(item, env, meter)
+    return _result(spec, item, stages, rounds, meter, started, judge=judge)
+
+
+async def gather_or_cancel(awaitables: Iterable[Awaitable[T]]) -> list[T]:
+    """Await all; on the first failure cancel the rest and raise that failure itself."""
+    tasks = [asyncio.ensure_future(a) for a in awaitables]
+    try:
+        return list(await asyncio.gather(*tasks))
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
+
+
+def _first_turn(item: Item) -> tuple[Message, ...]:
+    return (Message("user", render("answer", question=item.question)),)
+
+
+async def _debate(spec: ArmSpec, item: Item, env: ArmEnv, meter: Meter) -> tuple[list[str], list[list[Reply]]]:
+    conversations = [_first_turn(item) for _ in range(spec.agents)]
+    rounds: list[list[Reply]] = []
+    for number in range(1, spec.rounds + 1):
+        if rounds:
+            previous = rounds[-1]
+            conversations = [
+                (*conv, *_own(previous[a]), Message("user", _update(previous, a)))
+                for a, conv in enumerate(conversations)
+            ]
+        rounds.append(
+            await gather_or_cancel(
+                _ask(env, meter, item, env.agents[a % len(env.agents)], conv, env.temperature, spec,
+                     f"agent-{a + 1}", round_number=number)
+                for a, conv in enumerate(conversations)
+            )
+        )
+    return [f"round {r}" for r in range(1, spec.rounds + 1)], rounds
+
+
+def _own(reply: Reply) -> tuple[Message, ...]:
+    """The agent's previous reply as its turn in the conversation (nothing when that call failed)."""
+    return (Message("assistant", reply.text),) if reply.error is None else ()
+
+
+def _update(previous: list[Reply], agent: int) -> str:
+    """Round r > 1: the others' previous replies, in agent order (the agent's own is in its history)."""
+    others = [r.text for i, r in enumerate(previous) if i != agent and r.error is None]
+    return render("debate_update", others=others)
+
+
+async def _ask(
+    env: ArmEnv,
+    meter: Meter,
+    item: Item,
+    agent: AgentConfig,
+    messages: tuple[Message, ...],
+    temperature: float,
+    spec: ArmSpec,
+    who: str,
+    *,
+    round_number: int | None = None,
+) -> Reply:
+    """One reply. Its tag, ``bench/<arm>/<item id>/<who>[/round-<r>]``, says what the call is for."""
+    tag = f"bench/{spec.name}/{item.id}/{who}" + (f"/round-{round_number}" if round_number else "")
+    request = CompletionRequest(
+        messages=messages,
+        model=agent.model,
+        temperature=temperature,
+        max_tokens=env.max_tokens or agent.max_tokens,
+        timeout_s=agent.timeout / 1000 if agent.timeout else None,
+        tag=tag,
+    )
+    client = LLMClient(MeteredProvider(env.pool.get(agent), meter), retry=env.retry)
+    try:
+        completion = await client.complete(request)
+    except BadRequest as exc:
+        return Reply(who=who, text="", answer=None, method="none", error=f"{type(exc).__name__}: {exc}")
+    extraction = extract_answer(completion.text, item.match, truncated=completion.truncated)
+    return Reply(
+        who=who,
+        text=completion.text,
+        answer=extraction.answer,
+        method=extraction.method,
+        finish_reason=completion.finish_reason,
+        truncated=completion.truncated,
+    )
+
+
+def _result(
+    spec: ArmSpec,
+    item: Item,
+    stages: list[str],
+    rounds: list[list[Reply]],
+    meter: Meter,
+    started: float,
+    *,
+    judge: Reply | None = None,
+) -> ItemResult:
+    """Decide the final answer: the judge's when there is one, else the last stage's majority."""
+    deciding = [judge] if judge is not None else rounds[-1]
+    vote = majority_vote([r.answer for r in deciding])
+    outcome: Outcome
+    if vote.winner is None:
+        if any(r.truncated for r in deciding):
+            outcome = "truncated"
+        elif any(r.error is not None for r in deciding):
+            outcome = "failed"
+        else:
+            outcome = "unparsed"
+    else:
+        outcome = "correct" if is_correct(vote.winner, item.truth, item.match) else "wrong"
+    return ItemResult(
+        arm=spec.name,
+        item_id=item.id,
+        index=item.index,
+        question=item.question,
+        truth=item.truth,
+        match=item.match,
+        stages=stages,
+        rounds=rounds,
+        judge=judge,
+        final=vote.winner,
+        votes=vote.counts if len(deciding) > 1 else {},
+        tie=vote.tied,
+        outcome=outcome,
+        calls=meter.calls,
+        input_tokens=meter.input_tokens,
+        output_tokens=meter.output_tokens,
+        wall_s=round(time.perf_counter() - started, 4),
+    )

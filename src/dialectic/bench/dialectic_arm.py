@@ -1,0 +1,96 @@
+"""The ``dialectic`` arm: our own propose → critique → refine → judge flow, on a benchmark question.
+
+Each item is one debate run by :class:`~dialectic.engine.DebateEngine` with an in-memory
+store and the run's configuration (clarifications off: nobody is there to answer). The
+answer is taken from the judge's solution. The agents' answers are recorded too, so belief
+dynamics can be read across stages: round 1 proposals, then each round's refinements. When the
+provider refuses a request as such (``BadRequest``) the item is recorded as failed, as in the
+other arms.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dialectic.bench.extract import extract_answer
+from dialectic.bench.metering import Meter, MeteredPool
+from dialectic.bench.records import Reply
+from dialectic.bench.tasks import Item
+from dialectic.bench.templates import render
+from dialectic.domain import Contribution, DebateState, Solution
+from dialectic.engine import DebateEngine, DebateRequest
+from dialectic.errors import BadRequest
+from dialectic.events import EventBus
+from dialectic.store import MemoryStore
+
+if TYPE_CHECKING:
+    from dialectic.bench.arms import ArmEnv
+
+JUDGE = "judge"
+
+
+async def run_dialectic(item: Item, env: ArmEnv, meter: Meter) -> tuple[list[str], list[list[Reply]], Reply]:
+    """Stages, the agents' replies per stage, and the judge's reply (which decides)."""
+    settings = env.dialectic_config.debate.model_copy(update={"interactive_clarifications": False})
+    config = env.dialectic_config.model_copy(update={"debate": settings})
+    store = MemoryStore()
+    try:
+        engine = DebateEngine(store, MeteredPool(env.pool, meter), EventBus(), retry=env.retry)
+        request = DebateRequest(
+            problem=render("dialectic_problem", question=item.question), config=config, config_dir=env.config_dir
+        )
+        state = await engine.start(request)
+    except BadRequest as exc:
+        failed = Reply(who=JUDGE, text="", answer=None, method="none", error=f"{type(exc).__name__}: {exc}")
+        return [], [], failed
+    finally:
+        store.close()
+    stages, rounds = _agent_stages(state, item)
+    return stages, rounds, _judge_reply(state, item)
+
+
+def _agent_stages(state: DebateState, item: Item) -> tuple[list[str], list[list[Reply]]]:
+    agent_ids = [a.id for a in state.agents]
+    stages: list[str] = []
+    rounds: list[list[Reply]] = []
+    for rnd in state.rounds:
+        kinds = ("proposal", "refinement") if rnd.round_number == 1 else ("refinement",)
+        for kind in kinds:
+            found = {c.agent_id: c for c in rnd.contributions if c.type == kind and c.target_agent_id is None}
+            if not found:
+                continue
+            stages.append(f"round {rnd.round_number} {kind}s")
+            rounds.append([_contribution_reply(agent_id, found.get(agent_id), item) for agent_id in agent_ids])
+    return stages, rounds
+
+
+def _contribution_reply(agent_id: str, contribution: Contribution | None, item: Item) -> Reply:
+    if contribution is None:
+        return Reply(who=agent_id, text="", answer=None, method="none", error="no contribution in this stage")
+    meta = contribution.metadata
+    extraction = extract_answer(contribution.content, item.match, truncated=meta.truncated)
+    return Reply(
+        who=agent_id,
+        text=contribution.content,
+        answer=extraction.answer if contribution.ok else None,
+        method=extraction.method if contribution.ok else "none",
+        finish_reason=meta.finish_reason,
+        truncated=meta.truncated,
+        error=contribution.error,
+    )
+
+
+def _judge_reply(state: DebateState, item: Item) -> Reply:
+    solution: Solution | None = state.final_solution
+    if solution is None:
+        return Reply(who=JUDGE, text="", answer=None, method="none", error=f"the debate ended {state.status}")
+    text = solution.description + (f"\n\n{solution.implementation}" if solution.implementation else "")
+    extraction = extract_answer(text, item.match, truncated=solution.metadata.truncated)
+    return Reply(
+        who=JUDGE,
+        text=text,
+        answer=extraction.answer,
+        method=extraction.method,
+        finish_reason=solution.metadata.finish_reason,
+        truncated=solution.metadata.truncated,
+    )

@@ -1,0 +1,130 @@
+"""Finding the answer in a model's reply, and deciding whether it is right.
+
+The answer is looked for in this order, and the first that yields one wins:
+
+1. the last ``\\boxed{...}``;
+2. the last explicit statement: "final answer", "the answer is", "answer:" (the number
+   after it on the same line; after an ``=`` there, the number after the last ``=``);
+3. the last number anywhere in the reply (numeric mode) or the last non-empty line
+   (exact mode).
+
+A reply cut off by the token limit only counts when it had already stated its answer
+explicitly (1 or 2): the last number of a half-written calculation is not an answer.
+A reply with nothing usable has no answer: it is scored wrong and counted apart.
+"""
+
+from __future__ import annotations
+
+import re
+import string
+import unicodedata
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Literal
+
+MatchMode = Literal["numeric", "exact"]
+Method = Literal["boxed", "final-answer", "last-number", "last-line", "none"]
+MATCH_MODES: tuple[str, ...] = ("numeric", "exact")
+
+NUMERIC_TOLERANCE = Decimal("1e-6")
+"""Relative tolerance of a numeric match (absolute below 1), for answers like 0.333333 vs 0.3333333."""
+
+_MINUS_SIGNS = {"\u2212": "-", "\u2013": "-", "\u2012": "-", "\ufe63": "-", "\uff0d": "-"}
+_NUMBER = re.compile(r"(?:(?<![\w)\]])-)?(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\d)")
+_BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
+_MARKER = re.compile(
+    r"final\s+answer(?:\s+(?:is|was|would\s+be))?\s*[:=]?|the\s+answer\s+(?:is|was|would\s+be)\s*[:=]?|\banswer\s*:",
+    re.IGNORECASE,
+)
+_PLAIN_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+")
+_TEXT_WRAPPER = re.compile(r"\\(?:text|mathrm|textbf)\s*\{([^{}]*)\}")
+_ARTICLES = re.compile(r"\b(?:a|an|the)\b")
+_PUNCTUATION = str.maketrans({ch: " " for ch in string.punctuation})
+
+
+@dataclass(frozen=True)
+class Extraction:
+    answer: str | None
+    """Canonical: a number as ``-12`` or ``3.5``; text normalised (see :func:`normalize_text`)."""
+    method: Method
+
+
+def canonical_number(text: str) -> str | None:
+    """``"1,234"`` → ``"1234"``, ``"-3.50"`` → ``"-3.5"``, ``"+7"`` → ``"7"``; ``None`` if not a plain number."""
+    cleaned = _unify_minus(text).strip().strip("$*` ").rstrip(".")
+    if not _PLAIN_NUMBER.fullmatch(cleaned):
+        return None
+    try:
+        value = Decimal(cleaned.replace(",", ""))
+    except InvalidOperation:
+        return None
+    if value == value.to_integral_value():
+        return str(int(value))
+    return format(value.normalize(), "f")
+
+
+def normalize_text(text: str) -> str:
+    """Lower case, no punctuation, no articles (a/an/the), single spaces — the usual exact-match rule."""
+    text = unicodedata.normalize("NFKC", text).lower().translate(_PUNCTUATION)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def is_correct(answer: str | None, truth: str, mode: MatchMode) -> bool:
+    if answer is None:
+        return False
+    if mode == "exact":
+        return normalize_text(answer) == normalize_text(truth)
+    expected = canonical_number(truth)
+    if expected is None:
+        return False
+    got, want = Decimal(answer), Decimal(expected)
+    return abs(got - want) <= NUMERIC_TOLERANCE * max(Decimal(1), abs(want))
+
+
+def extract_answer(text: str, mode: MatchMode, *, truncated: bool = False) -> Extraction:
+    """The answer a reply gives (see the module docstring for the order)."""
+    text = _unify_minus(text)
+    for content in reversed(_BOXED.findall(text)):
+        answer = _value(_TEXT_WRAPPER.sub(r"\1", content), mode, after_equals=True)
+        if answer is not None:
+            return Extraction(answer, "boxed")
+    markers = list(_MARKER.finditer(text))
+    if markers:
+        answer = _value(_statement_after(text, markers[-1].end()), mode, after_equals=True)
+        if answer is not None:
+            return Extraction(answer, "final-answer")
+    if truncated:
+        return Extraction(None, "none")
+    if mode == "numeric":
+        numbers = _NUMBER.findall(text)
+        if numbers:
+            return Extraction(canonical_number(numbers[-1]), "last-number")
+        return Extraction(None, "none")
+    lines = [line for line in text.splitlines() if normalize_text(line)]
+    if lines:
+        return Extraction(normalize_text(lines[-1]), "last-line")
+    return Extraction(None, "none")
+
+
+def _statement_after(text: str, start: int) -> str:
+    """The rest of the marker's line, or the next non-empty line when the marker ends its line."""
+    for line in text[start:].split("\n"):
+        if line.strip(" \t*:_$`#-"):
+            return line
+    return ""
+
+
+def _value(segment: str, mode: MatchMode, *, after_equals: bool) -> str | None:
+    if after_equals and "=" in segment:
+        segment = segment.rsplit("=", 1)[1]
+    if mode == "numeric":
+        found = _NUMBER.search(segment)
+        return canonical_number(found.group(0)) if found else None
+    normalised = normalize_text(segment)
+    return normalised or None
+
+
+def _unify_minus(text: str) -> str:
+    for sign, ascii_minus in _MINUS_SIGNS.items():
+        text = text.replace(sign, ascii_minus)
+    return text

@@ -1,0 +1,90 @@
+"""What a benchmark run stores: its specification, and one result per (arm, item)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from dialectic.bench.extract import MatchMode, Method
+
+Outcome = Literal["correct", "wrong", "unparsed", "truncated", "failed"]
+"""``unparsed``: no answer could be found; ``truncated``: no answer, and a reply that counted was
+cut off by the token limit; ``failed``: no answer because the provider refused the request (e.g.
+the debate's prompt no longer fits the context window). All three are scored wrong, and counted
+apart from plain wrong answers."""
+
+
+class RunSpec(BaseModel):
+    """Everything that decides what a run computes; a resumed run is rebuilt from it."""
+
+    id: str
+    created_at: datetime
+    task: Literal["arithmetic", "jsonl"]
+    dataset: str | None = None
+    n: int | None = None
+    seed: int = 0
+    operands: int = 6
+    match: MatchMode | None = None
+    arms: list[str]
+    temperature: float
+    max_tokens: int | None = None
+    agents: list[dict[str, Any]]
+    """The bench agents' configurations (camelCase, as in a config file)."""
+    dialectic_config: dict[str, Any]
+    config_dir: str
+    fingerprint: str
+    """Hash of the task's items: resuming on different questions is refused."""
+
+    def models(self) -> list[str]:
+        return [f"{a.get('provider', '?')}/{a.get('model', '?')}" for a in self.agents]
+
+
+class Reply(BaseModel):
+    """One model reply and the answer found in it."""
+
+    who: str
+    """``greedy``, ``sample-2``, ``agent-3`` or, in the dialectic arm, the agent's id or ``judge``."""
+    text: str
+    answer: str | None
+    method: Method
+    finish_reason: str | None = None
+    truncated: bool = False
+    error: str | None = None
+    """Why there is no reply: the provider refused the request, or the engine recorded a failed contribution."""
+
+    @property
+    def unparsed(self) -> bool:
+        return self.answer is None and not self.truncated and self.error is None
+
+
+class ItemResult(BaseModel):
+    """One arm's work on one item: every reply by stage, the final answer and what it cost."""
+
+    arm: str
+    item_id: str
+    index: int
+    question: str
+    truth: str
+    match: MatchMode
+    stages: list[str]
+    """Names of the stages: ``greedy``, ``samples``, ``round 1``…, ``round 1 proposals``…"""
+    rounds: list[list[Reply]]
+    """Replies per stage, in agent (or sample) order; parallel to ``stages``."""
+    judge: Reply | None = None
+    final: str | None
+    votes: dict[str, int] = Field(default_factory=dict)
+    tie: bool = False
+    outcome: Outcome
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    wall_s: float
+
+    @property
+    def correct(self) -> bool:
+        return self.outcome == "correct"
+
+    def all_replies(self) -> list[Reply]:
+        return [r for stage in self.rounds for r in stage] + ([self.judge] if self.judge else [])

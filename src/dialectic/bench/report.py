@@ -1,0 +1,149 @@
+"""A run's results as JSON (every item, every reply) and as a Markdown summary."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from typing import Any
+
+from dialectic.bench.arms import GREEDY_TEMPERATURE
+from dialectic.bench.extract import NUMERIC_TOLERANCE
+from dialectic.bench.records import ItemResult
+from dialectic.bench.summary import ArmSummary, BenchSummary
+from dialectic.bench.vote import TIE_RULE
+
+_ITEM_KEYS = ("arm", "item_id", "index", "question", "truth", "match")
+
+
+def to_json(summary: BenchSummary, results: Sequence[ItemResult]) -> str:
+    items: dict[str, dict[str, Any]] = {}
+    for r in sorted(results, key=lambda r: r.index):
+        entry = items.setdefault(
+            r.item_id,
+            {"id": r.item_id, "index": r.index, "question": r.question, "truth": r.truth, "match": r.match, "arms": {}},
+        )
+        entry["arms"][r.arm] = {"correct": r.correct, **r.model_dump(mode="json", exclude=set(_ITEM_KEYS))}
+    document = {
+        "run": summary.spec.model_dump(mode="json"),
+        "task": summary.task,
+        "total_items": summary.total_items,
+        "method": {
+            "tie_rule": TIE_RULE,
+            "confidence": summary.confidence,
+            "bootstrap_resamples": summary.resamples,
+            "bootstrap_seed": summary.spec.seed,
+            "greedy_temperature": GREEDY_TEMPERATURE,
+            "sampling_temperature": summary.spec.temperature,
+        },
+        "arms": [asdict(arm) for arm in summary.arms],
+        "items": list(items.values()),
+    }
+    return json.dumps(document, indent=2, ensure_ascii=False) + "\n"
+
+
+def to_markdown(summary: BenchSummary) -> str:
+    spec = summary.spec
+    sc = summary.self_consistency_arm
+    models = ", ".join(sorted(set(spec.models())))
+    lines = [
+        f"## Bench: {summary.task}",
+        "",
+        f"Run `{spec.id}` · {summary.total_items} items · seed {spec.seed} · model {models}"
+        f" · sampling temperature {spec.temperature:g} (single: greedy, {GREEDY_TEMPERATURE:g})",
+        "",
+        "| Arm | Items | Accuracy | 95% CI | Δ vs single | Δ vs " + (sc or "self-consistency") + " | Wrong "
+        "| Unparsed | Cut off | Failed | Ties | Calls | Input tokens | Output tokens | Wall s |",
+        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+    ]
+    lines += [_row(arm) for arm in summary.arms]
+    dynamics = [arm for arm in summary.arms if arm.transitions]
+    if dynamics:
+        lines += ["", "### Belief dynamics", "", "| Arm | Stage change | wrong→right | right→wrong |"]
+        lines.append("|---|---|--:|--:|")
+        lines += [
+            f"| {a.arm} | {t.label} | {t.wrong_to_right} | {t.right_to_wrong} |"
+            for a in dynamics
+            for t in a.transitions
+        ]
+    lines += ["", "### Replies", "", "| Arm | Replies | Cut off | No answer | Failed | Final agreement |"]
+    lines.append("|---|--:|--:|--:|--:|--:|")
+    lines += [
+        f"| {a.arm} | {a.replies} | {a.truncated_replies} | {a.unparsed_replies} | {a.failed_replies} | "
+        f"{_percent(a.agreement) if a.agreement is not None else '—'} |"
+        for a in summary.arms
+    ]
+    lines += ["", *_notes(summary)]
+    return "\n".join(lines) + "\n"
+
+
+def _row(a: ArmSummary) -> str:
+    accuracy = a.accuracy
+    cells = [
+        a.arm,
+        str(a.items),
+        _percent(accuracy.estimate) if accuracy else "—",
+        f"[{_percent(accuracy.low, sign=False, unit='')}, {_percent(accuracy.high, sign=False, unit='')}]"
+        if accuracy else "—",
+        _delta(a.vs_single),
+        _delta(a.vs_self_consistency),
+        str(a.wrong),
+        str(a.unparsed),
+        str(a.truncated),
+        str(a.failed),
+        str(a.ties),
+        str(a.calls),
+        str(a.input_tokens),
+        str(a.output_tokens),
+        f"{a.wall_s:.1f}",
+    ]
+    return "| " + " | ".join(cells) + " |"
+
+
+def _delta(interval: Any) -> str:
+    if interval is None:
+        return "—"
+    low = _percent(interval.low, sign=True, unit="")
+    high = _percent(interval.high, sign=True, unit="")
+    return f"{_percent(interval.estimate, sign=True, unit=' pp')} [{low}, {high}]"
+
+
+def _percent(value: float, *, sign: bool = False, unit: str = "%") -> str:
+    number = 100 * value
+    text = f"{number:+.1f}" if sign else f"{number:.1f}"
+    return text.replace("-", "−") + unit
+
+
+def _notes(summary: BenchSummary) -> list[str]:
+    notes = [
+        "Notes:",
+        "",
+        "- Accuracy is the share of items whose final answer is right. *Unparsed* (no answer found), "
+        "*Cut off* (no answer, and a reply that counted was cut off by the token limit) and *Failed* (no answer "
+        "because the provider refused the request, e.g. a prompt past the context window) items are scored wrong "
+        "and counted apart from *Wrong* answers. The *Replies* table counts the same at the level of single "
+        "replies, where a cut-off reply may still have stated its answer.",
+        f"- 95% CI: percentile bootstrap over items ({summary.resamples} resamples, seed {summary.spec.seed}). "
+        "Δ: difference in accuracy (percentage points) from a paired bootstrap over the items both arms finished.",
+        f"- Ties: {TIE_RULE}. The *Ties* column counts the items the rule decided.",
+        f"- Sampling: `single` is greedy (temperature {GREEDY_TEMPERATURE:g}); every other sample and debate turn "
+        f"uses temperature {summary.spec.temperature:g}.",
+        "- Calls and tokens count every provider call, continuations of cut-off replies included. *Wall s* sums "
+        "the time of each item (items overlap with `--concurrency`).",
+        "- Numeric answers match when equal within a relative tolerance of "
+        f"{float(NUMERIC_TOLERANCE):g} (absolute below 1); text answers after normalisation (case, punctuation, "
+        "articles).",
+    ]
+    for arm in summary.arms:
+        if arm.kind == "self-consistency" and arm.matched_to:
+            notes.append(
+                f"- `{arm.arm}` draws {arm.planned_calls} samples per item: the calls `{arm.matched_to}` makes "
+                "(compute matched by calls; compare the token columns to judge the match)."
+            )
+        if arm.kind == "dialectic":
+            notes.append(
+                "- `dialectic` runs the engine's propose → critique → refine → judge flow with the run's "
+                "configuration; its answer is the judge's. Its stages are round 1 proposals, then each round's "
+                "refinements."
+            )
+    return notes

@@ -1,0 +1,101 @@
+"""Running a benchmark: every (arm, item) pair not yet stored, at most K items at a time.
+
+Pairs are taken item by item (all arms of item 1, then of item 2, …), so an interrupted run
+leaves the arms with nearly the same items done and the paired comparisons stay meaningful.
+Each result is saved the moment it finishes. The first provider error stops the run (calls
+still in flight are cancelled); what was saved stays, and ``--resume`` carries on from there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol
+
+from dialectic.bench.arms import ArmEnv, ArmSpec, gather_or_cancel, parse_arms, run_arm
+from dialectic.bench.records import ItemResult, RunSpec
+from dialectic.bench.store import BenchStore
+from dialectic.bench.tasks import Item, Task, arithmetic_task, jsonl_task
+from dialectic.config import AgentConfig, SystemConfig
+from dialectic.errors import InvalidArgumentsError
+from dialectic.llm.registry import ProviderPool
+from dialectic.llm.retry import RetryPolicy
+
+
+class ProgressSink(Protocol):
+    def begin(self, arms: Sequence[str], total: int, done: Mapping[str, tuple[int, int]]) -> None:
+        """``done`` maps an arm to (items already done, of which correct) — non-zero on resume."""
+
+    def advance(self, arm: str, correct: bool) -> None: ...
+
+
+def task_for(spec: RunSpec) -> Task:
+    """Rebuild the run's questions; a resumed run must get exactly the ones it started with."""
+    if spec.task == "arithmetic":
+        task = arithmetic_task(spec.n or 0, spec.seed, spec.operands)
+    else:
+        task = jsonl_task(Path(spec.dataset or ""), spec.n, spec.match)
+    if task.fingerprint != spec.fingerprint:
+        raise InvalidArgumentsError(
+            f"the questions of run {spec.id} have changed since it started ({spec.dataset or spec.task}); "
+            "start a new run instead of resuming"
+        )
+    return task
+
+
+def arms_for(spec: RunSpec) -> list[ArmSpec]:
+    return parse_arms(",".join(spec.arms))
+
+
+def env_for(spec: RunSpec, pool: ProviderPool, retry: RetryPolicy) -> ArmEnv:
+    return ArmEnv(
+        agents=tuple(AgentConfig.model_validate(a) for a in spec.agents),
+        temperature=spec.temperature,
+        max_tokens=spec.max_tokens,
+        pool=pool,
+        retry=retry,
+        dialectic_config=SystemConfig.model_validate(spec.dialectic_config),
+        config_dir=Path(spec.config_dir),
+    )
+
+
+def pending(task: Task, arms: Sequence[ArmSpec], done: set[tuple[str, str]]) -> list[tuple[ArmSpec, Item]]:
+    """The pairs still to run, item-major."""
+    return [(arm, item) for item in task.items for arm in arms if (arm.name, item.id) not in done]
+
+
+def done_counts(results: Sequence[ItemResult]) -> dict[str, tuple[int, int]]:
+    counts: dict[str, tuple[int, int]] = {}
+    for r in results:
+        total, correct = counts.get(r.arm, (0, 0))
+        counts[r.arm] = (total + 1, correct + int(r.correct))
+    return counts
+
+
+async def run_bench(
+    spec: RunSpec,
+    task: Task,
+    env: ArmEnv,
+    store: BenchStore,
+    *,
+    concurrency: int,
+    progress: ProgressSink | None = None,
+) -> int:
+    """Run what is left of ``spec``; return how many (arm, item) pairs were run now."""
+    if concurrency < 1:
+        raise InvalidArgumentsError(f"--concurrency must be at least 1 (got {concurrency})")
+    arms = arms_for(spec)
+    todo = pending(task, arms, store.done(spec.id))
+    if progress is not None:
+        progress.begin([a.name for a in arms], len(task.items), done_counts(store.results(spec.id)))
+    queue: Iterator[tuple[ArmSpec, Item]] = iter(todo)
+
+    async def worker() -> None:
+        for arm, item in queue:
+            result = await run_arm(arm, item, env)
+            store.save(spec.id, result)
+            if progress is not None:
+                progress.advance(result.arm, result.correct)
+
+    await gather_or_cancel(worker() for _ in range(min(concurrency, max(1, len(todo)))))
+    return len(todo)

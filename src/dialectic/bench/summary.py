@@ -1,0 +1,165 @@
+"""The numbers a run is judged by: per-arm accuracy with CIs, paired differences, costs, dynamics."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dialectic.bench.arms import ArmSpec
+from dialectic.bench.extract import is_correct
+from dialectic.bench.records import ItemResult, RunSpec
+from dialectic.bench.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval, bootstrap_ci, paired_bootstrap
+
+SINGLE = "single"
+
+
+@dataclass(frozen=True)
+class Transition:
+    """From one stage to the next, summed over items and agents: how many changed their minds."""
+
+    label: str
+    wrong_to_right: int
+    right_to_wrong: int
+
+
+@dataclass(frozen=True)
+class ArmSummary:
+    arm: str
+    kind: str
+    planned_calls: int | None
+    """Calls per item when nothing is cut off (A×R, K, 1); ``None`` for the dialectic arm."""
+    matched_to: str | None
+    items: int
+    correct: int
+    accuracy: Interval | None
+    wrong: int
+    unparsed: int
+    truncated: int
+    failed: int
+    ties: int
+    replies: int
+    truncated_replies: int
+    unparsed_replies: int
+    failed_replies: int
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    wall_s: float
+    vs_single: Interval | None
+    vs_self_consistency: Interval | None
+    transitions: tuple[Transition, ...]
+    agreement: float | None
+    """Share of items whose last stage was unanimous (every agent gave the same answer)."""
+
+
+@dataclass(frozen=True)
+class BenchSummary:
+    spec: RunSpec
+    task: str
+    total_items: int
+    arms: tuple[ArmSummary, ...]
+    self_consistency_arm: str | None
+    resamples: int
+    confidence: float
+
+
+def summarize(
+    spec: RunSpec,
+    task_description: str,
+    total_items: int,
+    arms: Sequence[ArmSpec],
+    results: Sequence[ItemResult],
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+) -> BenchSummary:
+    by_arm: dict[str, dict[str, ItemResult]] = {a.name: {} for a in arms}
+    for r in results:
+        by_arm.setdefault(r.arm, {})[r.item_id] = r
+    sc = next((a.name for a in arms if a.kind == "self-consistency"), None)
+    summaries = tuple(
+        _arm_summary(arm, by_arm[arm.name], by_arm, sc, seed=spec.seed, resamples=resamples) for arm in arms
+    )
+    return BenchSummary(spec, task_description, total_items, summaries, sc, resamples, DEFAULT_CONFIDENCE)
+
+
+def _arm_summary(
+    arm: ArmSpec,
+    mine: dict[str, ItemResult],
+    by_arm: dict[str, dict[str, ItemResult]],
+    sc: str | None,
+    *,
+    seed: int,
+    resamples: int,
+) -> ArmSummary:
+    ordered = sorted(mine.values(), key=lambda r: r.index)
+    outcomes = [r.outcome for r in ordered]
+    replies = [reply for r in ordered for reply in r.all_replies()]
+    return ArmSummary(
+        arm=arm.name,
+        kind=arm.kind,
+        planned_calls=arm.planned_calls,
+        matched_to=arm.matched_to,
+        items=len(ordered),
+        correct=outcomes.count("correct"),
+        accuracy=bootstrap_ci([float(r.correct) for r in ordered], resamples=resamples, seed=seed),
+        wrong=outcomes.count("wrong"),
+        unparsed=outcomes.count("unparsed"),
+        truncated=outcomes.count("truncated"),
+        failed=outcomes.count("failed"),
+        ties=sum(r.tie for r in ordered),
+        replies=len(replies),
+        truncated_replies=sum(reply.truncated for reply in replies),
+        unparsed_replies=sum(reply.unparsed for reply in replies),
+        failed_replies=sum(reply.error is not None for reply in replies),
+        calls=sum(r.calls for r in ordered),
+        input_tokens=sum(r.input_tokens for r in ordered),
+        output_tokens=sum(r.output_tokens for r in ordered),
+        wall_s=round(sum(r.wall_s for r in ordered), 3),
+        vs_single=_paired(mine, by_arm.get(SINGLE), arm.name == SINGLE, seed, resamples),
+        vs_self_consistency=_paired(mine, by_arm.get(sc) if sc else None, arm.name == sc, seed, resamples),
+        transitions=transitions(ordered),
+        agreement=agreement(ordered),
+    )
+
+
+def _paired(
+    mine: dict[str, ItemResult],
+    reference: dict[str, ItemResult] | None,
+    is_reference: bool,
+    seed: int,
+    resamples: int,
+) -> Interval | None:
+    """Accuracy difference (this arm − reference) on the items both finished, paired by item."""
+    if reference is None or is_reference:
+        return None
+    common = sorted(set(mine) & set(reference), key=lambda item_id: mine[item_id].index)
+    return paired_bootstrap(
+        [float(mine[i].correct) for i in common],
+        [float(reference[i].correct) for i in common],
+        resamples=resamples,
+        seed=seed,
+    )
+
+
+def transitions(results: Sequence[ItemResult]) -> tuple[Transition, ...]:
+    """Per stage change, agents that went wrong→right and right→wrong (no answer counts as wrong)."""
+    counts: dict[str, list[int]] = {}
+    for r in results:
+        for i in range(1, len(r.rounds)):
+            label = f"{r.stages[i - 1]} → {r.stages[i]}"
+            tally = counts.setdefault(label, [0, 0])
+            for before, after in zip(r.rounds[i - 1], r.rounds[i], strict=False):
+                was = is_correct(before.answer, r.truth, r.match)
+                now = is_correct(after.answer, r.truth, r.match)
+                tally[0] += int(not was and now)
+                tally[1] += int(was and not now)
+    return tuple(Transition(label, up, down) for label, (up, down) in counts.items())
+
+
+def agreement(results: Sequence[ItemResult]) -> float | None:
+    """Share of items whose last stage is unanimous; ``None`` when no item had two or more replies there."""
+    groups = [r.rounds[-1] for r in results if r.rounds and len(r.rounds[-1]) > 1]
+    if not groups:
+        return None
+    unanimous = sum(1 for g in groups if g[0].answer is not None and all(x.answer == g[0].answer for x in g))
+    return unanimous / len(groups)

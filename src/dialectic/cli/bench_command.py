@@ -1,0 +1,195 @@
+"""``dialectic bench``: measure whether debating beats asking one model once, or several times.
+
+The command checks everything it can before the first call (arguments, dataset, config,
+API keys, ``--plot``'s matplotlib), prints the run id with the command that resumes it,
+then runs every arm on every item with a progress bar on stderr, saving each result as it
+finishes. The Markdown summary goes to stdout; ``-o``, ``--report`` and ``--plot`` write files.
+Errors are raised as ``dialectic.errors`` exceptions; the app turns them into exit codes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from dialectic.bench.arms import DEFAULT_ARMS, ArmEnv
+from dialectic.bench.plan import BenchOptions, check_resume, new_spec
+from dialectic.bench.plot import require_matplotlib, write_plot
+from dialectic.bench.progress import RichProgress
+from dialectic.bench.records import RunSpec
+from dialectic.bench.report import to_json, to_markdown
+from dialectic.bench.runner import arms_for, env_for, run_bench, task_for
+from dialectic.bench.store import BenchStore, bench_database
+from dialectic.bench.summary import summarize
+from dialectic.bench.tasks import Task
+from dialectic.cli.console import Terminal
+from dialectic.cli.options import EnvFileOption, load_environment
+from dialectic.cli.output import check_writable_target, write_atomic
+from dialectic.config import AgentConfig
+from dialectic.errors import DialecticError, InvalidArgumentsError
+from dialectic.llm.registry import ProviderPool
+from dialectic.llm.retry import RetryPolicy
+from dialectic.store import resolve_data_dir
+
+make_pool: Callable[[], ProviderPool] = ProviderPool
+"""How the command gets its providers; tests and embedders replace it to inject a provider."""
+
+DEFAULT_CONCURRENCY = 4
+
+
+def bench(
+    task: Annotated[
+        str | None, typer.Argument(metavar="TASK", help="arithmetic, or jsonl followed by the dataset's PATH.")
+    ] = None,
+    dataset: Annotated[
+        Path | None, typer.Argument(metavar="PATH", help='JSONL file of {"id", "question", "answer"} lines.')
+    ] = None,
+    arms: Annotated[
+        str | None,
+        typer.Option(
+            "--arms",
+            help=f"Comma-separated arms: single, majority:K, self-consistency[:K], debate:AxR, dialectic "
+            f"(default: {DEFAULT_ARMS}).",
+        ),
+    ] = None,
+    n: Annotated[
+        int | None, typer.Option("-n", "--items", help="Number of items (arithmetic default 100; jsonl: all).")
+    ] = None,
+    seed: Annotated[
+        int | None, typer.Option("--seed", help="Seed of the arithmetic generator and the bootstrap (default 0).")
+    ] = None,
+    operands: Annotated[
+        int | None,
+        typer.Option("--operands", help="Arithmetic difficulty, 2–6 operands of a+b*c+d-e*f (default 6)."),
+    ] = None,
+    match: Annotated[
+        str | None,
+        typer.Option("--match", help="jsonl scoring: exact or numeric (default: numeric when the answer is a number)."),
+    ] = None,
+    temperature: Annotated[
+        float | None, typer.Option("--temperature", help="Sampling temperature of all arms but single (default 0.7).")
+    ] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option("--max-tokens", help="Token limit of each bench reply (default: the agent's).")
+    ] = None,
+    provider: Annotated[str | None, typer.Option("--provider", help="Provider of every agent (the dialectic arm's judge too).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Model of every agent (the dialectic arm's judge too).")] = None,
+    config: Annotated[
+        Path | None,
+        typer.Option("--config", "-c", help="Config file: its agents answer; the dialectic arm runs it whole."),
+    ] = None,
+    concurrency: Annotated[
+        int, typer.Option("--concurrency", help="(arm, item) pairs worked on at the same time.")
+    ] = DEFAULT_CONCURRENCY,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write every item's result as JSON here.")
+    ] = None,
+    report: Annotated[Path | None, typer.Option("--report", help="Write the Markdown summary here.")] = None,
+    plot: Annotated[
+        Path | None, typer.Option("--plot", help="Write a PNG of accuracy per arm with CIs (needs matplotlib).")
+    ] = None,
+    resume: Annotated[
+        str | None,
+        typer.Option("--resume", metavar="RUN_ID", help="Continue an interrupted run; finished items are kept."),
+    ] = None,
+    store: Annotated[
+        str | None,
+        typer.Option("--store", help="Directory of bench.sqlite3 (default: $DIALECTIC_HOME, else .dialectic/)."),
+    ] = None,
+    env_file: EnvFileOption = None,
+) -> None:
+    """Compare single answers, majority votes, self-consistency and debates on the same questions."""
+    term = Terminal()
+    load_environment(env_file)
+    if concurrency < 1:
+        raise InvalidArgumentsError(f"--concurrency must be at least 1 (got {concurrency})")
+    for path, flag in ((output, "--output"), (report, "--report"), (plot, "--plot")):
+        if path is not None:
+            check_writable_target(path, flag)
+    if plot is not None:
+        require_matplotlib()
+    options = BenchOptions(
+        task=task, dataset=dataset, arms=arms, n=n, seed=seed, operands=operands, match=match,
+        temperature=temperature, max_tokens=max_tokens, provider=provider, model=model, config=config,
+    )
+    data_dir = resolve_data_dir(store, config, os.environ)
+    with BenchStore(bench_database(data_dir)) as bench_store:
+        spec, bench_task = _plan(bench_store, options, resume, term)
+        hint = _resume_hint(spec.id, data_dir)
+        pool = make_pool()
+        env = env_for(spec, pool, RetryPolicy())
+        pool.check(_participants(spec, env))
+        if resume is None:
+            bench_store.create_run(spec)
+        term.line(
+            f"bench run {spec.id}: {len(bench_task.items)} items × {len(spec.arms)} arms, saved in "
+            f"{bench_store.path} (resume with: {hint})",
+            style="dim",
+        )
+        try:
+            with RichProgress(term.console) as progress:
+                asyncio.run(_execute(spec, bench_task, env, bench_store, concurrency, progress))
+        except (DialecticError, KeyboardInterrupt):
+            done = len(bench_store.done(spec.id))
+            total = len(bench_task.items) * len(spec.arms)
+            term.line(f"run {spec.id} stopped with {done} of {total} results saved; resume with: {hint}")
+            raise
+        results = bench_store.results(spec.id)
+    summary = summarize(spec, bench_task.description, len(bench_task.items), arms_for(spec), results)
+    markdown = to_markdown(summary)
+    _write(output, to_json(summary, results))
+    _write(report, markdown)
+    if plot is not None:
+        try:
+            write_plot(summary, plot)
+        except OSError as exc:
+            raise InvalidArgumentsError(f"cannot write --plot {plot}: {exc.strerror or exc}") from None
+    sys.stdout.write(markdown)
+    sys.stdout.flush()
+
+
+def _plan(bench_store: BenchStore, options: BenchOptions, resume: str | None, term: Terminal) -> tuple[RunSpec, Task]:
+    if resume is None:
+        if options.task is None:
+            raise InvalidArgumentsError("give a TASK (arithmetic, or jsonl PATH), or --resume RUN_ID")
+        spec, task, warnings = new_spec(options)
+        for warning in warnings:
+            term.warning(warning)
+        return spec, task
+    spec = bench_store.load_run(resume)
+    check_resume(spec, options)
+    return spec, task_for(spec)
+
+
+def _participants(spec: RunSpec, env: ArmEnv) -> list[AgentConfig]:
+    """Every agent that will make calls, so a missing API key is found before the first one."""
+    agents = list(env.agents)
+    if "dialectic" in spec.arms:
+        agents += [*env.dialectic_config.participants(), env.dialectic_config.judge]
+    return agents
+
+
+async def _execute(
+    spec: RunSpec, task: Task, env: ArmEnv, bench_store: BenchStore, concurrency: int, progress: RichProgress
+) -> None:
+    try:
+        await run_bench(spec, task, env, bench_store, concurrency=concurrency, progress=progress)
+    finally:
+        await env.pool.aclose()
+
+
+def _resume_hint(run_id: str, data_dir: Path) -> str:
+    default_dir = resolve_data_dir(None, None, os.environ)
+    flag = "" if data_dir.absolute() == default_dir.absolute() else f" --store {data_dir}"
+    return f"dialectic bench --resume {run_id}{flag}"
+
+
+def _write(path: Path | None, text: str) -> None:
+    if path is not None:
+        write_atomic(path, text)
