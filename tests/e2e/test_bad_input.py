@@ -134,3 +134,15 @@ def test_provider_failing_every_call_exits_3_and_keeps_the_work_done(workspace: 
         "proposal",
         "proposal",
     ]
+
+
+
+def test_model_path_must_be_an_existing_gguf_file(workspace: Workspace) -> None:
+    missing = workspace.run("debate", "Design a cache", "--model-path", "nope.gguf")
+    assert missing.returncode == 2
+    assert missing.stderr.splitlines()[-1] == "error: --model-path nope.gguf: no such file"
+    (workspace.root / "weights.bin").write_bytes(b"x")
+    wrong = workspace.run("debate", "Design a cache", "--model-path", "weights.bin")
+    assert wrong.returncode == 2 and "Traceback" not in wrong.stderr
+    assert wrong.stderr.splitlines()[-1].endswith("expected a .gguf model file")
+    assert workspace.debate_ids() == []

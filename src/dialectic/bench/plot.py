@@ -8,7 +8,7 @@ from pathlib import Path
 from dialectic.bench.summary import BenchSummary
 from dialectic.errors import InvalidArgumentsError
 
-INSTALL_HINT = "pip install 'dialectic[plot]' (or pip install matplotlib)"
+INSTALL_HINT = "pip install matplotlib (or pip install -e '.[plot]' in a checkout of dialectic)"
 
 
 def require_matplotlib() -> None:

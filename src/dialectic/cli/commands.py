@@ -6,6 +6,7 @@ before a debate is created, so a mistake never leaves a half-made debate behind.
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 from typing import Annotated
@@ -29,11 +30,18 @@ from dialectic.cli.output import check_writable_target, emit_results, report_pat
 from dialectic.cli.session import DebateSession
 from dialectic.cli.verbose import summary_lines
 from dialectic.config import AgentConfig, SystemConfig
-from dialectic.config_loader import DEFAULT_CONFIG_FILENAME, apply_overrides, load_config
+from dialectic.config_loader import (
+    DEFAULT_CONFIG_FILENAME,
+    apply_overrides,
+    choose_default_provider,
+    load_config,
+    with_local_limits,
+)
 from dialectic.context.files import gather_context
 from dialectic.domain import DebateState
 from dialectic.engine import DebateRequest
-from dialectic.errors import DebateStateError
+from dialectic.errors import DebateStateError, InvalidArgumentsError
+from dialectic.llm.local_models import is_local_available
 from dialectic.llm.registry import ProviderPool
 from dialectic.store import DebateStore
 
@@ -62,6 +70,10 @@ def debate(
     ] = None,
     provider: Annotated[str | None, typer.Option("--provider", help="Provider for every agent and the judge.")] = None,
     model: Annotated[str | None, typer.Option("--model", help="Model for every agent and the judge.")] = None,
+    model_path: Annotated[
+        Path | None,
+        typer.Option("--model-path", help="A GGUF model file: every agent and the judge run it on the local provider."),
+    ] = None,
     store: StoreOption = None,
 ) -> None:
     """Run a debate on a problem and print the judge's solution."""
@@ -72,9 +84,11 @@ def debate(
     loaded = load_config(config or Path(DEFAULT_CONFIG_FILENAME), explicit=config is not None)
     for warning in loaded.warnings:
         term.warning(warning)
+    provider, model = _provider_and_model(provider, model, model_path, has_config=loaded.path is not None, term=term)
     resolved, override_warnings = apply_overrides(
         loaded.config, rounds=rounds, roles=agents, provider=provider, model=model
     )
+    resolved = with_local_limits(resolved)
     for warning in override_warnings:
         term.warning(warning)
     gathered = _gather(context, term)
@@ -120,6 +134,25 @@ def resume(
             session.announce_saved()
     finally:
         debate_store.close()
+
+
+def _provider_and_model(
+    provider: str | None, model: str | None, model_path: Path | None, *, has_config: bool, term: Terminal
+) -> tuple[str | None, str | None]:
+    """``--model-path`` means the local provider; with no config and no provider, choose one and say why."""
+    if model_path is not None:
+        if provider not in (None, "local"):
+            raise InvalidArgumentsError("--model-path runs the local provider; it cannot be combined with --provider")
+        if not model_path.is_file():
+            raise InvalidArgumentsError(f"--model-path {model_path}: no such file")
+        if model_path.suffix.lower() != ".gguf":
+            raise InvalidArgumentsError(f"--model-path {model_path}: expected a .gguf model file")
+        return "local", str(model_path.resolve())
+    if has_config or provider is not None:
+        return provider, model
+    choice = choose_default_provider(os.environ, local_available=is_local_available())
+    term.line(f"using provider '{choice.provider}' ({model or choice.model}): {choice.reason}")
+    return choice.provider, model or choice.model
 
 
 def check_providers(config: SystemConfig) -> None:

@@ -73,6 +73,12 @@ def _anthropic_factory(settings: ProviderSettings) -> LLMProvider:
     return AnthropicProvider(api_key=settings.api_key or "", base_url=settings.base_url, timeout_s=settings.timeout_s)
 
 
+def _local_factory(settings: ProviderSettings) -> LLMProvider:
+    from dialectic.llm.local_provider import LocalProvider
+
+    return LocalProvider()
+
+
 def _scripted_factory(settings: ProviderSettings) -> LLMProvider:
     from dialectic.llm.scripted import ScriptedProvider
 
@@ -93,6 +99,7 @@ def _register_builtins() -> None:
         )
     )
     register_provider(ProviderSpec("anthropic", _anthropic_factory, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"))
+    register_provider(ProviderSpec("local", _local_factory, None))
     register_provider(ProviderSpec("scripted", _scripted_factory, None))
 
 
