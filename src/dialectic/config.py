@@ -5,7 +5,7 @@ Pure data and pure functions; reading files lives in :mod:`dialectic.config_load
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -107,6 +107,23 @@ class DebateSettings(ConfigModel):
     max_concurrency: int = Field(default=4, ge=1, description="Concurrent calls per provider.")
 
 
+class HasId(Protocol):
+    id: str
+
+
+Identified = TypeVar("Identified", bound=HasId)
+
+
+def unique_ids(items: list[Identified], what: str) -> list[Identified]:
+    """Validator body: ``items`` unchanged, or ``ValueError`` naming the first repeated id."""
+    seen: set[str] = set()
+    for item in items:
+        if item.id in seen:
+            raise ValueError(f"duplicate {what} id '{item.id}'")
+        seen.add(item.id)
+    return items
+
+
 def default_agents() -> list[AgentConfig]:
     return [
         AgentConfig(id="agent-architect", name="System Architect", role="architect", temperature=0.5),
@@ -127,12 +144,7 @@ class SystemConfig(ConfigModel):
     @field_validator("agents")
     @classmethod
     def _unique_ids(cls, agents: list[AgentConfig]) -> list[AgentConfig]:
-        seen: set[str] = set()
-        for agent in agents:
-            if agent.id in seen:
-                raise ValueError(f"duplicate agent id '{agent.id}'")
-            seen.add(agent.id)
-        return agents
+        return unique_ids(agents, "agent")
 
     def participants(self) -> list[AgentConfig]:
         """Enabled agents, in configured order."""

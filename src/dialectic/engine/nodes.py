@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import asyncio
 import typing
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar
 
 from dialectic import events as ev
+from dialectic.agents.participants import DebateAgent, Speaker
+from dialectic.config import SummarizationConfig
+from dialectic.llm.base import Completion
 from dialectic.changes import (
     EvaluationRecorded,
     JudgeSummaryRecorded,
@@ -42,11 +46,12 @@ from dialectic.engine.round_work import RoundWork
 from dialectic.errors import ProviderError
 
 
-class Node:
+class Node(ABC):
     name: ClassVar[str]
 
+    @abstractmethod
     async def run(self, ctx: RunContext) -> Node | End | Suspend:
-        raise NotImplementedError
+        """Do this step's work and return what comes next."""
 
 
 @dataclass(frozen=True)
@@ -177,7 +182,7 @@ class SummarizationNode(Node):
             ctx.emit(ev.PhaseCompleted(ctx.debate_id, number, "summarization"))
         return ProposalNode()
 
-    async def _summarize(self, ctx: RunContext, agent, history: str) -> None:  # type: ignore[no-untyped-def]
+    async def _summarize(self, ctx: RunContext, agent: DebateAgent, history: str) -> None:
         number = ctx.state.current_round
         warnings: list[str] = []
         ctx.emit(ev.AgentStarted(ctx.debate_id, agent.id, agent.name, "summarizing"))
@@ -191,23 +196,30 @@ class SummarizationNode(Node):
             ctx.emit(ev.AgentCompleted(ctx.debate_id, agent.id, agent.name, "summarizing", ok=False))
             return
         ctx.flush_warnings(warnings)
-        text = completion.text.strip()[: agent.summarization.max_length]
-        summary = DebateSummary(
-            agent_id=agent.id,
-            agent_role=agent.role,
-            summary=text,
-            metadata=SummaryMetadata(
-                before_chars=len(history),
-                after_chars=len(text),
-                method=agent.summarization.method,
-                latency_ms=completion.latency_ms,
-                tokens_used=completion.usage.total_tokens,
-                model=completion.model,
-            ),
-        )
+        summary = summary_from(agent, agent.summarization, completion, before_chars=len(history))
         ctx.record(SummaryRecorded(round_number=number, summary=summary))
         ctx.emit(ev.SummaryAdded(ctx.debate_id, number, agent.name, summary))
         ctx.emit(ev.AgentCompleted(ctx.debate_id, agent.id, agent.name, "summarizing"))
+
+
+def summary_from(
+    speaker: Speaker, settings: SummarizationConfig, completion: Completion, *, before_chars: int
+) -> DebateSummary:
+    """A stored summary: the reply cut to ``maxLength``, with what it cost."""
+    text = completion.text.strip()[: settings.max_length]
+    return DebateSummary(
+        agent_id=speaker.id,
+        agent_role=speaker.role,
+        summary=text,
+        metadata=SummaryMetadata(
+            before_chars=before_chars,
+            after_chars=len(text),
+            method=settings.method,
+            latency_ms=completion.latency_ms,
+            tokens_used=completion.usage.total_tokens,
+            model=completion.model,
+        ),
+    )
 
 
 def round_work(ctx: RunContext) -> RoundWork:
@@ -363,20 +375,7 @@ class SynthesisNode(Node):
         finally:
             ctx.emit(ev.AgentCompleted(ctx.debate_id, judge.id, judge.name, "summarizing"))
         ctx.flush_warnings(warnings)
-        summary_text = completion.text.strip()[: judge.summarization.max_length]
-        summary = DebateSummary(
-            agent_id=judge.id,
-            agent_role=judge.role,
-            summary=summary_text,
-            metadata=SummaryMetadata(
-                before_chars=len(text),
-                after_chars=len(summary_text),
-                method=judge.summarization.method,
-                latency_ms=completion.latency_ms,
-                tokens_used=completion.usage.total_tokens,
-                model=completion.model,
-            ),
-        )
+        summary = summary_from(judge, judge.summarization, completion, before_chars=len(text))
         ctx.record(JudgeSummaryRecorded(summary=summary))
 
 

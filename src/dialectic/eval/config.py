@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator
 
-from dialectic.config import KNOWN_PROVIDERS, AgentConfig, ConfigModel
+from dialectic.config import KNOWN_PROVIDERS, AgentConfig, ConfigModel, unique_ids
 from dialectic.config_loader import describe_validation_error
 from dialectic.errors import ConfigError
 
@@ -67,12 +67,7 @@ class EvalConfig(ConfigModel):
     @field_validator("agents")
     @classmethod
     def _unique_ids(cls, agents: list[EvaluatorConfig]) -> list[EvaluatorConfig]:
-        seen: set[str] = set()
-        for agent in agents:
-            if agent.id in seen:
-                raise ValueError(f"duplicate evaluator id '{agent.id}'")
-            seen.add(agent.id)
-        return agents
+        return unique_ids(agents, "evaluator")
 
     def evaluators(self) -> list[EvaluatorConfig]:
         """The enabled evaluators, in configured order."""
