@@ -28,7 +28,7 @@ def test_cut_off_reply_is_continued_and_usage_summed() -> None:
     provider = ScriptedProvider(
         replies=[ScriptedReply("The limiter", finish_reason=FINISH_LENGTH), ScriptedReply("uses a token bucket.")]
     )
-    result = asyncio.run(LLMClient(provider, retry=FAST).complete(request()))
+    result = asyncio.run(LLMClient(provider, retry=FAST, max_continuations=1).complete(request()))
     assert result.text == "The limiter uses a token bucket."
     assert not result.truncated and result.attempts == 2
     assert result.usage.output_tokens == 2 + 4
@@ -83,3 +83,17 @@ def test_extract_json_finds_fenced_and_embedded_objects() -> None:
     assert extract_json('```json\n{"a": 2}\n```') == {"a": 2}
     assert extract_json('Sure! Here it is: {"a": 3} Hope that helps.') == {"a": 3}
     assert extract_json("no json here") is None
+
+
+def test_a_continuation_that_starts_over_is_not_pasted_twice() -> None:
+    from dialectic.llm.client import _join_continuation
+
+    head = "1. Use a token bucket per API key, kept in Redis.\n2. Fail open when Redis is"
+    restarted = "1. Use a token bucket per API key, kept in Redis.\n2. Fail open when Redis is down, and alert."
+    assert _join_continuation(head, restarted) == restarted
+    rewritten = "2. Fail open when Redis is unreachable; page the on-call."
+    head2 = "1. Use a token bucket per API key, kept in Redis.\n2. Fail open when Redis is down and"
+    assert _join_continuation(head2, rewritten) == (
+        "1. Use a token bucket per API key, kept in Redis.\n2. Fail open when Redis is unreachable; page the on-call."
+    )
+    assert _join_continuation("The limiter", "uses a bucket.") == "The limiter uses a bucket."

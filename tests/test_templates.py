@@ -28,6 +28,7 @@ FULL: dict[str, dict] = {
         clarifications="Q: Scale?\nA: 100 req/s.",
         history="Round 1: proposals...",
         history_is_summary=False,
+        word_limit=300,
     ),
     "critique.md.j2": dict(
         role_name="Performance Engineer",
@@ -38,6 +39,7 @@ FULL: dict[str, dict] = {
         target_name="System Architect",
         target_role="architect",
         proposal="Use Postgres and a Redis cache.",
+        word_limit=200,
     ),
     "refine.md.j2": dict(
         role_name="System Architect",
@@ -47,6 +49,7 @@ FULL: dict[str, dict] = {
         history_is_summary=False,
         original="Use Postgres, Redis and a message queue.",
         critiques=CRITIQUES,
+        word_limit=300,
     ),
     "summarize.md.j2": dict(
         role_name="System Architect",

@@ -105,6 +105,9 @@ class DebateSettings(ConfigModel):
     clarifications_max_per_agent: int = Field(default=5, ge=1)
     clarifications_max_iterations: int = Field(default=3, ge=1)
     max_concurrency: int = Field(default=4, ge=1, description="Concurrent calls per provider.")
+    max_continuations: int = Field(
+        default=1, ge=0, description="Times a reply cut off by maxTokens is continued before it is marked truncated."
+    )
 
 
 class HasId(Protocol):

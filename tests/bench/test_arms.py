@@ -124,7 +124,7 @@ def test_conformity_flips_are_recorded_per_round() -> None:
 def test_a_cut_off_single_answer_is_counted_as_cut_off_not_wrong() -> None:
     result = run(parse_arms("single")[0], item(8), env_for(ScriptedProvider(designed)))
     assert result.outcome == "truncated" and result.final is None
-    assert result.rounds[0][0].truncated and result.calls == 3  # the reply and two continuations
+    assert result.rounds[0][0].truncated and result.calls == 2  # the reply and one continuation
 
 
 def test_an_unparseable_single_answer_is_counted_apart() -> None:

@@ -3,7 +3,7 @@
 With ``-n 20 --seed 0`` each class of the designed model (see ``conftest``) holds four items:
 
 * single: right on classes 2 and 4 → 8/20; wrong on 0 and 1; class 3 → 2 unparseable, 2 cut off;
-  calls 20 + 2 × 2 continuations = 24;
+  calls 20 + 2 × 1 continuation = 22;
 * majority:3: right on 1, 3, 4 → 12/20, no ties;
 * self-consistency (6 samples, matched to debate:3x2): right on 1, 3, 4 → 12/20; class 2 is a
   3–3 tie, decided for the first sample's wrong answer → 4 ties;
@@ -67,7 +67,7 @@ def test_designed_accuracies_costs_ties_and_flips(
 
     single = arms["single"]
     assert (single["correct"], single["wrong"], single["unparsed"], single["truncated"]) == (8, 8, 2, 2)
-    assert single["calls"] == 24 and single["truncated_replies"] == 2 and single["unparsed_replies"] == 2
+    assert single["calls"] == 22 and single["truncated_replies"] == 2 and single["unparsed_replies"] == 2
     assert single["accuracy"]["estimate"] == pytest.approx(0.4)
     assert single["accuracy"]["low"] < 0.4 < single["accuracy"]["high"]
 
@@ -142,7 +142,7 @@ def test_resume_runs_only_the_unfinished_items(invoke: Invoke, use_provider: Any
     items_called = {c.tag.split("/")[2] for c in second.calls}
     assert items_called == {f"arith-{i:04d}" for i in range(12, 20)}
     per_arm = {"single": 1, "majority:3": 3, "debate:3x2": 6}
-    assert len(second.calls) == 8 * sum(per_arm.values()) + 2  # item 18's cut-off single is continued twice
+    assert len(second.calls) == 8 * sum(per_arm.values()) + 1  # item 18's cut-off single is continued once
 
     document = json.loads((home / "resumed.json").read_text())
     assert document["run"]["id"] == run_id

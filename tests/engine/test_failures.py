@@ -72,7 +72,7 @@ def test_truncated_replies_are_continued_then_marked(harness: Callable[..., Harn
         return default_reply(request)
 
     h = harness(respond)
-    state = h.start(make_config(agents=2))
+    state = h.start(make_config(agents=2, maxContinuations=2))
     proposal = state.round(1).find("proposal", "agent-architect")
     assert proposal is not None and proposal.metadata.truncated
     assert proposal.content == "part part part"  # the reply and two continuations
@@ -80,6 +80,19 @@ def test_truncated_replies_are_continued_then_marked(harness: Callable[..., Harn
     assert h.tags().count("proposal:architect") == 3
     continuation = [c for c in h.provider.calls if c.tag == "proposal:architect"][1]
     assert continuation.messages[-2].role == "assistant" and continuation.messages[-2].content == "part"
+
+
+def test_continuation_can_be_turned_off(harness: Callable[..., Harness]) -> None:
+    def respond(request: CompletionRequest) -> ScriptedReply:
+        if request.tag == "proposal:architect":
+            return ScriptedReply(text="part", finish_reason=FINISH_LENGTH)
+        return default_reply(request)
+
+    h = harness(respond)
+    state = h.start(make_config(agents=2, maxContinuations=0))
+    proposal = state.round(1).find("proposal", "agent-architect")
+    assert proposal is not None and proposal.metadata.truncated and proposal.content == "part"
+    assert h.tags().count("proposal:architect") == 1
 
 
 def test_a_continued_reply_that_finishes_is_not_truncated(harness: Callable[..., Harness]) -> None:

@@ -30,6 +30,9 @@ ROLE_TITLES = {
     "generalist": "Generalist",
 }
 
+PROPOSAL_WORDS = 300
+CRITIQUE_WORDS = 200
+
 _USER_TEMPLATES = Environment(undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True)
 
 
@@ -115,17 +118,29 @@ class DebateAgent(Speaker):
     def role_title(self) -> str:
         return ROLE_TITLES.get(self.role, self.name)
 
+    def word_limit(self, usual: int) -> int:
+        """Words to ask for: ``usual``, or less when ``maxTokens`` would cut a reply that long.
+
+        Telling the model its budget is what keeps small models from being cut off mid-turn;
+        about 0.6 words per token leaves room for Markdown and the tokenizer's overhead.
+        """
+        if self.config.max_tokens is None:
+            return usual
+        return max(20, min(usual, int(self.config.max_tokens * 0.6)))
+
     async def propose(self, *, problem: str, context: str, clarifications: str, history: str,
                       history_is_summary: bool, on_retry: RetryHook | None = None) -> Completion:
         user = render("propose.md.j2", role_name=self.role_title, problem=problem, context=context,
-                      clarifications=clarifications, history=history, history_is_summary=history_is_summary)
+                      clarifications=clarifications, history=history, history_is_summary=history_is_summary,
+                      word_limit=self.word_limit(PROPOSAL_WORDS))
         return await self.client.complete(self.request(user, "proposal"), on_retry=on_retry)
 
     async def critique(self, *, problem: str, clarifications: str, history: str, history_is_summary: bool,
                        target: DebateAgent, proposal: Contribution, on_retry: RetryHook | None = None) -> Completion:
         user = render("critique.md.j2", role_name=self.role_title, problem=problem, clarifications=clarifications,
                       history=history, history_is_summary=history_is_summary, target_name=target.name,
-                      target_role=target.role, proposal=proposal.content)
+                      target_role=target.role, proposal=proposal.content,
+                      word_limit=self.word_limit(CRITIQUE_WORDS))
         return await self.client.complete(self.request(user, "critique"), on_retry=on_retry)
 
     async def refine(self, *, problem: str, clarifications: str, history: str, history_is_summary: bool,
@@ -133,7 +148,7 @@ class DebateAgent(Speaker):
                      on_retry: RetryHook | None = None) -> Completion:
         user = render("refine.md.j2", role_name=self.role_title, problem=problem, clarifications=clarifications,
                       history=history, history_is_summary=history_is_summary, original=original.content,
-                      critiques=critiques)
+                      critiques=critiques, word_limit=self.word_limit(PROPOSAL_WORDS))
         return await self.client.complete(self.request(user, "refinement"), on_retry=on_retry)
 
     async def summarize(self, *, problem: str, history: str, warnings: list[str],

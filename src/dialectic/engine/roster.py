@@ -36,22 +36,25 @@ class Roster:
 class ClientFactory:
     """Hands out clients that share one concurrency limit per provider endpoint."""
 
-    def __init__(self, pool: ProviderPool, max_concurrency: int, retry: RetryPolicy) -> None:
+    def __init__(self, pool: ProviderPool, settings: DebateSettings, retry: RetryPolicy) -> None:
         self._pool = pool
-        self._max = max_concurrency
+        self._max = settings.max_concurrency
+        self._continuations = settings.max_continuations
         self._retry = retry
         self._limits: dict[str, asyncio.Semaphore] = {}
 
     def client_for(self, config: AgentConfig) -> LLMClient:
         key = self._pool.key_for(config)
         limiter = self._limits.setdefault(key, asyncio.Semaphore(self._max))
-        return LLMClient(self._pool.get(config), retry=self._retry, limiter=limiter)
+        return LLMClient(
+            self._pool.get(config), retry=self._retry, limiter=limiter, max_continuations=self._continuations
+        )
 
 
 def build_roster(config: SystemConfig, config_dir: Path, pool: ProviderPool, retry: RetryPolicy) -> Roster:
     warnings: list[str] = []
     settings = config.debate
-    clients = ClientFactory(pool, settings.max_concurrency, retry)
+    clients = ClientFactory(pool, settings, retry)
     agents: list[DebateAgent] = []
     sources: list[AgentPromptSources] = []
     for cfg in config.participants():

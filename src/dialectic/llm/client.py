@@ -54,7 +54,7 @@ class LLMClient:
         *,
         retry: RetryPolicy | None = None,
         limiter: asyncio.Semaphore | None = None,
-        max_continuations: int = 2,
+        max_continuations: int = 1,
     ) -> None:
         self.provider = provider
         self.retry = retry or RetryPolicy()
@@ -172,7 +172,30 @@ def extract_json(text: str) -> Any | None:
     return None
 
 
+RESTART_PROBE = 40
+"""A continuation whose first 20–40 characters already stand in the cut-off text is a restart."""
+
+
 def _join_continuation(head: str, tail: str) -> str:
+    """Append a continuation, undoing the common failure of small models: starting over.
+
+    Asked to continue, a model often repeats part of what it already wrote. When the
+    continuation's opening is found in ``head``, the repeated stretch is dropped; if the
+    repeat then departs from ``head``, the newer wording replaces the rest of the old.
+    """
+    stripped = tail.lstrip()
+    start = -1
+    for size in range(min(len(stripped), RESTART_PROBE), RESTART_PROBE // 2 - 1, -1):
+        start = head.rfind(stripped[:size])
+        if start >= 0:
+            break
+    if start >= 0:
+        tail = stripped
+        same = 0
+        limit = min(len(head) - start, len(tail))
+        while same < limit and head[start + same] == tail[same]:
+            same += 1
+        return head[: start + same] + tail[same:]
     if not head or not tail or head[-1].isspace() or tail[0].isspace():
         return head + tail
     return head + ("" if tail[0] in ".,;:!?)" else " ") + tail
