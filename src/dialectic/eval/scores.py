@@ -76,7 +76,14 @@ class _Reply(BaseModel):
 
 
 class CriterionScore(_Reply):
-    score: float = Field(ge=MIN_SCORE, le=MAX_SCORE, description="1 (very poor) to 10 (excellent).")
+    score: float = Field(
+        ge=MIN_SCORE,
+        le=MAX_SCORE,
+        description="1 (very poor) to 10 (excellent).",
+        # An enum, unlike minimum/maximum, is enforced by grammar-constrained decoders
+        # (llama.cpp), so small local models cannot answer on a 0-100 scale by mistake.
+        json_schema_extra={"enum": list(range(int(MIN_SCORE), int(MAX_SCORE) + 1))},
+    )
     reason: str = Field(description="One or two sentences justifying the score.")
 
 

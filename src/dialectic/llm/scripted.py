@@ -54,7 +54,10 @@ def _example(schema: dict[str, Any], name: str, seed: str, defs: dict[str, Any])
             options = [s for s in schema[combinator] if s.get("type") != "null"] or schema[combinator]
             return _example(options[0], name, seed, defs)
     if "enum" in schema:
-        return schema["enum"][0]
+        options = schema["enum"]
+        if all(isinstance(o, (int, float)) for o in options):  # the same high-but-not-top pick as for ranges
+            return options[(len(options) - 1) * 85 // 100]
+        return options[0]
     if "const" in schema:
         return schema["const"]
     kind = schema.get("type", "object")
