@@ -21,7 +21,7 @@ def utc_now() -> datetime:
 
 
 def new_debate_id(now: datetime | None = None) -> str:
-    """``deb-YYYYMMDD-HHMMSS-XXXX`` with a random hex suffix."""
+    """``deb-YYYYMMDD-HHMMSS-`` followed by four random hex digits."""
     moment = now or utc_now()
     return f"deb-{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(2).upper()}"
 

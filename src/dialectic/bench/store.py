@@ -38,7 +38,7 @@ CREATE TABLE IF NOT EXISTS bench_results (
 
 
 def new_run_id(now: datetime | None = None) -> str:
-    """``bench-YYYYMMDD-HHMMSS-XXXX`` with a random hex suffix."""
+    """``bench-YYYYMMDD-HHMMSS-`` followed by four random hex digits."""
     moment = now or datetime.now(timezone.utc)
     return f"bench-{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(2).upper()}"
 
