@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable
+from typing import TYPE_CHECKING, TypeVar
 
 from dialectic import events as ev
 from dialectic.changes import Change, ContributionRecorded, apply_change
@@ -15,6 +16,8 @@ from dialectic.events import EventBus
 from dialectic.llm.base import Completion
 from dialectic.llm.client import RetryHook
 from dialectic.store.base import DebateStore
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:
     from dialectic.agents.participants import Speaker
@@ -77,6 +80,17 @@ class RunContext:
             self.emit(ev.CallRetrying(self.debate_id, speaker.name, activity, error.message, attempt, wait_s))
 
         return hook
+
+    async def announce(self, speaker: Speaker, activity: str, call: Awaitable[T]) -> T:
+        """Await one LLM call between ``AgentStarted`` and ``AgentCompleted`` (``ok`` says how it ended)."""
+        self.emit(ev.AgentStarted(self.debate_id, speaker.id, speaker.name, activity))
+        ok = False
+        try:
+            result = await call
+            ok = True
+            return result
+        finally:
+            self.emit(ev.AgentCompleted(self.debate_id, speaker.id, speaker.name, activity, ok))
 
     def flush_warnings(self, warnings: list[str]) -> None:
         for message in warnings:

@@ -105,21 +105,18 @@ class ClarificationNode(Node):
 
         async def ask(agent_index: int) -> list[str]:
             agent = ctx.roster.agents[agent_index]
-            ctx.emit(ev.AgentStarted(ctx.debate_id, agent.id, agent.name, "asking questions"))
             try:
-                result = await agent.ask_questions(
+                result = await ctx.announce(agent, "asking questions", agent.ask_questions(
                     problem=ctx.problem,
                     context="",
                     existing=existing,
                     max_questions=settings.clarifications_max_per_agent,
                     warnings=warnings,
                     on_retry=ctx.retry_hook(agent, "asking questions"),
-                )
+                ))
             except ProviderError as exc:
                 warnings.append(f"{agent.name} could not ask questions ({exc}); continuing without them")
                 return []
-            finally:
-                ctx.emit(ev.AgentCompleted(ctx.debate_id, agent.id, agent.name, "asking questions"))
             if result.value is None:
                 warnings.append(f"{agent.name}'s questions did not parse ({result.error}); none taken")
                 return []
@@ -185,21 +182,18 @@ class SummarizationNode(Node):
     async def _summarize(self, ctx: RunContext, agent: DebateAgent, history: str) -> None:
         number = ctx.state.current_round
         warnings: list[str] = []
-        ctx.emit(ev.AgentStarted(ctx.debate_id, agent.id, agent.name, "summarizing"))
         try:
-            completion = await agent.summarize(
+            completion = await ctx.announce(agent, "summarizing", agent.summarize(
                 problem=ctx.problem, history=history, warnings=warnings, on_retry=ctx.retry_hook(agent, "summarizing")
-            )
+            ))
         except ProviderError as exc:
             ctx.flush_warnings(warnings)
             ctx.warn(f"{agent.name} could not summarize its history ({exc}); it keeps the full history")
-            ctx.emit(ev.AgentCompleted(ctx.debate_id, agent.id, agent.name, "summarizing", ok=False))
             return
         ctx.flush_warnings(warnings)
         summary = summary_from(agent, agent.summarization, completion, before_chars=len(history))
         ctx.record(SummaryRecorded(round_number=number, summary=summary))
         ctx.emit(ev.SummaryAdded(ctx.debate_id, number, agent.name, summary))
-        ctx.emit(ev.AgentCompleted(ctx.debate_id, agent.id, agent.name, "summarizing"))
 
 
 def summary_from(
@@ -284,20 +278,17 @@ class EvaluationNode(Node):
     async def _evaluate(self, ctx: RunContext, number: int) -> RoundEvaluation | None:
         judge, names = ctx.roster.judge, participant_names(ctx.state)
         previous = rounds_text([ctx.state.round(number - 1)], names, kinds=("refinement",)) if number > 1 else ""
-        ctx.emit(ev.AgentStarted(ctx.debate_id, judge.id, judge.name, "evaluating"))
         try:
-            result = await judge.evaluate(
+            result = await ctx.announce(judge, "evaluating", judge.evaluate(
                 problem=ctx.problem,
                 round_number=number,
                 debate=rounds_text([ctx.state.round(number)], names, kinds=("refinement",)),
                 previous=previous,
                 on_retry=ctx.retry_hook(judge, "evaluating"),
-            )
+            ))
         except ProviderError as exc:
             ctx.warn(f"the judge could not evaluate round {number} ({exc}); continuing")
             return None
-        finally:
-            ctx.emit(ev.AgentCompleted(ctx.debate_id, judge.id, judge.name, "evaluating"))
         if result.value is None:
             ctx.warn(f"the judge's evaluation of round {number} did not parse ({result.error}); continuing")
             return None
@@ -314,17 +305,13 @@ class SynthesisNode(Node):
         ctx.emit(ev.SynthesisStarted(ctx.debate_id))
         await self._summarize_if_long(ctx)
         summary = ctx.state.judge_summary
-        ctx.emit(ev.AgentStarted(ctx.debate_id, judge.id, judge.name, "synthesizing"))
-        try:
-            result = await judge.synthesize(
-                problem=ctx.problem,
-                clarifications=ctx.clarifications_text(),
-                debate=summary.summary if summary else debate_text(ctx.state),
-                debate_is_summary=summary is not None,
-                on_retry=ctx.retry_hook(judge, "synthesizing"),
-            )
-        finally:
-            ctx.emit(ev.AgentCompleted(ctx.debate_id, judge.id, judge.name, "synthesizing"))
+        result = await ctx.announce(judge, "synthesizing", judge.synthesize(
+            problem=ctx.problem,
+            clarifications=ctx.clarifications_text(),
+            debate=summary.summary if summary else debate_text(ctx.state),
+            debate_is_summary=summary is not None,
+            on_retry=ctx.retry_hook(judge, "synthesizing"),
+        ))
         metadata = metadata_from(result.completion)
         if result.value is not None:
             v = result.value
@@ -363,17 +350,14 @@ class SynthesisNode(Node):
         if len(debate_text(ctx.state)) < judge.summarization.threshold or not text:
             return
         warnings: list[str] = []
-        ctx.emit(ev.AgentStarted(ctx.debate_id, judge.id, judge.name, "summarizing"))
         try:
-            completion = await judge.summarize(
+            completion = await ctx.announce(judge, "summarizing", judge.summarize(
                 problem=ctx.problem, debate=text, warnings=warnings, on_retry=ctx.retry_hook(judge, "summarizing")
-            )
+            ))
         except ProviderError as exc:
             ctx.flush_warnings(warnings)
             ctx.warn(f"the judge could not summarize the final round ({exc}); it reads the full debate")
             return
-        finally:
-            ctx.emit(ev.AgentCompleted(ctx.debate_id, judge.id, judge.name, "summarizing"))
         ctx.flush_warnings(warnings)
         summary = summary_from(judge, judge.summarization, completion, before_chars=len(text))
         ctx.record(JudgeSummaryRecorded(summary=summary))

@@ -12,10 +12,9 @@ work is rebuilt and only what was not saved is asked of the model again.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Coroutine
+from collections.abc import Coroutine
 from typing import Any
 
-from dialectic import events as ev
 from dialectic.agents.participants import DebateAgent
 from dialectic.context.history import history_for
 from dialectic.domain import Contribution, ContributionMetadata, ContributionType
@@ -99,7 +98,7 @@ class RoundWork:
                 f"{agent.name} has no refinement from round {self.round_number - 1}; asking for a new proposal"
             )
         history, is_summary = self._history(agent)
-        completion = await self._run(
+        completion = await ctx.announce(
             agent,
             "proposing",
             agent.propose(
@@ -124,7 +123,7 @@ class RoundWork:
         last_error: ProviderError | None = None
         for _ in range(CRITIQUE_ATTEMPTS):
             try:
-                completion = await self._run(
+                completion = await ctx.announce(
                     critic,
                     activity,
                     critic.critique(
@@ -161,7 +160,7 @@ class RoundWork:
             if c.ok
         ]
         history, is_summary = self._history(agent)
-        completion = await self._run(
+        completion = await ctx.announce(
             agent,
             "refining",
             agent.refine(
@@ -175,18 +174,6 @@ class RoundWork:
             ),
         )
         return ctx.add_contribution(self.round_number, agent, contribution_from(agent, "refinement", completion))
-
-    async def _run(self, agent: DebateAgent, activity: str, call: Awaitable[Any]) -> Any:
-        """Announce an agent's activity around one call."""
-        ctx = self.ctx
-        ctx.emit(ev.AgentStarted(ctx.debate_id, agent.id, agent.name, activity))
-        ok = False
-        try:
-            result = await call
-            ok = True
-            return result
-        finally:
-            ctx.emit(ev.AgentCompleted(ctx.debate_id, agent.id, agent.name, activity, ok))
 
 
 async def _gather_shielded(tasks: list[asyncio.Task[Contribution]]) -> list[Contribution]:
