@@ -3,7 +3,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: venv test demo demo-scripted clean
+.PHONY: venv lint test demo demo-scripted clean
 
 venv: $(STAMP)
 
@@ -18,8 +18,14 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
 	@touch $(STAMP)
 
+# Style, formatting and types: the same checks CI runs before the tests.
+lint: venv
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff format --check src tests benchmarks scripts
+	$(BIN)/mypy
+
 # pytest exits 5 when it collected no tests: with this suite that means collection broke.
-test: venv
+test: venv lint
 	@status=0; $(BIN)/python -m pytest -q || status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests; the test suite is broken" >&2; fi; \
 	exit $$status

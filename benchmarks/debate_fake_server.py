@@ -27,13 +27,25 @@ ROLES = ("architect", "performance", "kiss", "security", "testing")
 
 def config(url: str, agents: int, rounds: int, concurrency: int) -> dict[str, object]:
     def member(index: int, role: str) -> dict[str, object]:
-        return {"id": f"a{index}", "name": role.title(), "role": role, "provider": "openai", "model": "fake",
-                "baseUrl": url}
+        return {
+            "id": f"a{index}",
+            "name": role.title(),
+            "role": role,
+            "provider": "openai",
+            "model": "fake",
+            "baseUrl": url,
+        }
 
     return {
         "agents": [member(i, role) for i, role in enumerate(ROLES[:agents])],
-        "judge": {"id": "judge", "name": "Judge", "role": "generalist", "provider": "openai", "model": "fake",
-                  "baseUrl": url},
+        "judge": {
+            "id": "judge",
+            "name": "Judge",
+            "role": "generalist",
+            "provider": "openai",
+            "model": "fake",
+            "baseUrl": url,
+        },
         "debate": {"rounds": rounds, "maxConcurrency": concurrency},
     }
 
@@ -47,7 +59,10 @@ def run_once(latency: float, agents: int, rounds: int, concurrency: int) -> dict
         started = time.perf_counter()
         subprocess.run(
             [dialectic, "debate", "Design a rate limiter for a public API", "-c", str(cfg), "-o", f"{tmp}/out.json"],
-            env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env=env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         wall = time.perf_counter() - started
         state = json.loads(Path(tmp, "out.json").read_text())

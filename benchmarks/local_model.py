@@ -38,9 +38,9 @@ from dialectic.llm.local_provider import (
 
 import_llama()  # first, so raw llama.cpp runs with the provider's OpenMP settings
 
-import llama_cpp
-from llama_cpp import Llama
-from llama_cpp.llama_cache import LlamaRAMCache
+import llama_cpp  # noqa: E402
+from llama_cpp import Llama  # noqa: E402
+from llama_cpp.llama_cache import LlamaRAMCache  # noqa: E402
 
 Chat = list[dict[str, str]]
 
@@ -100,15 +100,44 @@ def debate_sequence(roles: tuple[str, ...] = ("architect", "performance", "kiss"
         return [*first, {"role": "assistant", "content": reply}, {"role": "user", "content": render("continue.md.j2")}]
 
     proposals = [chat(a, render("propose.md.j2", role_name=a.title, context="", **common)) for a in agents]
-    critiques = [chat(a, render("critique.md.j2", role_name=a.title, target_name=t.title, target_role=t.role,
-                                proposal=PROPOSAL, **common))
-                 for a in agents for t in agents if t is not a]
-    refinements = [chat(a, render("refine.md.j2", role_name=a.title, original=PROPOSAL, **common,
-                                  critiques=[{"author_name": o.title, "author_role": o.role, "content": CRITIQUE}
-                                             for o in agents if o is not a]))
-                   for a in agents]
-    return [*proposals, *(continued(p, PROPOSAL) for p in proposals), *critiques,
-            *refinements, *(continued(r, PROPOSAL) for r in refinements)]
+    critiques = [
+        chat(
+            a,
+            render(
+                "critique.md.j2",
+                role_name=a.title,
+                target_name=t.title,
+                target_role=t.role,
+                proposal=PROPOSAL,
+                **common,
+            ),
+        )
+        for a in agents
+        for t in agents
+        if t is not a
+    ]
+    refinements = [
+        chat(
+            a,
+            render(
+                "refine.md.j2",
+                role_name=a.title,
+                original=PROPOSAL,
+                **common,
+                critiques=[
+                    {"author_name": o.title, "author_role": o.role, "content": CRITIQUE} for o in agents if o is not a
+                ],
+            ),
+        )
+        for a in agents
+    ]
+    return [
+        *proposals,
+        *(continued(p, PROPOSAL) for p in proposals),
+        *critiques,
+        *refinements,
+        *(continued(r, PROPOSAL) for r in refinements),
+    ]
 
 
 @dataclass
@@ -134,8 +163,9 @@ def timed_chat(llama: Llama, messages: Chat, max_tokens: int, perf: Perf) -> str
     """Answer ``messages``, adding its figures to ``perf``; returns the reply text."""
     llama_cpp.llama_perf_context_reset(llama.ctx)
     started = time.perf_counter()
-    reply: Any = llama.create_chat_completion(messages=cast(Any, messages), max_tokens=max_tokens, temperature=0.0,
-                                              **SAMPLING)
+    reply: Any = llama.create_chat_completion(
+        messages=cast(Any, messages), max_tokens=max_tokens, temperature=0.0, **SAMPLING
+    )
     perf.add(llama, time.perf_counter() - started, reply["usage"]["completion_tokens"])
     return str(reply["choices"][0]["message"]["content"] or "")
 
@@ -155,8 +185,9 @@ async def provider_decode(model: str, n_ctx: int, tokens: int) -> tuple[float, i
     load_s = time.perf_counter() - started
     wall, produced = 0.0, 0
     for prompt in DECODE_PROMPTS:
-        request = CompletionRequest(messages=(Message("user", prompt),), model=model, max_tokens=tokens,
-                                    temperature=0.0)
+        request = CompletionRequest(
+            messages=(Message("user", prompt),), model=model, max_tokens=tokens, temperature=0.0
+        )
         started = time.perf_counter()
         completion = await provider.complete(request)
         wall += time.perf_counter() - started
@@ -226,19 +257,25 @@ def main() -> None:
 
     print(f"\nDecode speed (temperature 0, same prompts, {args.tokens} tokens each)")
     print(f"{'path':<44}{'tokens':>8}{'seconds':>9}{'tok/s':>8}")
-    print(f"{'raw llama.cpp, decode only (perf counters)':<44}{raw.decode_tokens:>8}{raw.decode_ms / 1000:>9.2f}"
-          f"{raw.decode_tokens / (raw.decode_ms / 1000):>8.1f}")
-    print(f"{'raw create_chat_completion, end to end':<44}{raw.completion_tokens:>8}{raw.wall_s:>9.2f}"
-          f"{raw.completion_tokens / raw.wall_s:>8.1f}")
+    print(
+        f"{'raw llama.cpp, decode only (perf counters)':<44}{raw.decode_tokens:>8}{raw.decode_ms / 1000:>9.2f}"
+        f"{raw.decode_tokens / (raw.decode_ms / 1000):>8.1f}"
+    )
+    print(
+        f"{'raw create_chat_completion, end to end':<44}{raw.completion_tokens:>8}{raw.wall_s:>9.2f}"
+        f"{raw.completion_tokens / raw.wall_s:>8.1f}"
+    )
     print(f"{'dialectic LocalProvider.complete':<44}{produced:>8}{wall:>9.2f}{produced / wall:>8.1f}")
     print(f"(LocalProvider first call, loading the model: {load_s:.2f}s)")
 
     print(f"\nPrompt evaluation over a debate round ({len(chats)} prompts, 3 agents taking turns)")
     print(f"{'mode':<38}{'evaluated':>10}{'eval s':>8}{'wall s':>8}{'saved':>8}")
-    for label, perf in (("no reuse (reset before each call)", no_reuse),
-                        ("llama.cpp KV prefix reuse only", kv_reuse),
-                        ("KV reuse + PrefixSnapshots (provider)", snapshot_reuse),
-                        ("KV reuse + LlamaRAMCache", ram_cache)):
+    for label, perf in (
+        ("no reuse (reset before each call)", no_reuse),
+        ("llama.cpp KV prefix reuse only", kv_reuse),
+        ("KV reuse + PrefixSnapshots (provider)", snapshot_reuse),
+        ("KV reuse + LlamaRAMCache", ram_cache),
+    ):
         saved = 1 - perf.wall_s / no_reuse.wall_s
         print(f"{label:<38}{perf.prompt_tokens:>10}{perf.prompt_ms / 1000:>8.2f}{perf.wall_s:>8.2f}{saved:>8.0%}")
     print(f"(LlamaRAMCache grew the process by {rss_cache:.0f} MB)")

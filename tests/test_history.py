@@ -17,8 +17,14 @@ from dialectic.domain import (
 
 
 def contribution(agent: str, kind: str, content: str, target: str | None = None, **meta: object) -> Contribution:
-    return Contribution(agent_id=agent, agent_role=agent, type=kind, content=content, target_agent_id=target,  # type: ignore[arg-type]
-                        metadata=ContributionMetadata(**meta))  # type: ignore[arg-type]
+    return Contribution(
+        agent_id=agent,
+        agent_role=agent,
+        type=kind,
+        content=content,
+        target_agent_id=target,  # type: ignore[arg-type]
+        metadata=ContributionMetadata(**meta),
+    )  # type: ignore[arg-type]
 
 
 def two_round_state() -> DebateState:
@@ -59,19 +65,25 @@ def test_history_prefers_the_latest_summary() -> None:
     assert history_for(state, "a", 2, full_history=False) == ("", False)
     full, is_summary = history_for(state, "a", 2, full_history=True)
     assert "B1r" in full and not is_summary
-    summary = DebateSummary(agent_id="a", agent_role="a", summary="short notes",
-                            metadata=SummaryMetadata(before_chars=100, after_chars=11))
+    summary = DebateSummary(
+        agent_id="a", agent_role="a", summary="short notes", metadata=SummaryMetadata(before_chars=100, after_chars=11)
+    )
     state = fold([DebateCreated(state=state), SummaryRecorded(round_number=2, summary=summary)])
     assert history_for(state, "a", 2, full_history=True) == ("short notes", True)
 
 
 def test_clarifications_keep_only_answered_items_grouped_by_agent() -> None:
     groups = [
-        AgentClarifications(agent_id="a", agent_name="A", role="architect", items=[
-            ClarificationItem(id="q1", question="Load?", answer="1k rps"),
-            ClarificationItem(id="q2", question="Region?", answer="NA"),
-            ClarificationItem(id="q3", question="Pending?"),
-        ])
+        AgentClarifications(
+            agent_id="a",
+            agent_name="A",
+            role="architect",
+            items=[
+                ClarificationItem(id="q1", question="Load?", answer="1k rps"),
+                ClarificationItem(id="q2", question="Region?", answer="NA"),
+                ClarificationItem(id="q3", question="Pending?"),
+            ],
+        )
     ]
     text = format_clarifications(groups)
     assert "Q (q1): Load?" in text and "A: 1k rps" in text and "A: NA" in text and "q3" not in text
@@ -79,9 +91,18 @@ def test_clarifications_keep_only_answered_items_grouped_by_agent() -> None:
 
 def test_questions_merge_per_agent_across_iterations() -> None:
     base = DebateState(id="d", problem="P")
-    first = AgentClarifications(agent_id="a", agent_name="A", role="r", items=[ClarificationItem(id="q1", question="x")])
-    second = AgentClarifications(agent_id="a", agent_name="A", role="r", items=[ClarificationItem(id="q2", question="y")])
-    state = fold([DebateCreated(state=base), QuestionsAsked(iteration=1, groups=[first]),
-                  QuestionsAsked(iteration=2, groups=[second])])
+    first = AgentClarifications(
+        agent_id="a", agent_name="A", role="r", items=[ClarificationItem(id="q1", question="x")]
+    )
+    second = AgentClarifications(
+        agent_id="a", agent_name="A", role="r", items=[ClarificationItem(id="q2", question="y")]
+    )
+    state = fold(
+        [
+            DebateCreated(state=base),
+            QuestionsAsked(iteration=1, groups=[first]),
+            QuestionsAsked(iteration=2, groups=[second]),
+        ]
+    )
     assert [i.id for i in state.clarifications[0].items] == ["q1", "q2"]
     assert state.clarification_iterations == 2

@@ -43,7 +43,10 @@ def test_still_cut_off_after_continuations_is_marked_truncated() -> None:
 def test_structured_cut_off_is_retried_with_more_room() -> None:
     good = {"confidence": 70, "reasoning": "ok"}
     provider = ScriptedProvider(
-        replies=[ScriptedReply('{"confid', finish_reason=FINISH_LENGTH), ScriptedReply(json.dumps(good), structured=good)]
+        replies=[
+            ScriptedReply('{"confid', finish_reason=FINISH_LENGTH),
+            ScriptedReply(json.dumps(good), structured=good),
+        ]
     )
     result = asyncio.run(LLMClient(provider, retry=FAST).complete_structured(request(max_tokens=50), ConfidenceOutput))
     assert result.value == ConfidenceOutput(confidence=70, reasoning="ok")
@@ -53,7 +56,9 @@ def test_structured_cut_off_is_retried_with_more_room() -> None:
 def test_structured_output_is_repaired_once() -> None:
     bad = {"confidence": 170}
     good = {"confidence": 70}
-    provider = ScriptedProvider(replies=[ScriptedReply(json.dumps(bad), structured=bad), ScriptedReply(json.dumps(good))])
+    provider = ScriptedProvider(
+        replies=[ScriptedReply(json.dumps(bad), structured=bad), ScriptedReply(json.dumps(good))]
+    )
     result = asyncio.run(LLMClient(provider, retry=FAST).complete_structured(request(), ConfidenceOutput))
     assert result.value is not None and result.value.confidence == 70
     repair = provider.calls[1]

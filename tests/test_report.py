@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -40,7 +40,7 @@ from dialectic.domain import (
 )
 from dialectic.report import embed, render_report
 
-T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 ARCHITECT = "agent-architect"
 SECURITY = "agent-security"
 
@@ -81,8 +81,11 @@ def created(problem: str = "Design a rate limiter\nfor a public API", context: s
         judge=Participant(id="judge-main", name="Technical Judge", role="generalist", model="o1", provider="openai"),
         prompt_sources=PromptSources(
             agents=[
-                AgentPromptSources(agent_id=ARCHITECT, role="architect",
-                                   system_prompt=PromptSource(kind="file", path="prompts/architect.md")),
+                AgentPromptSources(
+                    agent_id=ARCHITECT,
+                    role="architect",
+                    system_prompt=PromptSource(kind="file", path="prompts/architect.md"),
+                ),
                 AgentPromptSources(agent_id=SECURITY, role="security"),
             ],
             judge=AgentPromptSources(agent_id="judge-main", role="generalist"),
@@ -93,23 +96,56 @@ def created(problem: str = "Design a rate limiter\nfor a public API", context: s
     return DebateCreated(state=state, at=T0)
 
 
-def said(round_number: int, agent: str, role: str, kind: ContributionType, content: str, *,
-         target: str | None = None, status: str = "ok", error: str | None = None,
-         **metadata: Any) -> ContributionRecorded:
-    return ContributionRecorded(round_number=round_number, contribution=Contribution(
-        agent_id=agent, agent_role=role, type=kind, content=content, target_agent_id=target,
-        status=status, error=error, metadata=ContributionMetadata(**metadata)))  # type: ignore[arg-type]
+def said(
+    round_number: int,
+    agent: str,
+    role: str,
+    kind: ContributionType,
+    content: str,
+    *,
+    target: str | None = None,
+    status: str = "ok",
+    error: str | None = None,
+    **metadata: Any,
+) -> ContributionRecorded:
+    return ContributionRecorded(
+        round_number=round_number,
+        contribution=Contribution(
+            agent_id=agent,
+            agent_role=role,
+            type=kind,
+            content=content,
+            target_agent_id=target,
+            status=status,
+            error=error,
+            metadata=ContributionMetadata(**metadata),
+        ),
+    )  # type: ignore[arg-type]
 
 
 def questions(iteration: int, agent: str, name: str, role: str, *items: tuple[str, str]) -> QuestionsAsked:
-    return QuestionsAsked(iteration=iteration, groups=[AgentClarifications(
-        agent_id=agent, agent_name=name, role=role,
-        items=[ClarificationItem(id=qid, question=text, iteration=iteration) for qid, text in items])])
+    return QuestionsAsked(
+        iteration=iteration,
+        groups=[
+            AgentClarifications(
+                agent_id=agent,
+                agent_name=name,
+                role=role,
+                items=[ClarificationItem(id=qid, question=text, iteration=iteration) for qid, text in items],
+            )
+        ],
+    )
 
 
 def summary(agent: str, role: str, text: str, before: int, after: int, tokens: int, latency: int) -> DebateSummary:
-    return DebateSummary(agent_id=agent, agent_role=role, summary=text, metadata=SummaryMetadata(
-        before_chars=before, after_chars=after, tokens_used=tokens, latency_ms=latency, model="gpt-4o"))
+    return DebateSummary(
+        agent_id=agent,
+        agent_role=role,
+        summary=text,
+        metadata=SummaryMetadata(
+            before_chars=before, after_chars=after, tokens_used=tokens, latency_ms=latency, model="gpt-4o"
+        ),
+    )
 
 
 def full_debate() -> list[Change]:
@@ -122,30 +158,82 @@ def full_debate() -> list[Change]:
         AnswersRecorded(answers={"q1": "About 10k", "q2": "NA"}),
         questions(2, ARCHITECT, "System Architect", "architect", ("q3", "Multi-region?")),
         RoundStarted(round_number=1),
-        said(1, ARCHITECT, "architect", "proposal", PROPOSAL_WITH_HEADINGS, input_tokens=100, output_tokens=50,
-             tokens_used=150, latency_ms=1000, model="gpt-4o", finish_reason="stop"),
-        said(1, SECURITY, "security", "proposal", TRUNCATED_PROPOSAL, input_tokens=120, output_tokens=80,
-             tokens_used=200, latency_ms=2000, truncated=True, finish_reason="length"),
-        said(1, ARCHITECT, "architect", "critique", "The window costs memory.", target=SECURITY,
-             input_tokens=10, output_tokens=20, tokens_used=30, latency_ms=500),
-        said(1, SECURITY, "security", "critique", "", target=ARCHITECT, status="failed",
-             error="provider timed out\nafter 3 attempts", latency_ms=3000),
-        said(1, ARCHITECT, "architect", "refinement", "Token bucket, per region.", input_tokens=40,
-             output_tokens=60, tokens_used=100, latency_ms=1500),
+        said(
+            1,
+            ARCHITECT,
+            "architect",
+            "proposal",
+            PROPOSAL_WITH_HEADINGS,
+            input_tokens=100,
+            output_tokens=50,
+            tokens_used=150,
+            latency_ms=1000,
+            model="gpt-4o",
+            finish_reason="stop",
+        ),
+        said(
+            1,
+            SECURITY,
+            "security",
+            "proposal",
+            TRUNCATED_PROPOSAL,
+            input_tokens=120,
+            output_tokens=80,
+            tokens_used=200,
+            latency_ms=2000,
+            truncated=True,
+            finish_reason="length",
+        ),
+        said(
+            1,
+            ARCHITECT,
+            "architect",
+            "critique",
+            "The window costs memory.",
+            target=SECURITY,
+            input_tokens=10,
+            output_tokens=20,
+            tokens_used=30,
+            latency_ms=500,
+        ),
+        said(
+            1,
+            SECURITY,
+            "security",
+            "critique",
+            "",
+            target=ARCHITECT,
+            status="failed",
+            error="provider timed out\nafter 3 attempts",
+            latency_ms=3000,
+        ),
+        said(
+            1,
+            ARCHITECT,
+            "architect",
+            "refinement",
+            "Token bucket, per region.",
+            input_tokens=40,
+            output_tokens=60,
+            tokens_used=100,
+            latency_ms=1500,
+        ),
         SummaryRecorded(round_number=1, summary=summary(ARCHITECT, "architect", "Short history.", 6000, 2500, 70, 700)),
         EvaluationRecorded(round_number=1, evaluation=RoundEvaluation(confidence=65, reasoning="Converging.")),
         RoundStarted(round_number=2),
         said(2, ARCHITECT, "architect", "proposal", "Token bucket, per region.", carried_over=True),
         JudgeSummaryRecorded(summary=summary("judge-main", "generalist", "All agree.", 9000, 1000, 90, 900)),
-        SolutionRecorded(solution=Solution(
-            description="# Use a token bucket\nBacked by Redis.",
-            tradeoffs=["Redis becomes critical"],
-            recommendations=["Start with 100 req/s per key", "Alert on Redis latency"],
-            open_questions=["Burst size?"],
-            confidence=85,
-            synthesized_by="judge-main",
-            metadata=ContributionMetadata(input_tokens=300, output_tokens=200, tokens_used=500, latency_ms=4000),
-        )),
+        SolutionRecorded(
+            solution=Solution(
+                description="# Use a token bucket\nBacked by Redis.",
+                tradeoffs=["Redis becomes critical"],
+                recommendations=["Start with 100 req/s per key", "Alert on Redis latency"],
+                open_questions=["Burst size?"],
+                confidence=85,
+                synthesized_by="judge-main",
+                metadata=ContributionMetadata(input_tokens=300, output_tokens=200, tokens_used=500, latency_ms=4000),
+            )
+        ),
         StatusChanged(status="completed", at=at(30)),
         CursorMoved(next_node=None, at=at(31)),
     ]
@@ -163,16 +251,32 @@ def text() -> str:
 def lines_after(text: str, marker: str, count: int) -> list[str]:
     """The ``count`` non-blank lines following the line equal to ``marker``."""
     lines = text.splitlines()
-    rest = lines[lines.index(marker) + 1:]
+    rest = lines[lines.index(marker) + 1 :]
     return [line for line in rest if line.strip()][:count]
 
 
 def test_all_sections_in_order(text: str) -> None:
     expected = [
-        "# Debate report: Design a rate limiter", "## Problem", "## Agents", "## Judge", "## Clarifications",
-        "## Rounds", "### Round 1", "#### Proposals", "#### Critiques", "#### Refinements", "#### Summaries",
-        "#### Judge evaluation", "### Round 2", "## Failed contributions", "## Final synthesis", "### Trade-offs",
-        "### Recommendations", "### Open questions", "### Judge summary", "## Totals",
+        "# Debate report: Design a rate limiter",
+        "## Problem",
+        "## Agents",
+        "## Judge",
+        "## Clarifications",
+        "## Rounds",
+        "### Round 1",
+        "#### Proposals",
+        "#### Critiques",
+        "#### Refinements",
+        "#### Summaries",
+        "#### Judge evaluation",
+        "### Round 2",
+        "## Failed contributions",
+        "## Final synthesis",
+        "### Trade-offs",
+        "### Recommendations",
+        "### Open questions",
+        "### Judge summary",
+        "## Totals",
     ]
     lines = text.splitlines()
     positions = [lines.index(heading) for heading in expected]
@@ -204,11 +308,14 @@ def test_agents_and_judge_tables(text: str) -> None:
 
 def test_clarifications_grouped_per_agent_with_na(text: str) -> None:
     assert lines_after(text, "### System Architect (architect)", 4) == [
-        "**Q (q1):** Expected peak QPS?", "**A:** About 10k",
-        "**Q (q3):** Multi-region?", "**A:** NA",
+        "**Q (q1):** Expected peak QPS?",
+        "**A:** About 10k",
+        "**Q (q3):** Multi-region?",
+        "**A:** NA",
     ]
     assert lines_after(text, "### Security Expert (security)", 2) == [
-        "**Q (q2):** Authenticated clients only?", "**A:** NA",
+        "**Q (q2):** Authenticated clients only?",
+        "**A:** NA",
     ]
 
 
@@ -218,10 +325,13 @@ def test_contributions_by_type(text: str) -> None:
     assert "##### Security Expert (security) → System Architect (architect)" in lines
     assert "##### System Architect (architect) (carried over from round 1 refinement)" in lines
     assert lines_after(text, "#### Refinements", 2) == [
-        "##### System Architect (architect)", "Token bucket, per region.",
+        "##### System Architect (architect)",
+        "Token bucket, per region.",
     ]
     assert lines_after(text, "#### Summaries", 3) == [
-        "##### System Architect (architect)", "6,000 → 2,500 chars (length-based)", "Short history.",
+        "##### System Architect (architect)",
+        "6,000 → 2,500 chars (length-based)",
+        "Short history.",
     ]
     assert lines_after(text, "#### Judge evaluation", 2) == ["**Confidence:** 65/100", "Converging."]
 
@@ -249,7 +359,7 @@ def test_headings_in_content_are_demoted(text: str) -> None:
 def test_an_unclosed_fence_is_closed(text: str) -> None:
     lines = text.splitlines()
     start = lines.index("    # check the window")
-    assert lines[start + 1:start + 3] == ["```", ""]
+    assert lines[start + 1 : start + 3] == ["```", ""]
     assert embed("text\n~~~~\ncode", 2) == "text\n~~~~\ncode\n~~~~"
 
 
@@ -272,14 +382,23 @@ def test_report_structure_survives_content() -> None:
     tokens = markdown_it.MarkdownIt("commonmark").parse(report(full_debate()))
     top = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open" and t.tag in ("h1", "h2")]
     assert top == [
-        "Debate report: Design a rate limiter", "Problem", "Agents", "Judge", "Clarifications", "Rounds",
-        "Failed contributions", "Final synthesis", "Totals",
+        "Debate report: Design a rate limiter",
+        "Problem",
+        "Agents",
+        "Judge",
+        "Clarifications",
+        "Rounds",
+        "Failed contributions",
+        "Final synthesis",
+        "Totals",
     ]
 
 
 def test_final_synthesis(text: str) -> None:
     assert lines_after(text, "## Final synthesis", 3) == [
-        "**Confidence:** 85/100 · **Synthesized by:** Technical Judge", "#### Use a token bucket", "Backed by Redis.",
+        "**Confidence:** 85/100 · **Synthesized by:** Technical Judge",
+        "#### Use a token bucket",
+        "Backed by Redis.",
     ]
     assert lines_after(text, "### Recommendations", 2) == ["- Start with 100 req/s per key", "- Alert on Redis latency"]
     assert lines_after(text, "### Judge summary", 2) == ["9,000 → 1,000 chars (length-based)", "All agree."]
@@ -325,28 +444,35 @@ def test_a_new_debate_renders() -> None:
 
 
 def test_a_suspended_debate_with_pending_questions_renders() -> None:
-    out = report([
-        created(),
-        StatusChanged(status="running"),
-        questions(1, ARCHITECT, "System Architect", "architect", ("q1", "Expected QPS?"), ("q2", "Budget?")),
-        StatusChanged(status="suspended"),
-        CursorMoved(next_node="clarification"),
-    ])
+    out = report(
+        [
+            created(),
+            StatusChanged(status="running"),
+            questions(1, ARCHITECT, "System Architect", "architect", ("q1", "Expected QPS?"), ("q2", "Budget?")),
+            StatusChanged(status="suspended"),
+            CursorMoved(next_node="clarification"),
+        ]
+    )
     lines = out.splitlines()
     assert "- **Status:** suspended" in lines
     assert "- **Unanswered questions:** 2" in lines
     assert "- **Resumes at:** clarification" in lines
     assert lines_after(out, "### System Architect (architect)", 4) == [
-        "**Q (q1):** Expected QPS?", "**A:** NA", "**Q (q2):** Budget?", "**A:** NA",
+        "**Q (q1):** Expected QPS?",
+        "**A:** NA",
+        "**Q (q2):** Budget?",
+        "**A:** NA",
     ]
 
 
 def test_unknown_agents_fall_back_to_their_id() -> None:
-    out = report([
-        created(),
-        RoundStarted(round_number=1),
-        said(1, "agent-ghost", "kiss", "critique", "Too complex.", target="agent-other"),
-    ])
+    out = report(
+        [
+            created(),
+            RoundStarted(round_number=1),
+            said(1, "agent-ghost", "kiss", "critique", "Too complex.", target="agent-other"),
+        ]
+    )
     assert "##### agent-ghost (kiss) → agent-other" in out.splitlines()
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -52,7 +52,7 @@ from dialectic.store import (
 )
 from dialectic.store.sqlite import MIGRATIONS
 
-T0 = datetime(2024, 5, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 ARCHITECT = "agent-architect"
 SECURITY = "agent-security"
 
@@ -61,8 +61,13 @@ def tick(minutes: float) -> datetime:
     return T0 + timedelta(minutes=minutes)
 
 
-def new_debate(debate_id: str = "deb-1", *, problem: str = "Design a rate limiter\nfor a public API",
-               created: datetime = T0, status: str = "pending") -> DebateCreated:
+def new_debate(
+    debate_id: str = "deb-1",
+    *,
+    problem: str = "Design a rate limiter\nfor a public API",
+    created: datetime = T0,
+    status: str = "pending",
+) -> DebateCreated:
     state = DebateState(
         id=debate_id,
         problem=problem,
@@ -72,11 +77,17 @@ def new_debate(debate_id: str = "deb-1", *, problem: str = "Design a rate limite
             Participant(id=ARCHITECT, name="System Architect", role="architect", model="gpt-4o", provider="openai"),
             Participant(id=SECURITY, name="Security Expert", role="security", model="claude", provider="anthropic"),
         ],
-        judge=Participant(id="judge-main", name="Technical Judge", role="generalist", model="gpt-4o",
-                          provider="openai"),
+        judge=Participant(
+            id="judge-main", name="Technical Judge", role="generalist", model="gpt-4o", provider="openai"
+        ),
         prompt_sources=PromptSources(
-            agents=[AgentPromptSources(agent_id=ARCHITECT, role="architect",
-                                       system_prompt=PromptSource(kind="file", path="prompts/architect.md"))],
+            agents=[
+                AgentPromptSources(
+                    agent_id=ARCHITECT,
+                    role="architect",
+                    system_prompt=PromptSource(kind="file", path="prompts/architect.md"),
+                )
+            ],
         ),
         config={"debate": {"rounds": 2}},
         created_at=created,
@@ -85,10 +96,18 @@ def new_debate(debate_id: str = "deb-1", *, problem: str = "Design a rate limite
     return DebateCreated(state=state, at=created)
 
 
-def contribution(agent: str, role: str, kind: str, content: str, *, target: str | None = None,
-                 **metadata: Any) -> Contribution:
-    return Contribution(agent_id=agent, agent_role=role, type=kind, content=content,  # type: ignore[arg-type]
-                        target_agent_id=target, metadata=ContributionMetadata(**metadata), created_at=T0)
+def contribution(
+    agent: str, role: str, kind: str, content: str, *, target: str | None = None, **metadata: Any
+) -> Contribution:
+    return Contribution(
+        agent_id=agent,
+        agent_role=role,
+        type=kind,
+        content=content,  # type: ignore[arg-type]
+        target_agent_id=target,
+        metadata=ContributionMetadata(**metadata),
+        created_at=T0,
+    )
 
 
 def full_debate(debate_id: str = "deb-1") -> list[Change]:
@@ -96,43 +115,111 @@ def full_debate(debate_id: str = "deb-1") -> list[Change]:
     return [
         new_debate(debate_id),
         StatusChanged(status="running", at=tick(1)),
-        QuestionsAsked(iteration=1, at=tick(2), groups=[
-            AgentClarifications(agent_id=ARCHITECT, agent_name="System Architect", role="architect",
-                                items=[ClarificationItem(id="q1", question="Expected peak QPS?")]),
-            AgentClarifications(agent_id=SECURITY, agent_name="Security Expert", role="security",
-                                items=[ClarificationItem(id="q2", question="Authenticated clients only?")]),
-        ]),
+        QuestionsAsked(
+            iteration=1,
+            at=tick(2),
+            groups=[
+                AgentClarifications(
+                    agent_id=ARCHITECT,
+                    agent_name="System Architect",
+                    role="architect",
+                    items=[ClarificationItem(id="q1", question="Expected peak QPS?")],
+                ),
+                AgentClarifications(
+                    agent_id=SECURITY,
+                    agent_name="Security Expert",
+                    role="security",
+                    items=[ClarificationItem(id="q2", question="Authenticated clients only?")],
+                ),
+            ],
+        ),
         AnswersRecorded(answers={"q1": "About 10k", "q2": "NA"}, at=tick(3)),
-        QuestionsAsked(iteration=2, at=tick(4), groups=[
-            AgentClarifications(agent_id=ARCHITECT, agent_name="System Architect", role="architect",
-                                items=[ClarificationItem(id="q3", question="Multi-region?", iteration=2)]),
-        ]),
+        QuestionsAsked(
+            iteration=2,
+            at=tick(4),
+            groups=[
+                AgentClarifications(
+                    agent_id=ARCHITECT,
+                    agent_name="System Architect",
+                    role="architect",
+                    items=[ClarificationItem(id="q3", question="Multi-region?", iteration=2)],
+                ),
+            ],
+        ),
         AnswersRecorded(answers={"q3": "Yes, two regions"}, at=tick(5)),
         RoundStarted(round_number=1, at=tick(6)),
-        ContributionRecorded(round_number=1, at=tick(7), contribution=contribution(
-            ARCHITECT, "architect", "proposal", "# Token bucket\nUse Redis.", tokens_used=150, latency_ms=900)),
-        ContributionRecorded(round_number=1, at=tick(8), contribution=contribution(
-            SECURITY, "security", "proposal", "Sliding window, and", truncated=True, finish_reason="length")),
-        ContributionRecorded(round_number=1, at=tick(9), contribution=contribution(
-            ARCHITECT, "architect", "critique", "Window is costly.", target=SECURITY)),
-        ContributionRecorded(round_number=1, at=tick(10), contribution=Contribution(
-            agent_id=SECURITY, agent_role="security", type="critique", content="", target_agent_id=ARCHITECT,
-            status="failed", error="provider timed out", created_at=T0)),
-        ContributionRecorded(round_number=1, at=tick(11), contribution=contribution(
-            ARCHITECT, "architect", "refinement", "Token bucket, per-region.")),
-        SummaryRecorded(round_number=1, at=tick(12), summary=DebateSummary(
-            agent_id=ARCHITECT, agent_role="architect", summary="Short history.",
-            metadata=SummaryMetadata(before_chars=6000, after_chars=2500, timestamp=T0))),
-        EvaluationRecorded(round_number=1, at=tick(13),
-                           evaluation=RoundEvaluation(confidence=70, reasoning="Converging.")),
+        ContributionRecorded(
+            round_number=1,
+            at=tick(7),
+            contribution=contribution(
+                ARCHITECT, "architect", "proposal", "# Token bucket\nUse Redis.", tokens_used=150, latency_ms=900
+            ),
+        ),
+        ContributionRecorded(
+            round_number=1,
+            at=tick(8),
+            contribution=contribution(
+                SECURITY, "security", "proposal", "Sliding window, and", truncated=True, finish_reason="length"
+            ),
+        ),
+        ContributionRecorded(
+            round_number=1,
+            at=tick(9),
+            contribution=contribution(ARCHITECT, "architect", "critique", "Window is costly.", target=SECURITY),
+        ),
+        ContributionRecorded(
+            round_number=1,
+            at=tick(10),
+            contribution=Contribution(
+                agent_id=SECURITY,
+                agent_role="security",
+                type="critique",
+                content="",
+                target_agent_id=ARCHITECT,
+                status="failed",
+                error="provider timed out",
+                created_at=T0,
+            ),
+        ),
+        ContributionRecorded(
+            round_number=1,
+            at=tick(11),
+            contribution=contribution(ARCHITECT, "architect", "refinement", "Token bucket, per-region."),
+        ),
+        SummaryRecorded(
+            round_number=1,
+            at=tick(12),
+            summary=DebateSummary(
+                agent_id=ARCHITECT,
+                agent_role="architect",
+                summary="Short history.",
+                metadata=SummaryMetadata(before_chars=6000, after_chars=2500, timestamp=T0),
+            ),
+        ),
+        EvaluationRecorded(
+            round_number=1, at=tick(13), evaluation=RoundEvaluation(confidence=70, reasoning="Converging.")
+        ),
         RoundStarted(round_number=2, at=tick(14)),
-        ContributionRecorded(round_number=2, at=tick(15), contribution=contribution(
-            ARCHITECT, "architect", "proposal", "Token bucket, per-region.", carried_over=True)),
-        JudgeSummaryRecorded(at=tick(16), summary=DebateSummary(
-            agent_id="judge-main", agent_role="generalist", summary="All agree on a token bucket.",
-            metadata=SummaryMetadata(before_chars=9000, after_chars=1000, timestamp=T0))),
-        SolutionRecorded(at=tick(17), solution=Solution(
-            description="Token bucket in Redis.", tradeoffs=["Redis is a dependency"], confidence=85)),
+        ContributionRecorded(
+            round_number=2,
+            at=tick(15),
+            contribution=contribution(
+                ARCHITECT, "architect", "proposal", "Token bucket, per-region.", carried_over=True
+            ),
+        ),
+        JudgeSummaryRecorded(
+            at=tick(16),
+            summary=DebateSummary(
+                agent_id="judge-main",
+                agent_role="generalist",
+                summary="All agree on a token bucket.",
+                metadata=SummaryMetadata(before_chars=9000, after_chars=1000, timestamp=T0),
+            ),
+        ),
+        SolutionRecorded(
+            at=tick(17),
+            solution=Solution(description="Token bucket in Redis.", tradeoffs=["Redis is a dependency"], confidence=85),
+        ),
         StatusChanged(status="completed", at=tick(18)),
         CursorMoved(next_node=None, at=tick(19)),
     ]
@@ -233,8 +320,12 @@ def test_listing_newest_first_with_filter_and_limit(store: DebateStore) -> None:
     assert store.list(status="failed") == []
     assert store.list(limit=0) == []
     assert store.list(status="completed")[0] == DebateListing(
-        id="deb-mid", problem="Design a rate limiter", status="completed", current_round=2,
-        created_at=T0, updated_at=tick(19),
+        id="deb-mid",
+        problem="Design a rate limiter",
+        status="completed",
+        current_round=2,
+        created_at=T0,
+        updated_at=tick(19),
     )
 
 
@@ -300,7 +391,7 @@ def test_sqlite_appends_rows_and_never_rewrites(tmp_path: Path) -> None:
         after = raw(path, "SELECT seq, kind, payload, at FROM changes ORDER BY seq")
         assert len(after) == len(before) + 3
         assert after[: len(before)] == before
-        assert [row[1] for row in after[len(before):]] == ["contribution_recorded"] * 3
+        assert [row[1] for row in after[len(before) :]] == ["contribution_recorded"] * 3
 
         store.append("deb-1", *changes[10:])
         assert raw(path, "SELECT COUNT(*) FROM changes") == [(len(changes),)]
@@ -395,6 +486,7 @@ def test_sqlite_inconsistent_log_is_a_store_error(tmp_path: Path) -> None:
 
 def test_sqlite_store_is_shared_between_threads(tmp_path: Path) -> None:
     with SqliteStore(tmp_path / "debates.sqlite3") as store:
+
         def run(n: int) -> None:
             store.append(f"deb-{n}", *full_debate(f"deb-{n}"))
 

@@ -11,7 +11,11 @@ from dialectic.agents.templates import builtin_role_prompt, known_roles, render
 ROLES = ("architect", "datamodeling", "generalist", "kiss", "performance", "security", "testing")
 
 CRITIQUES = [
-    {"author_name": "Simplicity Advocate", "author_role": "kiss", "content": "Drop the message queue; nothing needs it."},
+    {
+        "author_name": "Simplicity Advocate",
+        "author_role": "kiss",
+        "content": "Drop the message queue; nothing needs it.",
+    },
     {"author_name": "Security Engineer", "author_role": "security", "content": "Tokens are never rotated."},
 ]
 EXISTING = [

@@ -242,7 +242,9 @@ def choose_default_provider(env: Mapping[str, str], *, local_available: bool) ->
     if env.get("OPENAI_API_KEY"):
         return ProviderChoice("openai", DEFAULT_MODELS["openai"], "OPENAI_API_KEY is set")
     if env.get("ANTHROPIC_API_KEY"):
-        return ProviderChoice("anthropic", DEFAULT_MODELS["anthropic"], "ANTHROPIC_API_KEY is set (OPENAI_API_KEY is not)")
+        return ProviderChoice(
+            "anthropic", DEFAULT_MODELS["anthropic"], "ANTHROPIC_API_KEY is set (OPENAI_API_KEY is not)"
+        )
     if local_available:
         return ProviderChoice(
             "local", DEFAULT_MODELS["local"], "no API key is set and the embedded local model is installed"

@@ -9,7 +9,7 @@ has the shape of the seed's ``DebateState``: ``id``, ``problem``, ``status``,
 from __future__ import annotations
 
 import secrets
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -17,7 +17,7 @@ from pydantic.alias_generators import to_camel
 
 
 def utc_now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def new_debate_id(now: datetime | None = None) -> str:

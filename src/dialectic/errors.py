@@ -48,8 +48,7 @@ class MissingApiKeyError(ConfigError):
 
     def __init__(self, provider: str, env_var: str) -> None:
         super().__init__(
-            f"provider '{provider}' needs an API key: set the environment variable {env_var} "
-            f"(or put it in a .env file)"
+            f"provider '{provider}' needs an API key: set the environment variable {env_var} (or put it in a .env file)"
         )
         self.provider = provider
         self.env_var = env_var

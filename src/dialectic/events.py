@@ -129,7 +129,7 @@ class DebateFailed(Event):
 
 
 @dataclass(frozen=True)
-class Warning(Event):  # noqa: A001 - the event is a warning for the user, not a Python warning
+class Warning(Event):
     message: str
 
 

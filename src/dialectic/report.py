@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from dialectic.domain import (
     Contribution,
@@ -123,7 +123,7 @@ def _cell(text: str) -> str:
 def _when(moment: datetime) -> str:
     if moment.tzinfo is None:
         return f"{moment:%Y-%m-%d %H:%M:%S}"
-    return f"{moment.astimezone(timezone.utc):%Y-%m-%d %H:%M:%S} UTC"
+    return f"{moment.astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
 
 
 def _bullets(items: Iterable[str]) -> str:
@@ -192,9 +192,7 @@ def _participant_table(rows: list[tuple[Participant, PromptSource | None]]) -> s
 def _participants(state: DebateState) -> list[str]:
     sources = {s.agent_id: s.system_prompt for s in state.prompt_sources.agents}
     agents = (
-        _participant_table([(a, sources.get(a.id)) for a in state.agents])
-        if state.agents
-        else "_No agents recorded._"
+        _participant_table([(a, sources.get(a.id)) for a in state.agents]) if state.agents else "_No agents recorded._"
     )
     judge_source = state.prompt_sources.judge
     judge = (
@@ -304,9 +302,7 @@ def _failed(state: DebateState, people: _People) -> list[str]:
 
 
 def _solution(solution: Solution, people: _People, verbose: bool) -> list[str]:
-    blocks = [
-        f"**Confidence:** {solution.confidence}/100 · **Synthesized by:** {people.name(solution.synthesized_by)}"
-    ]
+    blocks = [f"**Confidence:** {solution.confidence}/100 · **Synthesized by:** {people.name(solution.synthesized_by)}"]
     if not solution.structured:
         blocks.append("_Note: the judge's output was not structured; the description is its raw reply._")
     if verbose:

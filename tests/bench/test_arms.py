@@ -29,7 +29,11 @@ def names(text: str) -> list[str]:
 
 def test_defaults_and_canonical_names() -> None:
     assert names("single, majority, self-consistency, debate, dialectic") == [
-        "single", "majority:3", "self-consistency", "debate:3x2", "dialectic",
+        "single",
+        "majority:3",
+        "self-consistency",
+        "debate:3x2",
+        "dialectic",
     ]
     assert names("sc,majority:5,debate:4x3") == ["self-consistency", "majority:5", "debate:4x3"]
 

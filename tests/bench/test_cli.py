@@ -59,8 +59,9 @@ def test_designed_accuracies_costs_ties_and_flips(
 ) -> None:
     provider = ScriptedProvider(designed)
     use_provider(provider)
-    out = invoke("arithmetic", "-n", "20", "--arms", ARMS, "-c", str(config_file), "-o", "results.json",
-                 "--report", "results.md")
+    out = invoke(
+        "arithmetic", "-n", "20", "--arms", ARMS, "-c", str(config_file), "-o", "results.json", "--report", "results.md"
+    )
     assert out.code == 0, out.stderr
     document = json.loads((home / "results.json").read_text())
     arms = arms_by_name(document)
@@ -212,7 +213,9 @@ def test_jsonl_task_with_exact_and_numeric_answers(invoke: Invoke, use_provider:
     assert out.code == 0, out.stderr
     items = {i["id"]: i for i in json.loads((home / "r.json").read_text())["items"]}
     assert {k: (v["match"], v["arms"]["single"]["correct"]) for k, v in items.items()} == {
-        "n1": ("numeric", True), "n2": ("numeric", False), "t1": ("exact", True),
+        "n1": ("numeric", True),
+        "n2": ("numeric", False),
+        "t1": ("exact", True),
     }
 
 

@@ -42,8 +42,19 @@ def test_bench_over_http_counts_calls_tokens_and_scores_by_design(
         "debate": {"rounds": 1},
     }
     (home / "config.json").write_text(json.dumps(config), encoding="utf-8")
-    out = invoke("arithmetic", "-n", str(N), "--arms", "single,majority:3,debate:2x2,dialectic", "-c", "config.json",
-                 "-o", "r.json", "--concurrency", "2")
+    out = invoke(
+        "arithmetic",
+        "-n",
+        str(N),
+        "--arms",
+        "single,majority:3,debate:2x2,dialectic",
+        "-c",
+        "config.json",
+        "-o",
+        "r.json",
+        "--concurrency",
+        "2",
+    )
     assert out.code == 0, out.stderr
 
     document = json.loads((home / "r.json").read_text())

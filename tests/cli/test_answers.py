@@ -48,10 +48,18 @@ def suspended_state(*, answered: dict[str, str] | None = None) -> DebateState:
         problem="p",
         status="suspended",
         clarifications=[
-            AgentClarifications(agent_id="a1", agent_name="System Architect", role="architect",
-                                items=[item("q1", "How many users?"), item("q2", "Which region?")]),
-            AgentClarifications(agent_id="a2", agent_name="Security Engineer", role="security",
-                                items=[item("q3", "Who are the attackers?")]),
+            AgentClarifications(
+                agent_id="a1",
+                agent_name="System Architect",
+                role="architect",
+                items=[item("q1", "How many users?"), item("q2", "Which region?")],
+            ),
+            AgentClarifications(
+                agent_id="a2",
+                agent_name="Security Engineer",
+                role="security",
+                items=[item("q3", "Who are the attackers?")],
+            ),
         ],
     )
 
@@ -119,7 +127,9 @@ def test_piped_stdin_is_read_once_and_kept_for_follow_ups(term: Terminal) -> Non
 
 
 def test_file_answers_come_first_and_the_rest_from_stdin(term: Terminal) -> None:
-    answerer = Answerer([FileAnswers({"q2": "eu-west"}), PipedAnswers(FakeStdin("10k\nscript kiddies\n", tty=False), term)])
+    answerer = Answerer(
+        [FileAnswers({"q2": "eu-west"}), PipedAnswers(FakeStdin("10k\nscript kiddies\n", tty=False), term)]
+    )
     collected = answerer.collect(suspended_state())
     assert collected.answers == {"q1": "10k", "q2": "eu-west", "q3": "script kiddies"}
 

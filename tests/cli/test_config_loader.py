@@ -131,7 +131,11 @@ def test_only_judge_missing_warns_about_the_judge(tmp_path: Path) -> None:
     ("name", "text", "expected"),
     [
         ("c.json", '{\n  "agents": [\n    {"id": "a",}\n  ]\n}', "invalid JSON in .*c.json at line 3, column 16"),
-        ("c.yaml", "agents:\n  - id: a\n    name: [unclosed\njudge: {}\n", r"invalid YAML in .*c.yaml at line \d+, column \d+"),
+        (
+            "c.yaml",
+            "agents:\n  - id: a\n    name: [unclosed\njudge: {}\n",
+            r"invalid YAML in .*c.yaml at line \d+, column \d+",
+        ),
         ("c.toml", "[judge\nid = 1\n", r"invalid TOML in .*c.toml: .*line 1"),
         ("c.json", "[1, 2]", "must hold an object"),
     ],
@@ -171,7 +175,9 @@ def test_unknown_provider_is_a_config_error(tmp_path: Path) -> None:
 
 def test_unknown_role_is_a_warning_naming_the_known_roles(tmp_path: Path) -> None:
     agents = [{**AGENTS[0], "role": "Poet"}]
-    loaded = load_config(write(tmp_path, "c.json", json.dumps({"agents": agents, "judge": JUDGE, "debate": DEBATE})), explicit=True)
+    loaded = load_config(
+        write(tmp_path, "c.json", json.dumps({"agents": agents, "judge": JUDGE, "debate": DEBATE})), explicit=True
+    )
     assert loaded.config.agents[0].role == "poet"
     assert len(loaded.warnings) == 1
     warning = loaded.warnings[0]
@@ -186,14 +192,18 @@ def test_field_path_formats_indexes() -> None:
 
 def config_with(*roles: str, enabled: tuple[bool, ...] | None = None) -> SystemConfig:
     flags = enabled or (True,) * len(roles)
-    agents = [{"id": f"a{i}", "name": f"Agent {i}", "role": r, "enabled": e} for i, (r, e) in enumerate(zip(roles, flags))]
+    pairs = enumerate(zip(roles, flags, strict=True))
+    agents = [{"id": f"a{i}", "name": f"Agent {i}", "role": r, "enabled": e} for i, (r, e) in pairs]
     return SystemConfig.model_validate({"agents": agents})
 
 
 def test_overrides_filter_roles_and_set_rounds_provider_model() -> None:
     config, warnings = apply_overrides(
         config_with("architect", "security", "kiss"),
-        rounds=5, roles="security, ARCHITECT", provider="Anthropic", model="claude-x",
+        rounds=5,
+        roles="security, ARCHITECT",
+        provider="Anthropic",
+        model="claude-x",
     )
     assert warnings == []
     assert [a.role for a in config.agents] == ["architect", "security"]

@@ -22,7 +22,10 @@ class FakeTty(io.StringIO):
 
 def contribution(kind: str = "proposal", **changes: object) -> Contribution:
     base: dict[str, object] = {
-        "agent_id": "a1", "agent_role": "architect", "type": kind, "content": "text",
+        "agent_id": "a1",
+        "agent_role": "architect",
+        "type": kind,
+        "content": "text",
         "metadata": ContributionMetadata(tokens_used=812, latency_ms=1234, model="m"),
     }
     base.update(changes)

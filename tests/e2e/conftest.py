@@ -27,8 +27,15 @@ ROLE_NAMES = {
     "security": "Security Engineer",
     "kiss": "Simplicity Advocate",
 }
-_PROVIDER_ENV = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENROUTER_API_KEY", "OPENROUTER_BASE_URL",
-                 "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "DIALECTIC_HOME")
+_PROVIDER_ENV = (
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "OPENROUTER_API_KEY",
+    "OPENROUTER_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_BASE_URL",
+    "DIALECTIC_HOME",
+)
 
 
 def dialectic_executable() -> str:
@@ -72,8 +79,14 @@ class Workspace:
         """Start ``dialectic *args`` in the background, its output going to files in the workspace."""
         out = (self.root / f"{log_name}.stdout").open("wb")
         err = (self.root / f"{log_name}.stderr").open("wb")
-        return subprocess.Popen([self.executable, *args], cwd=self.root, env=self.environ(None),
-                                stdin=subprocess.DEVNULL, stdout=out, stderr=err)
+        return subprocess.Popen(
+            [self.executable, *args],
+            cwd=self.root,
+            env=self.environ(None),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=err,
+        )
 
     def environ(self, overrides: Mapping[str, str | None] | None) -> dict[str, str]:
         env = dict(self.env)
@@ -94,12 +107,16 @@ class Workspace:
         **debate: Any,
     ) -> Path:
         """A complete config (agents, judge, debate) whose agents talk to ``server``."""
-        endpoint = {"provider": "openai", "baseUrl": server.openai_base_url} if server is not None else {"provider": "openai"}
+        endpoint = (
+            {"provider": "openai", "baseUrl": server.openai_base_url} if server is not None else {"provider": "openai"}
+        )
         agents = [{"id": f"agent-{role}", "name": ROLE_NAMES[role], "role": role, **endpoint} for role in roles]
         judge = {"id": "judge-main", "name": "Technical Judge", "role": "generalist", **endpoint}
         path = self.root / name
-        path.write_text(json.dumps({"agents": agents, "judge": judge, "debate": {"rounds": rounds, **debate}}, indent=2),
-                        encoding="utf-8")
+        path.write_text(
+            json.dumps({"agents": agents, "judge": judge, "debate": {"rounds": rounds, **debate}}, indent=2),
+            encoding="utf-8",
+        )
         return path
 
     def export(self, debate_id: str) -> dict[str, Any]:

@@ -99,8 +99,9 @@ def test_missing_api_key_exits_4_naming_the_variable(workspace: Workspace) -> No
 
 def test_api_key_from_env_file_is_used(workspace: Workspace, server: FakeLLMServer) -> None:
     config = workspace.write_config(None)
-    (workspace.root / ".env").write_text(f"OPENAI_API_KEY=from-dotenv\nOPENAI_BASE_URL={server.openai_base_url}\n",
-                                         encoding="utf-8")
+    (workspace.root / ".env").write_text(
+        f"OPENAI_API_KEY=from-dotenv\nOPENAI_BASE_URL={server.openai_base_url}\n", encoding="utf-8"
+    )
     result = workspace.run("debate", "Design a cache", "-c", str(config), env={"OPENAI_API_KEY": None})
     assert result.returncode == 0, result.stderr
     assert server.requests and all(r.headers.get("authorization") == "Bearer from-dotenv" for r in server.requests)
@@ -134,7 +135,6 @@ def test_provider_failing_every_call_exits_3_and_keeps_the_work_done(workspace: 
         "proposal",
         "proposal",
     ]
-
 
 
 def test_model_path_must_be_an_existing_gguf_file(workspace: Workspace) -> None:

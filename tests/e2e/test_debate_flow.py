@@ -74,7 +74,15 @@ def test_text_output_and_report(workspace: Workspace, server: FakeLLMServer) -> 
     text = report.read_text(encoding="utf-8")
     assert text.startswith("# Debate report: Design a rate limiter")
     headings = [line for line in text.splitlines() if line.startswith("## ") or line.startswith("### Round")]
-    for section in ("## Problem", "## Agents", "## Judge", "## Rounds", "### Round 1", "## Final synthesis", "## Totals"):
+    for section in (
+        "## Problem",
+        "## Agents",
+        "## Judge",
+        "## Rounds",
+        "### Round 1",
+        "## Final synthesis",
+        "## Totals",
+    ):
         assert section in headings, section
     lines = result.stderr.splitlines()
     assert lines[-1].startswith(f"Debate {debate_id} saved to ")
@@ -156,7 +164,9 @@ def test_clarify_when_piped_lines_run_out_stays_suspended_and_resumes_with_answe
     assert clarified(workspace, debate_id) == [("q1", "10k users"), ("q2", "EU only")]
 
 
-def test_clarify_without_stdin_lists_questions_then_resume_completes(workspace: Workspace, server: FakeLLMServer) -> None:
+def test_clarify_without_stdin_lists_questions_then_resume_completes(
+    workspace: Workspace, server: FakeLLMServer
+) -> None:
     config = workspace.write_config(server, clarificationsMaxIterations=1)
     result = workspace.run("debate", "Design a rate limiter", "-c", str(config), "--clarify")
     assert result.returncode == 0, result.stderr

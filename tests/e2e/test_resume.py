@@ -94,7 +94,7 @@ def test_resume_after_kill_redoes_only_the_calls_in_flight(workspace: Workspace)
     assert needed <= total <= needed + in_flight, (needed, total, in_flight)
     final = workspace.export(debate_id)
     assert final["status"] == "completed"
-    for before_round, after_round in zip(killed["rounds"], final["rounds"]):
+    for before_round, after_round in zip(killed["rounds"], final["rounds"], strict=False):
         before = before_round["contributions"]
         assert after_round["contributions"][: len(before)] == before, "a saved contribution was redone"
     reference = workspace.run("export", saved_id(baseline.stderr), "--store", str(workspace.root / "baseline"))

@@ -27,4 +27,3 @@ def harness(store: DebateStore) -> Callable[..., Harness]:
         return Harness(store=store, provider=ScriptedProvider(responder, **kwargs))
 
     return build
-

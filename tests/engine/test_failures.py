@@ -55,7 +55,11 @@ def test_provider_that_keeps_failing_fails_the_debate_and_saves_it(harness: Call
     fixed = ScriptedProvider()
     done = h.resume(debate_id, provider=fixed)
     assert done.status == "completed"
-    assert sorted(c.tag for c in fixed.calls) == ["refinement:architect", "refinement:performance", "synthesis:generalist"]
+    assert sorted(c.tag for c in fixed.calls) == [
+        "refinement:architect",
+        "refinement:performance",
+        "synthesis:generalist",
+    ]
 
 
 def test_auth_errors_are_not_retried(harness: Callable[..., Harness]) -> None:
@@ -134,8 +138,9 @@ def test_no_tasks_are_left_running_after_a_failure(harness: Callable[..., Harnes
     h = harness(respond)
 
     async def go() -> int:
-        from dialectic.engine import DebateRequest
         from pathlib import Path
+
+        from dialectic.engine import DebateRequest
 
         with pytest.raises(ProviderAuthError):
             await h.engine().start(DebateRequest(problem="P", config=make_config(agents=3), config_dir=Path(".")))

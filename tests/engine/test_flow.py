@@ -61,8 +61,17 @@ def test_saved_state_equals_running_state(harness: Callable[..., Harness]) -> No
 def test_export_has_the_seed_shape(harness: Callable[..., Harness]) -> None:
     state = harness().start(make_config(agents=2, rounds=1))
     data = json.loads(json.dumps(state.to_json_dict()))
-    assert {"id", "problem", "status", "currentRound", "rounds", "finalSolution", "promptSources", "createdAt",
-            "updatedAt"} <= set(data)
+    assert {
+        "id",
+        "problem",
+        "status",
+        "currentRound",
+        "rounds",
+        "finalSolution",
+        "promptSources",
+        "createdAt",
+        "updatedAt",
+    } <= set(data)
     contribution = data["rounds"][0]["contributions"][0]
     assert {"agentId", "agentRole", "type", "content", "metadata"} <= set(contribution)
     assert {"tokensUsed", "latencyMs", "model"} <= set(contribution["metadata"])
@@ -182,7 +191,8 @@ def test_critique_starts_as_soon_as_its_target_proposal_exists(harness: Callable
     finished = [e for e in h.events if isinstance(e, ev.ContributionAdded)]
     first_critique = next(i for i, e in enumerate(finished) if e.contribution.type == "critique")
     slow_proposal = next(
-        i for i, e in enumerate(finished)
+        i
+        for i, e in enumerate(finished)
         if e.contribution.type == "proposal" and e.contribution.agent_id == "agent-performance"
     )
     assert first_critique < slow_proposal
@@ -223,8 +233,9 @@ def test_events_arrive_in_a_sensible_order(harness: Callable[..., Harness]) -> N
 
 
 def test_concurrent_debates_share_nothing(harness: Callable[..., Harness]) -> None:
-    from dialectic.engine import DebateRequest
     from pathlib import Path
+
+    from dialectic.engine import DebateRequest
 
     h = harness()
     engine = h.engine()

@@ -117,7 +117,9 @@ def test_cancel_saves_interrupted_and_resume_finishes(harness: Callable[..., Har
         task = asyncio.create_task(
             engine.start(DebateRequest(problem="P", config=make_config(agents=3), config_dir=Path(".")))
         )
-        while not any(c.type == "critique" for s in [h.store.list()] for d in s for c in h.store.load(d.id).all_contributions()):
+        while not any(
+            c.type == "critique" for s in [h.store.list()] for d in s for c in h.store.load(d.id).all_contributions()
+        ):
             await asyncio.sleep(0.01)
         task.cancel()
         with pytest.raises(asyncio.CancelledError):

@@ -37,7 +37,14 @@ def test_a_debate_exported_as_json_is_scored_into_a_table(
     assert "Evaluation of debate deb-20240501-090000-ABCD" in result.stdout
     overall = next(line for line in result.stdout.splitlines() if "Overall" in line)
     assert [c.strip() for c in overall.strip("│ ").split("│")] == [
-        "Overall", "8.00", "0.00", "8", "8", "2", "8.00", "8.00"
+        "Overall",
+        "8.00",
+        "0.00",
+        "8",
+        "8",
+        "2",
+        "8.00",
+        "8.00",
     ]
     assert "Evaluating debate deb-20240501-090000-ABCD with 2 evaluator(s), 1 sample(s) each" in result.stderr
 
@@ -189,8 +196,16 @@ def test_verbose_shows_prompt_sources_and_each_evaluation(
 ) -> None:
     (tmp_path / "sys.md").write_text("Be strict.", encoding="utf-8")
     config = write_config(
-        [{"id": "alpha", "name": "Alpha", "model": "m1", "provider": "scripted", "systemPromptPath": "sys.md",
-          "userPromptPath": "missing.md.j2"}]
+        [
+            {
+                "id": "alpha",
+                "name": "Alpha",
+                "model": "m1",
+                "provider": "scripted",
+                "systemPromptPath": "sys.md",
+                "userPromptPath": "missing.md.j2",
+            }
+        ]
     )
     result = cli("-c", config, "-d", debate_file, "-v")
     assert result.exit_code == 0, result.stderr

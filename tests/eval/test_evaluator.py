@@ -229,8 +229,16 @@ def test_custom_prompts_are_read_relative_to_the_config(
         encoding="utf-8",
     )
     config = write_config(
-        [{"id": "alpha", "name": "Alpha", "model": "m", "provider": "scripted",
-          "systemPromptPath": "prompts/system.md", "userPromptPath": "prompts/user.md.j2"}]
+        [
+            {
+                "id": "alpha",
+                "name": "Alpha",
+                "model": "m",
+                "provider": "scripted",
+                "systemPromptPath": "prompts/system.md",
+                "userPromptPath": "prompts/user.md.j2",
+            }
+        ]
     )
     plan = plan_evaluation(solved_state, load_eval_config(config))
     prompts_used = plan.evaluators[0].prompts
@@ -259,8 +267,16 @@ def test_unusable_custom_prompts_fall_back_to_the_built_in_ones_with_a_warning(
     for name, text in files.items():
         (tmp_path / name).write_text(text, encoding="utf-8")
     config = write_config(
-        [{"id": "alpha", "name": "Alpha", "model": "m", "provider": "scripted",
-          "systemPromptPath": "system.md", "userPromptPath": "user.md.j2"}]
+        [
+            {
+                "id": "alpha",
+                "name": "Alpha",
+                "model": "m",
+                "provider": "scripted",
+                "systemPromptPath": "system.md",
+                "userPromptPath": "user.md.j2",
+            }
+        ]
     )
     plan = plan_evaluation(solved_state, load_eval_config(config))
     prompts_used = plan.evaluators[0].prompts
@@ -278,12 +294,11 @@ def test_a_debate_without_a_final_solution_cannot_be_evaluated(
     assert caught.value.exit_code == 2
 
 
-def test_disabled_evaluators_are_not_called(
-    solved_state: DebateState, write_config: Callable[..., Path]
-) -> None:
+def test_disabled_evaluators_are_not_called(solved_state: DebateState, write_config: Callable[..., Path]) -> None:
     provider = ScriptedProvider()
-    config = write_config(["alpha", {"id": "off", "name": "Off", "model": "m-off", "provider": "scripted",
-                                     "enabled": False}])
+    config = write_config(
+        ["alpha", {"id": "off", "name": "Off", "model": "m-off", "provider": "scripted", "enabled": False}]
+    )
     report = _run(solved_state, config, provider)
     assert [c.model for c in provider.calls] == ["model-alpha"]
     assert [e.config.id for e in report.evaluators] == ["alpha"]

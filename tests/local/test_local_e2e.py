@@ -78,8 +78,9 @@ def test_structured_completion_follows_the_schema(provider: object) -> None:
         },
         "required": ["colour", "confidence"],
     }
-    request = _ask("Pick a primary colour and say how sure you are.", max_tokens=64,
-                   json_schema=JsonSchema("Pick", schema))
+    request = _ask(
+        "Pick a primary colour and say how sure you are.", max_tokens=64, json_schema=JsonSchema("Pick", schema)
+    )
     completion = asyncio.run(provider.complete(request))
     assert completion.finish_reason == FINISH_STOP
     assert isinstance(completion.structured, dict)
@@ -91,8 +92,11 @@ def test_structured_output_parses_through_the_client_with_a_judge_schema(provide
     from dialectic.llm.local_provider import LocalProvider
 
     assert isinstance(provider, LocalProvider)
-    request = _ask("Two engineers agree a cache with a 60 s TTL fits. Rate your confidence that the "
-                   "debate has converged, with one sentence of reasoning.", max_tokens=128)
+    request = _ask(
+        "Two engineers agree a cache with a 60 s TTL fits. Rate your confidence that the "
+        "debate has converged, with one sentence of reasoning.",
+        max_tokens=128,
+    )
     result = asyncio.run(LLMClient(provider).complete_structured(request, ConfidenceOutput))
     assert result.value is not None, result.error
     assert 0 <= result.value.confidence <= 100
@@ -203,15 +207,24 @@ def _dialectic_command() -> str:
 
 
 def _agent(agent_id: str, name: str, role: str, max_tokens: int) -> dict[str, object]:
-    return {"id": agent_id, "name": name, "role": role, "provider": "local", "model": MODEL,
-            "temperature": 0.3, "maxTokens": max_tokens}
+    return {
+        "id": agent_id,
+        "name": name,
+        "role": role,
+        "provider": "local",
+        "model": MODEL,
+        "temperature": 0.3,
+        "maxTokens": max_tokens,
+    }
 
 
 @pytest.mark.e2e
 def test_debate_command_runs_a_real_debate_on_the_local_model(tmp_path: Path) -> None:
     config = {
-        "agents": [_agent("agent-architect", "System Architect", "architect", 64),
-                   _agent("agent-kiss", "Simplicity Advocate", "kiss", 64)],
+        "agents": [
+            _agent("agent-architect", "System Architect", "architect", 64),
+            _agent("agent-kiss", "Simplicity Advocate", "kiss", 64),
+        ],
         "judge": _agent("judge-main", "Technical Judge", "generalist", 384),
         "debate": {"rounds": 1, "summarization": {"enabled": False}},
     }
@@ -219,10 +232,24 @@ def test_debate_command_runs_a_real_debate_on_the_local_model(tmp_path: Path) ->
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     started = time.perf_counter()
     result = subprocess.run(
-        [_dialectic_command(), "debate", "--config", str(tmp_path / "debate-config.json"),
-         "--store", str(tmp_path / "store"), "-o", str(tmp_path / "out.json"),
-         "Design a rate limiter for a public HTTP API serving 1,000 requests per second."],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL, check=False,
+        [
+            _dialectic_command(),
+            "debate",
+            "--config",
+            str(tmp_path / "debate-config.json"),
+            "--store",
+            str(tmp_path / "store"),
+            "-o",
+            str(tmp_path / "out.json"),
+            "Design a rate limiter for a public HTTP API serving 1,000 requests per second.",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        stdin=subprocess.DEVNULL,
+        check=False,
     )
     elapsed = time.perf_counter() - started
     assert result.returncode == 0, f"exit {result.returncode}\n{result.stderr[-3000:]}"

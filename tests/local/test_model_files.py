@@ -89,9 +89,7 @@ def test_good_join_makes_the_verified_file_and_a_stamp(parts: dict[str, Path], s
     assert _leftovers(cache) == ["fake-model.gguf", "fake-model.gguf.stamp.json"]
 
 
-def test_missing_part_names_the_pip_install_that_fixes_it(
-    parts: dict[str, Path], spec: ModelSpec, cache: Path
-) -> None:
+def test_missing_part_names_the_pip_install_that_fixes_it(parts: dict[str, Path], spec: ModelSpec, cache: Path) -> None:
     del parts["fake-part2"]
     with pytest.raises(ConfigError) as caught:
         prepare_model(spec, cache, locate=_locator(parts))
@@ -113,9 +111,7 @@ def test_corrupted_part_is_an_error_and_leaves_nothing_behind(
     assert _leftovers(cache) == []
 
 
-def test_part_of_the_wrong_size_is_refused_before_joining(
-    parts: dict[str, Path], spec: ModelSpec, cache: Path
-) -> None:
+def test_part_of_the_wrong_size_is_refused_before_joining(parts: dict[str, Path], spec: ModelSpec, cache: Path) -> None:
     parts["fake-part3"].write_bytes(b"short")
     with pytest.raises(ConfigError, match="expected 2337"):
         prepare_model(spec, cache, locate=_locator(parts))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 
 import pytest
@@ -127,7 +127,7 @@ def test_a_single_attempt_policy_still_reports_exhaustion() -> None:
 
 
 def test_parse_retry_after_reads_seconds_milliseconds_and_dates() -> None:
-    now = datetime(2024, 5, 1, 12, 0, 0, tzinfo=timezone.utc)
+    now = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
     assert parse_retry_after({"Retry-After": "3"}) == 3.0
     assert parse_retry_after({"retry-after": "0.25"}) == 0.25
     assert parse_retry_after({"retry-after-ms": "1500", "retry-after": "9"}) == 1.5

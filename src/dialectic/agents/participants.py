@@ -94,7 +94,9 @@ class Speaker:
 
     def participant(self) -> Participant:
         c = self.config
-        return Participant(id=c.id, name=c.name, role=c.role, model=c.model, provider=c.provider, temperature=c.temperature)
+        return Participant(
+            id=c.id, name=c.name, role=c.role, model=c.model, provider=c.provider, temperature=c.temperature
+        )
 
     def request(self, user: str, tag: str, *, max_tokens: int | None = None) -> CompletionRequest:
         timeout = self.config.timeout / 1000 if self.config.timeout else None
@@ -128,41 +130,112 @@ class DebateAgent(Speaker):
             return usual
         return max(20, min(usual, int(self.config.max_tokens * 0.6)))
 
-    async def propose(self, *, problem: str, context: str, clarifications: str, history: str,
-                      history_is_summary: bool, on_retry: RetryHook | None = None) -> Completion:
-        user = render("propose.md.j2", role_name=self.role_title, problem=problem, context=context,
-                      clarifications=clarifications, history=history, history_is_summary=history_is_summary,
-                      word_limit=self.word_limit(PROPOSAL_WORDS))
+    async def propose(
+        self,
+        *,
+        problem: str,
+        context: str,
+        clarifications: str,
+        history: str,
+        history_is_summary: bool,
+        on_retry: RetryHook | None = None,
+    ) -> Completion:
+        user = render(
+            "propose.md.j2",
+            role_name=self.role_title,
+            problem=problem,
+            context=context,
+            clarifications=clarifications,
+            history=history,
+            history_is_summary=history_is_summary,
+            word_limit=self.word_limit(PROPOSAL_WORDS),
+        )
         return await self.client.complete(self.request(user, "proposal"), on_retry=on_retry)
 
-    async def critique(self, *, problem: str, clarifications: str, history: str, history_is_summary: bool,
-                       target: DebateAgent, proposal: Contribution, on_retry: RetryHook | None = None) -> Completion:
-        user = render("critique.md.j2", role_name=self.role_title, problem=problem, clarifications=clarifications,
-                      history=history, history_is_summary=history_is_summary, target_name=target.name,
-                      target_role=target.role, proposal=proposal.content,
-                      word_limit=self.word_limit(CRITIQUE_WORDS))
+    async def critique(
+        self,
+        *,
+        problem: str,
+        clarifications: str,
+        history: str,
+        history_is_summary: bool,
+        target: DebateAgent,
+        proposal: Contribution,
+        on_retry: RetryHook | None = None,
+    ) -> Completion:
+        user = render(
+            "critique.md.j2",
+            role_name=self.role_title,
+            problem=problem,
+            clarifications=clarifications,
+            history=history,
+            history_is_summary=history_is_summary,
+            target_name=target.name,
+            target_role=target.role,
+            proposal=proposal.content,
+            word_limit=self.word_limit(CRITIQUE_WORDS),
+        )
         return await self.client.complete(self.request(user, "critique"), on_retry=on_retry)
 
-    async def refine(self, *, problem: str, clarifications: str, history: str, history_is_summary: bool,
-                     original: Contribution, critiques: list[dict[str, str]],
-                     on_retry: RetryHook | None = None) -> Completion:
-        user = render("refine.md.j2", role_name=self.role_title, problem=problem, clarifications=clarifications,
-                      history=history, history_is_summary=history_is_summary, original=original.content,
-                      critiques=critiques, word_limit=self.word_limit(PROPOSAL_WORDS))
+    async def refine(
+        self,
+        *,
+        problem: str,
+        clarifications: str,
+        history: str,
+        history_is_summary: bool,
+        original: Contribution,
+        critiques: list[dict[str, str]],
+        on_retry: RetryHook | None = None,
+    ) -> Completion:
+        user = render(
+            "refine.md.j2",
+            role_name=self.role_title,
+            problem=problem,
+            clarifications=clarifications,
+            history=history,
+            history_is_summary=history_is_summary,
+            original=original.content,
+            critiques=critiques,
+            word_limit=self.word_limit(PROPOSAL_WORDS),
+        )
         return await self.client.complete(self.request(user, "refinement"), on_retry=on_retry)
 
-    async def summarize(self, *, problem: str, history: str, warnings: list[str],
-                        on_retry: RetryHook | None = None) -> Completion:
-        user = render_user_prompt(self.summary_prompt, "summarize.md.j2", warnings, role_name=self.role_title,
-                                  problem=problem, history=history, max_length=self.summarization.max_length)
+    async def summarize(
+        self, *, problem: str, history: str, warnings: list[str], on_retry: RetryHook | None = None
+    ) -> Completion:
+        user = render_user_prompt(
+            self.summary_prompt,
+            "summarize.md.j2",
+            warnings,
+            role_name=self.role_title,
+            problem=problem,
+            history=history,
+            max_length=self.summarization.max_length,
+        )
         return await self.client.complete(self.request(user, "summary"), on_retry=on_retry)
 
-    async def ask_questions(self, *, problem: str, context: str, existing: list[ClarificationItem],
-                            max_questions: int, warnings: list[str],
-                            on_retry: RetryHook | None = None) -> StructuredResult[QuestionList]:
+    async def ask_questions(
+        self,
+        *,
+        problem: str,
+        context: str,
+        existing: list[ClarificationItem],
+        max_questions: int,
+        warnings: list[str],
+        on_retry: RetryHook | None = None,
+    ) -> StructuredResult[QuestionList]:
         asked = [{"id": i.id, "question": i.question, "answer": i.answer or ""} for i in existing]
-        user = render_user_prompt(self.clarification_prompt, "clarify.md.j2", warnings, role_name=self.role_title,
-                                  problem=problem, context=context, max_questions=max_questions, existing=asked)
+        user = render_user_prompt(
+            self.clarification_prompt,
+            "clarify.md.j2",
+            warnings,
+            role_name=self.role_title,
+            problem=problem,
+            context=context,
+            max_questions=max_questions,
+            existing=asked,
+        )
         return await self.client.complete_structured(self.request(user, "clarify"), QuestionList, on_retry=on_retry)
 
 
@@ -171,25 +244,48 @@ class Judge(Speaker):
     summary_prompt: PromptFile
     summarization: SummarizationConfig
 
-    async def synthesize(self, *, problem: str, clarifications: str, debate: str, debate_is_summary: bool,
-                         on_retry: RetryHook | None = None) -> StructuredResult[SynthesisOutput]:
-        user = render("judge_synthesize.md.j2", problem=problem, clarifications=clarifications, debate=debate,
-                      debate_is_summary=debate_is_summary)
-        return await self.client.complete_structured(self.request(user, "synthesis"), SynthesisOutput,
-                                                     on_retry=on_retry)
+    async def synthesize(
+        self,
+        *,
+        problem: str,
+        clarifications: str,
+        debate: str,
+        debate_is_summary: bool,
+        on_retry: RetryHook | None = None,
+    ) -> StructuredResult[SynthesisOutput]:
+        user = render(
+            "judge_synthesize.md.j2",
+            problem=problem,
+            clarifications=clarifications,
+            debate=debate,
+            debate_is_summary=debate_is_summary,
+        )
+        return await self.client.complete_structured(
+            self.request(user, "synthesis"), SynthesisOutput, on_retry=on_retry
+        )
 
-    async def summarize(self, *, problem: str, debate: str, warnings: list[str],
-                        on_retry: RetryHook | None = None) -> Completion:
-        user = render_user_prompt(self.summary_prompt, "judge_summarize.md.j2", warnings, problem=problem,
-                                  debate=debate, max_length=self.summarization.max_length)
+    async def summarize(
+        self, *, problem: str, debate: str, warnings: list[str], on_retry: RetryHook | None = None
+    ) -> Completion:
+        user = render_user_prompt(
+            self.summary_prompt,
+            "judge_summarize.md.j2",
+            warnings,
+            problem=problem,
+            debate=debate,
+            max_length=self.summarization.max_length,
+        )
         return await self.client.complete(self.request(user, "judge-summary"), on_retry=on_retry)
 
-    async def evaluate(self, *, problem: str, round_number: int, debate: str, previous: str,
-                       on_retry: RetryHook | None = None) -> StructuredResult[ConfidenceOutput]:
-        user = render("judge_evaluate.md.j2", problem=problem, round_number=round_number, debate=debate,
-                      previous=previous)
-        return await self.client.complete_structured(self.request(user, "evaluation"), ConfidenceOutput,
-                                                     on_retry=on_retry)
+    async def evaluate(
+        self, *, problem: str, round_number: int, debate: str, previous: str, on_retry: RetryHook | None = None
+    ) -> StructuredResult[ConfidenceOutput]:
+        user = render(
+            "judge_evaluate.md.j2", problem=problem, round_number=round_number, debate=debate, previous=previous
+        )
+        return await self.client.complete_structured(
+            self.request(user, "evaluation"), ConfidenceOutput, on_retry=on_retry
+        )
 
 
 def system_prompt_for(config: AgentConfig, custom: PromptFile, *, judge: bool) -> str:

@@ -7,7 +7,7 @@ string. Role system prompts are plain Markdown files under ``prompts/roles/``.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 from importlib.resources.abc import Traversable
 from typing import Any
@@ -65,7 +65,7 @@ def known_roles() -> tuple[str, ...]:
     return tuple(name for name in _role_files() if name != JUDGE_ROLE)
 
 
-@lru_cache(maxsize=None)
+@cache
 def builtin_role_prompt(role: str) -> str:
     """System prompt of a built-in role; unknown roles get the generalist prompt.
 

@@ -206,8 +206,17 @@ async def _debate(spec: ArmSpec, item: Item, env: ArmEnv, meter: Meter) -> tuple
             ]
         rounds.append(
             await gather_or_cancel(
-                _ask(env, meter, item, env.agents[a % len(env.agents)], conv, env.temperature, spec,
-                     f"agent-{a + 1}", round_number=number)
+                _ask(
+                    env,
+                    meter,
+                    item,
+                    env.agents[a % len(env.agents)],
+                    conv,
+                    env.temperature,
+                    spec,
+                    f"agent-{a + 1}",
+                    round_number=number,
+                )
                 for a, conv in enumerate(conversations)
             )
         )

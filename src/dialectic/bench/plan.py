@@ -8,7 +8,7 @@ appended works, and changing the questions, arms or model of a run half-way is r
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
 
@@ -102,7 +102,7 @@ def new_spec(options: BenchOptions) -> tuple[RunSpec, Task, list[str]]:
     models = load_models(options)
     spec = RunSpec(
         id=new_run_id(),
-        created_at=datetime.now(timezone.utc),
+        created_at=datetime.now(UTC),
         task=task_name,
         dataset=dataset,
         n=n,

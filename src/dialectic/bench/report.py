@@ -84,7 +84,8 @@ def _row(a: ArmSummary) -> str:
         str(a.items),
         _percent(accuracy.estimate) if accuracy else "—",
         f"[{_percent(accuracy.low, sign=False, unit='')}, {_percent(accuracy.high, sign=False, unit='')}]"
-        if accuracy else "—",
+        if accuracy
+        else "—",
         _delta(a.vs_single),
         _delta(a.vs_self_consistency),
         str(a.wrong),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import secrets
 import sqlite3
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 
@@ -39,7 +39,7 @@ CREATE TABLE IF NOT EXISTS bench_results (
 
 def new_run_id(now: datetime | None = None) -> str:
     """``bench-YYYYMMDD-HHMMSS-`` followed by four random hex digits."""
-    moment = now or datetime.now(timezone.utc)
+    moment = now or datetime.now(UTC)
     return f"bench-{moment:%Y%m%d-%H%M%S}-{secrets.token_hex(2).upper()}"
 
 
@@ -82,8 +82,13 @@ class BenchStore:
             with self._db:
                 self._db.execute(
                     "INSERT INTO bench_results (run_id, arm, item_id, created_at, result) VALUES (?, ?, ?, ?, ?)",
-                    (run_id, result.arm, result.item_id, datetime.now(timezone.utc).isoformat(),
-                     result.model_dump_json()),
+                    (
+                        run_id,
+                        result.arm,
+                        result.item_id,
+                        datetime.now(UTC).isoformat(),
+                        result.model_dump_json(),
+                    ),
                 )
         except sqlite3.IntegrityError:
             raise StoreError(f"run {run_id} already has a result for {result.arm} on {result.item_id}") from None

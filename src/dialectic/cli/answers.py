@@ -160,7 +160,7 @@ def describe_pending(state: DebateState, collected: Collected, resume_command: s
     for group in state.clarifications:
         lines += [f"  {question_line(group, item)}" for item in group.items if item.id in pending]
     example = {qid: collected.answers.get(qid, SKIPPED_ANSWER) for qid in _ordered_ids(state, pending)}
-    lines.append("Write the answers to a JSON file (an answer of \"NA\" skips a question), for example:")
+    lines.append('Write the answers to a JSON file (an answer of "NA" skips a question), for example:')
     lines.append(f"  {json.dumps(example, ensure_ascii=False)}")
     lines.append("and continue the debate with:")
     lines.append(f"  {resume_command} --answers answers.json")

@@ -78,8 +78,12 @@ def bench(
     max_tokens: Annotated[
         int | None, typer.Option("--max-tokens", help="Token limit of each bench reply (default: the agent's).")
     ] = None,
-    provider: Annotated[str | None, typer.Option("--provider", help="Provider of every agent (the dialectic arm's judge too).")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Model of every agent (the dialectic arm's judge too).")] = None,
+    provider: Annotated[
+        str | None, typer.Option("--provider", help="Provider of every agent (the dialectic arm's judge too).")
+    ] = None,
+    model: Annotated[
+        str | None, typer.Option("--model", help="Model of every agent (the dialectic arm's judge too).")
+    ] = None,
     config: Annotated[
         Path | None,
         typer.Option("--config", "-c", help="Config file: its agents answer; the dialectic arm runs it whole."),
@@ -115,8 +119,18 @@ def bench(
     if plot is not None:
         require_matplotlib()
     options = BenchOptions(
-        task=task, dataset=dataset, arms=arms, n=n, seed=seed, operands=operands, match=match,
-        temperature=temperature, max_tokens=max_tokens, provider=provider, model=model, config=config,
+        task=task,
+        dataset=dataset,
+        arms=arms,
+        n=n,
+        seed=seed,
+        operands=operands,
+        match=match,
+        temperature=temperature,
+        max_tokens=max_tokens,
+        provider=provider,
+        model=model,
+        config=config,
     )
     data_dir = resolve_data_dir(store, config, os.environ)
     with BenchStore(bench_database(data_dir)) as bench_store:

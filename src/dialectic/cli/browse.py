@@ -29,7 +29,9 @@ LIST_WIDTH_WHEN_PIPED = 140
 
 
 def list_debates(
-    status: Annotated[str | None, typer.Option("--status", help=f"Only debates with this status ({', '.join(STATUSES)}).")] = None,
+    status: Annotated[
+        str | None, typer.Option("--status", help=f"Only debates with this status ({', '.join(STATUSES)}).")
+    ] = None,
     limit: Annotated[int | None, typer.Option("--limit", help="At most this many debates (newest first).")] = None,
     store: StoreOption = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the list as JSON.")] = False,
@@ -46,8 +48,14 @@ def list_debates(
         debate_store.close()
     if as_json:
         rows = [
-            {"id": d.id, "status": d.status, "currentRound": d.current_round, "problem": d.problem,
-             "createdAt": d.created_at.isoformat(), "updatedAt": d.updated_at.isoformat()}
+            {
+                "id": d.id,
+                "status": d.status,
+                "currentRound": d.current_round,
+                "problem": d.problem,
+                "createdAt": d.created_at.isoformat(),
+                "updatedAt": d.updated_at.isoformat(),
+            }
             for d in listings
         ]
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
@@ -75,7 +83,9 @@ def show(debate_id: IdArgument, store: StoreOption = None) -> None:
 
 def export(
     debate_id: IdArgument,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="JSON file to write ('-' or none: stdout).")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="JSON file to write ('-' or none: stdout).")
+    ] = None,
     store: StoreOption = None,
 ) -> None:
     """Export one debate as JSON (the whole state, camelCase keys)."""
@@ -89,7 +99,9 @@ def export(
 
 def report(
     debate_id: IdArgument,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Markdown file to write (none: stdout).")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Markdown file to write (none: stdout).")
+    ] = None,
     verbose: VerboseOption = False,
     store: StoreOption = None,
 ) -> None:
@@ -116,7 +128,9 @@ def show_lines(state: DebateState) -> list[str]:
         items = state.clarification_items()
         unanswered = len(state.pending_questions())
         lines.append(f"Clarifications: {len(items)} question(s), {unanswered} unanswered")
-        lines += [f"  {question_line(g, i)} -> {i.answer or '(unanswered)'}" for g in state.clarifications for i in g.items]
+        lines += [
+            f"  {question_line(g, i)} -> {i.answer or '(unanswered)'}" for g in state.clarifications for i in g.items
+        ]
     names = participant_names(state)
     for rnd in state.rounds:
         counts = ", ".join(f"{len(rnd.of_type(kind))} {kind}s" for kind in ("proposal", "critique", "refinement"))
@@ -127,8 +141,11 @@ def show_lines(state: DebateState) -> list[str]:
     if state.error:
         lines.append(f"Error: {state.error}")
     if state.final_solution is not None:
-        lines += ["", f"Solution (confidence {state.final_solution.confidence})",
-                  *_indented(state.final_solution.description)]
+        lines += [
+            "",
+            f"Solution (confidence {state.final_solution.confidence})",
+            *_indented(state.final_solution.description),
+        ]
     return lines
 
 

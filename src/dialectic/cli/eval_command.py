@@ -37,7 +37,7 @@ from dialectic.eval.output import (
 from dialectic.llm.registry import ProviderPool
 
 ConfigOption = Annotated[
-    Path, typer.Option("--config", "-c", help="Evaluator configuration (JSON with an \"agents\" list).")
+    Path, typer.Option("--config", "-c", help='Evaluator configuration (JSON with an "agents" list).')
 ]
 DebateOption = Annotated[
     str,
@@ -140,8 +140,10 @@ async def _run(
 
 def _report_failure(failure: SampleFailure, samples: int, term: Terminal) -> None:
     which = f" (sample {failure.sample} of {samples})" if samples > 1 else ""
-    term.line(f"error: evaluator '{failure.evaluator_id}' ({failure.evaluator_name}) failed{which}: {failure.error}",
-              style="red")
+    term.line(
+        f"error: evaluator '{failure.evaluator_id}' ({failure.evaluator_name}) failed{which}: {failure.error}",
+        style="red",
+    )
 
 
 def _describe_plan(plan: EvaluationPlan, config_path: Path, source: str, term: Terminal) -> None:

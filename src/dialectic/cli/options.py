@@ -13,13 +13,17 @@ from dialectic.store import DebateStore, open_store, resolve_data_dir
 
 StoreOption = Annotated[
     str | None,
-    typer.Option("--store", help="Where debates are kept (default: $DIALECTIC_HOME, else .dialectic/ beside the config)."),
+    typer.Option(
+        "--store", help="Where debates are kept (default: $DIALECTIC_HOME, else .dialectic/ beside the config)."
+    ),
 ]
 EnvFileOption = Annotated[
     Path | None,
     typer.Option("--env-file", help=f"KEY=VALUE file loaded into the environment (default: {DEFAULT_ENV_FILE})."),
 ]
-VerboseOption = Annotated[bool, typer.Option("--verbose", "-v", help="Show prompt sources and per-contribution details.")]
+VerboseOption = Annotated[
+    bool, typer.Option("--verbose", "-v", help="Show prompt sources and per-contribution details.")
+]
 OutputOption = Annotated[
     Path | None,
     typer.Option("--output", "-o", help="Write the result here instead of stdout (.json: the whole debate)."),

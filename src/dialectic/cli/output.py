@@ -55,7 +55,9 @@ def solution_text(state: DebateState) -> str:
     return state.final_solution.description.rstrip() + "\n" if state.final_solution else ""
 
 
-def emit_results(state: DebateState, *, output: Path | None, report: Path | None, verbose: bool, term: Terminal) -> None:
+def emit_results(
+    state: DebateState, *, output: Path | None, report: Path | None, verbose: bool, term: Terminal
+) -> None:
     """The solution to stdout (or ``output``), then the report; a failed report is only a warning."""
     if output is None:
         sys.stdout.write(solution_text(state))

@@ -59,8 +59,14 @@ class ProgressReporter:
         if not self._live_mode:
             yield
             return
-        with Live(self, console=self._term.console, transient=True, refresh_per_second=10,
-                  redirect_stdout=False, redirect_stderr=False):
+        with Live(
+            self,
+            console=self._term.console,
+            transient=True,
+            refresh_per_second=10,
+            redirect_stdout=False,
+            redirect_stderr=False,
+        ):
             yield
         self._active.clear()
 
@@ -90,7 +96,9 @@ class ProgressReporter:
             self._phase, self._expected, self._done = event.phase, event.expected, 0
             return f"{event.phase}: {event.expected} expected"
         if isinstance(event, ev.AgentStarted):
-            self._active[(event.agent_id, event.activity)] = Spinner("dots", Text(f"{event.agent_name} {event.activity}"))
+            self._active[(event.agent_id, event.activity)] = Spinner(
+                "dots", Text(f"{event.agent_name} {event.activity}")
+            )
             return None
         if isinstance(event, ev.AgentCompleted):
             self._active.pop((event.agent_id, event.activity), None)
@@ -106,16 +114,20 @@ class ProgressReporter:
             return f"{count} clarifying question(s) need answers"
         if isinstance(event, ev.EvaluationCompleted):
             verdict = "stopping early" if event.stop else "continuing"
-            return (f"evaluation: round {event.round_number} confidence {event.evaluation.confidence} "
-                    f"(threshold {event.threshold}), {verdict}")
+            return (
+                f"evaluation: round {event.round_number} confidence {event.evaluation.confidence} "
+                f"(threshold {event.threshold}), {verdict}"
+            )
         if isinstance(event, ev.SynthesisStarted):
             self._phase, self._expected, self._done = "synthesis", 1, 0
             return "synthesis: the judge is writing the solution"
         if isinstance(event, ev.Warning):
             return f"warning: {event.message}"
         if isinstance(event, ev.CallRetrying):
-            return (f"retrying: {event.agent_name} {event.activity}, attempt {event.attempt + 1} "
-                    f"in {event.wait_s:.1f}s after: {event.error}")
+            return (
+                f"retrying: {event.agent_name} {event.activity}, attempt {event.attempt + 1} "
+                f"in {event.wait_s:.1f}s after: {event.error}"
+            )
         if isinstance(event, ev.DebateCompleted):
             return "Debate completed"
         if isinstance(event, ev.DebateSuspended):

@@ -114,12 +114,15 @@ class DebateSession:
                     if answers is None:
                         break
                     sent |= answers.keys()
-                    state = self._advance(runner, lambda: self._engine.resume(state.id, answers))
+                    state = self._advance(runner, self._resumer(state.id, answers))
                 return state
             except KeyboardInterrupt:
                 raise InterruptedRun(self._interrupted_message()) from None
             finally:
                 self._close_providers(runner)
+
+    def _resumer(self, debate_id: str, answers: dict[str, str]) -> EngineCall:
+        return lambda: self._engine.resume(debate_id, answers)
 
     def _advance(self, runner: asyncio.Runner, call: EngineCall) -> DebateState:
         with self._progress.running():
@@ -155,4 +158,3 @@ class DebateSession:
             runner.run(self._providers.aclose())
         except Exception:  # closing HTTP clients at exit; a failure there changes nothing for the user
             return
-

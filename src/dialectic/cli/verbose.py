@@ -54,9 +54,11 @@ def setup_lines(state: DebateState) -> list[str]:
 
 
 def _prompt_line(name: str, sources: AgentPromptSources) -> str:
-    return (f"{name} ({sources.role}): system {sources.system_prompt.describe()}; "
-            f"summary {sources.summary_prompt.describe()}; "
-            f"clarification {sources.clarification_prompt.describe()}")
+    return (
+        f"{name} ({sources.role}): system {sources.system_prompt.describe()}; "
+        f"summary {sources.summary_prompt.describe()}; "
+        f"clarification {sources.clarification_prompt.describe()}"
+    )
 
 
 def _config_of(state: DebateState) -> SystemConfig | None:
@@ -117,5 +119,7 @@ def _contribution_line(names: dict[str, str], c: Contribution) -> str:
 
 def _summary_line(names: dict[str, str], s: DebateSummary) -> str:
     m = s.metadata
-    return (f"summary    {names.get(s.agent_id, s.agent_id)}: {m.before_chars} → {m.after_chars} chars "
-            f"({m.tokens_used or 0} tokens, {(m.latency_ms or 0) / 1000:.1f}s)")
+    return (
+        f"summary    {names.get(s.agent_id, s.agent_id)}: {m.before_chars} → {m.after_chars} chars "
+        f"({m.tokens_used or 0} tokens, {(m.latency_ms or 0) / 1000:.1f}s)"
+    )

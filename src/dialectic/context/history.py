@@ -42,7 +42,9 @@ def describe(contribution: Contribution, names: Mapping[str, str]) -> str:
     return label
 
 
-def rounds_text(rounds: Iterable[DebateRound], names: Mapping[str, str], *, kinds: tuple[str, ...] | None = None) -> str:
+def rounds_text(
+    rounds: Iterable[DebateRound], names: Mapping[str, str], *, kinds: tuple[str, ...] | None = None
+) -> str:
     """Successful contributions of ``rounds`` as labelled blocks (carried-over proposals are skipped).
 
     Within a round the blocks are ordered by phase, then by the order of ``names``, not by

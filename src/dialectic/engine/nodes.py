@@ -16,8 +16,6 @@ from typing import ClassVar
 
 from dialectic import events as ev
 from dialectic.agents.participants import DebateAgent, Speaker
-from dialectic.config import SummarizationConfig
-from dialectic.llm.base import Completion
 from dialectic.changes import (
     EvaluationRecorded,
     JudgeSummaryRecorded,
@@ -26,12 +24,13 @@ from dialectic.changes import (
     SolutionRecorded,
     SummaryRecorded,
 )
+from dialectic.config import SummarizationConfig
 from dialectic.context.history import (
     debate_text,
     final_round_text,
+    participant_names,
     perspective_text,
     rounds_text,
-    participant_names,
 )
 from dialectic.domain import (
     AgentClarifications,
@@ -44,6 +43,7 @@ from dialectic.domain import (
 from dialectic.engine.context import RunContext, metadata_from
 from dialectic.engine.round_work import RoundWork
 from dialectic.errors import ProviderError
+from dialectic.llm.base import Completion
 
 
 class Node(ABC):
@@ -106,14 +106,18 @@ class ClarificationNode(Node):
         async def ask(agent_index: int) -> list[str]:
             agent = ctx.roster.agents[agent_index]
             try:
-                result = await ctx.announce(agent, "asking questions", agent.ask_questions(
-                    problem=ctx.problem,
-                    context="",
-                    existing=existing,
-                    max_questions=settings.clarifications_max_per_agent,
-                    warnings=warnings,
-                    on_retry=ctx.retry_hook(agent, "asking questions"),
-                ))
+                result = await ctx.announce(
+                    agent,
+                    "asking questions",
+                    agent.ask_questions(
+                        problem=ctx.problem,
+                        context="",
+                        existing=existing,
+                        max_questions=settings.clarifications_max_per_agent,
+                        warnings=warnings,
+                        on_retry=ctx.retry_hook(agent, "asking questions"),
+                    ),
+                )
             except ProviderError as exc:
                 warnings.append(f"{agent.name} could not ask questions ({exc}); continuing without them")
                 return []
@@ -183,9 +187,16 @@ class SummarizationNode(Node):
         number = ctx.state.current_round
         warnings: list[str] = []
         try:
-            completion = await ctx.announce(agent, "summarizing", agent.summarize(
-                problem=ctx.problem, history=history, warnings=warnings, on_retry=ctx.retry_hook(agent, "summarizing")
-            ))
+            completion = await ctx.announce(
+                agent,
+                "summarizing",
+                agent.summarize(
+                    problem=ctx.problem,
+                    history=history,
+                    warnings=warnings,
+                    on_retry=ctx.retry_hook(agent, "summarizing"),
+                ),
+            )
         except ProviderError as exc:
             ctx.flush_warnings(warnings)
             ctx.warn(f"{agent.name} could not summarize its history ({exc}); it keeps the full history")
@@ -279,13 +290,17 @@ class EvaluationNode(Node):
         judge, names = ctx.roster.judge, participant_names(ctx.state)
         previous = rounds_text([ctx.state.round(number - 1)], names, kinds=("refinement",)) if number > 1 else ""
         try:
-            result = await ctx.announce(judge, "evaluating", judge.evaluate(
-                problem=ctx.problem,
-                round_number=number,
-                debate=rounds_text([ctx.state.round(number)], names, kinds=("refinement",)),
-                previous=previous,
-                on_retry=ctx.retry_hook(judge, "evaluating"),
-            ))
+            result = await ctx.announce(
+                judge,
+                "evaluating",
+                judge.evaluate(
+                    problem=ctx.problem,
+                    round_number=number,
+                    debate=rounds_text([ctx.state.round(number)], names, kinds=("refinement",)),
+                    previous=previous,
+                    on_retry=ctx.retry_hook(judge, "evaluating"),
+                ),
+            )
         except ProviderError as exc:
             ctx.warn(f"the judge could not evaluate round {number} ({exc}); continuing")
             return None
@@ -305,13 +320,17 @@ class SynthesisNode(Node):
         ctx.emit(ev.SynthesisStarted(ctx.debate_id))
         await self._summarize_if_long(ctx)
         summary = ctx.state.judge_summary
-        result = await ctx.announce(judge, "synthesizing", judge.synthesize(
-            problem=ctx.problem,
-            clarifications=ctx.clarifications_text(),
-            debate=summary.summary if summary else debate_text(ctx.state),
-            debate_is_summary=summary is not None,
-            on_retry=ctx.retry_hook(judge, "synthesizing"),
-        ))
+        result = await ctx.announce(
+            judge,
+            "synthesizing",
+            judge.synthesize(
+                problem=ctx.problem,
+                clarifications=ctx.clarifications_text(),
+                debate=summary.summary if summary else debate_text(ctx.state),
+                debate_is_summary=summary is not None,
+                on_retry=ctx.retry_hook(judge, "synthesizing"),
+            ),
+        )
         metadata = metadata_from(result.completion)
         if result.value is not None:
             v = result.value
@@ -351,9 +370,13 @@ class SynthesisNode(Node):
             return
         warnings: list[str] = []
         try:
-            completion = await ctx.announce(judge, "summarizing", judge.summarize(
-                problem=ctx.problem, debate=text, warnings=warnings, on_retry=ctx.retry_hook(judge, "summarizing")
-            ))
+            completion = await ctx.announce(
+                judge,
+                "summarizing",
+                judge.summarize(
+                    problem=ctx.problem, debate=text, warnings=warnings, on_retry=ctx.retry_hook(judge, "summarizing")
+                ),
+            )
         except ProviderError as exc:
             ctx.flush_warnings(warnings)
             ctx.warn(f"the judge could not summarize the final round ({exc}); it reads the full debate")

@@ -59,11 +59,15 @@ def build_roster(config: SystemConfig, config_dir: Path, pool: ProviderPool, ret
     sources: list[AgentPromptSources] = []
     for cfg in config.participants():
         system_file = read_prompt_file(cfg.system_prompt_path, config_dir, warnings, f"agent '{cfg.id}' system prompt")
-        summary_file = read_prompt_file(cfg.summary_prompt_path, config_dir, warnings, f"agent '{cfg.id}' summary prompt")
+        summary_file = read_prompt_file(
+            cfg.summary_prompt_path, config_dir, warnings, f"agent '{cfg.id}' summary prompt"
+        )
         clarify_file = read_prompt_file(
             cfg.clarification_prompt_path, config_dir, warnings, f"agent '{cfg.id}' clarification prompt"
         )
-        summarization = cfg.summarization.apply_to(settings.summarization) if cfg.summarization else settings.summarization
+        summarization = (
+            cfg.summarization.apply_to(settings.summarization) if cfg.summarization else settings.summarization
+        )
         agents.append(
             DebateAgent(
                 config=cfg,
@@ -93,7 +97,9 @@ def build_roster(config: SystemConfig, config_dir: Path, pool: ProviderPool, ret
         system_prompt=system_prompt_for(jcfg, judge_system, judge=True),
         system_source=judge_system.source,
         summary_prompt=judge_summary,
-        summarization=jcfg.summarization.apply_to(settings.summarization) if jcfg.summarization else settings.summarization,
+        summarization=jcfg.summarization.apply_to(settings.summarization)
+        if jcfg.summarization
+        else settings.summarization,
     )
     prompt_sources = PromptSources(
         agents=sources,

@@ -49,11 +49,12 @@ class RoundWork:
 
     async def wait(self, kind: ContributionType) -> list[Contribution]:
         """Wait for every task of ``kind``; raises the first failure or ``DebateTimeoutError``."""
-        group: dict[Any, asyncio.Task[Contribution]] = {
-            "proposal": self.proposals,
-            "critique": self.critiques,
-            "refinement": self.refinements,
-        }[kind]
+        groups: dict[str, dict[Any, asyncio.Task[Contribution]]] = {
+            "proposal": dict(self.proposals),
+            "critique": dict(self.critiques),
+            "refinement": dict(self.refinements),
+        }
+        group = groups[kind]
         remaining = self.deadline - asyncio.get_running_loop().time()
         try:
             return await asyncio.wait_for(_gather_shielded(list(group.values())), timeout=max(remaining, 0.001))
@@ -94,9 +95,7 @@ class RoundWork:
                     ),
                 )
                 return ctx.add_contribution(self.round_number, agent, carried)
-            ctx.warn(
-                f"{agent.name} has no refinement from round {self.round_number - 1}; asking for a new proposal"
-            )
+            ctx.warn(f"{agent.name} has no refinement from round {self.round_number - 1}; asking for a new proposal")
         history, is_summary = self._history(agent)
         completion = await ctx.announce(
             agent,

@@ -90,7 +90,7 @@ def load_eval_config(path: Path) -> LoadedEvalConfig:
         raise ConfigError(f"eval config file not found: {path}")
     config = parse_eval_config(_read(path), path)
     if not config.evaluators():
-        raise ConfigError(f"no enabled evaluator in {path}: set \"enabled\": true on at least one agent")
+        raise ConfigError(f'no enabled evaluator in {path}: set "enabled": true on at least one agent')
     return LoadedEvalConfig(config, path, path.expanduser().absolute().parent)
 
 
@@ -101,7 +101,7 @@ def parse_eval_config(text: str, path: Path) -> EvalConfig:
     except json.JSONDecodeError as exc:
         raise ConfigError(f"invalid JSON in {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     if not isinstance(data, dict):
-        raise ConfigError(f"eval config {path} must hold an object with an \"agents\" list at the top level")
+        raise ConfigError(f'eval config {path} must hold an object with an "agents" list at the top level')
     try:
         return EvalConfig.model_validate(data)
     except ValidationError as exc:

@@ -135,8 +135,7 @@ def plan_evaluation(state: DebateState, loaded: LoadedEvalConfig) -> EvaluationP
     warnings: list[str] = []
     variables = prompt_variables(state)
     prepared = [
-        PreparedEvaluator(cfg, _prompts_for(cfg, loaded, variables, warnings))
-        for cfg in loaded.config.evaluators()
+        PreparedEvaluator(cfg, _prompts_for(cfg, loaded, variables, warnings)) for cfg in loaded.config.evaluators()
     ]
     return EvaluationPlan(state, prepared, loaded.config.max_concurrency, warnings)
 

@@ -198,7 +198,13 @@ def scores_table(report: EvaluationReport) -> Table:
         s = scores[criterion.key]
         own = [_mean_or_missing(outcome.spread(criterion.key)) for outcome in report.evaluators]
         table.add_row(
-            criterion.title, f"{s.mean:.2f}", f"{s.sd:.2f}", _num(s.min), _num(s.max), str(s.n), *own,
+            criterion.title,
+            f"{s.mean:.2f}",
+            f"{s.sd:.2f}",
+            _num(s.min),
+            _num(s.max),
+            str(s.n),
+            *own,
             end_section=criterion is CRITERIA[-2],  # a rule above the overall score
         )
     return table

@@ -79,8 +79,7 @@ class LLMClient:
         text, usage, latency, last, calls = first.text, first.usage, first.latency_ms, first, 1
         while last.cut_off and calls <= self.max_continuations:
             follow_up = request.with_changes(
-                messages=request.messages
-                + (Message("assistant", text), Message("user", render("continue.md.j2")))
+                messages=request.messages + (Message("assistant", text), Message("user", render("continue.md.j2")))
             )
             last = await self._call(follow_up, on_retry)
             text = _join_continuation(text, last.text)

@@ -228,8 +228,13 @@ class SharedModel:
         path = self.model_path()
         self.n_ctx_train = gguf_context_length(path)
         try:
-            llama = llama_class(model_path=str(path), n_ctx=_context_size(path, self._requested_ctx),
-                                n_threads=self.n_threads, n_threads_batch=self.n_threads, verbose=False)
+            llama = llama_class(
+                model_path=str(path),
+                n_ctx=_context_size(path, self._requested_ctx),
+                n_threads=self.n_threads,
+                n_threads_batch=self.n_threads,
+                verbose=False,
+            )
         except (ValueError, RuntimeError) as error:
             raise ConfigError(f"cannot load local model {self.label} from {path}: {error}") from error
 
@@ -265,8 +270,9 @@ class SharedModel:
                 if isinstance(error, RuntimeError):
                     if job.should_stop():
                         raise _Stopped() from error
-                    raise ProviderError(f"{PROVIDER}: llama.cpp failed on {self.label}: {error}",
-                                        provider=PROVIDER) from error
+                    raise ProviderError(
+                        f"{PROVIDER}: llama.cpp failed on {self.label}: {error}", provider=PROVIDER
+                    ) from error
                 if isinstance(error, ValueError):
                     raise self._translate_value_error(error) from error
                 raise
@@ -309,8 +315,10 @@ def shared_model(name_or_path: str, *, n_ctx: int | None = None, n_threads: int 
 
 
 def _options(request: CompletionRequest) -> dict[str, Any]:
-    options: dict[str, Any] = {"messages": [{"role": m.role, "content": m.content} for m in request.messages],
-                               **SAMPLING}
+    options: dict[str, Any] = {
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        **SAMPLING,
+    }
     if request.max_tokens is not None:
         options["max_tokens"] = request.max_tokens
     if request.temperature is not None:
@@ -328,9 +336,15 @@ def _parse(response: dict[str, Any], label: str) -> tuple[str, str, Usage]:
     """Text, finish reason and usage of a chat completion."""
     try:
         choice, usage = response["choices"][0], response["usage"]
-        return (choice["message"]["content"] or "", _finish(choice.get("finish_reason")),
-                Usage(input_tokens=usage["prompt_tokens"], output_tokens=usage["completion_tokens"],
-                      total_tokens=usage["total_tokens"]))
+        return (
+            choice["message"]["content"] or "",
+            _finish(choice.get("finish_reason")),
+            Usage(
+                input_tokens=usage["prompt_tokens"],
+                output_tokens=usage["completion_tokens"],
+                total_tokens=usage["total_tokens"],
+            ),
+        )
     except (KeyError, IndexError, TypeError) as error:
         raise InvalidResponse(f"{PROVIDER}: unexpected reply shape from {label}", provider=PROVIDER) from error
 
@@ -366,8 +380,9 @@ class LocalProvider:
             except _Stopped:
                 if not job.timed_out:
                     raise asyncio.CancelledError() from None
-                raise ProviderTimeout(f"{PROVIDER}: {shared.label} took longer than {job.timeout_s}s",
-                                      provider=PROVIDER) from None
+                raise ProviderTimeout(
+                    f"{PROVIDER}: {shared.label} took longer than {job.timeout_s}s", provider=PROVIDER
+                ) from None
 
     async def complete(self, request: CompletionRequest) -> Completion:
         shared = self._model_for(request)
@@ -380,8 +395,14 @@ class LocalProvider:
 
         text, finish, usage, seconds = await self._run(shared, _Job(request.timeout_s), options["messages"], work)
         structured = parse_json_text(text) if request.json_schema is not None and finish == FINISH_STOP else None
-        return Completion(text=text, model=shared.label, usage=usage, latency_ms=int(seconds * 1000),
-                          finish_reason=finish, structured=structured)
+        return Completion(
+            text=text,
+            model=shared.label,
+            usage=usage,
+            latency_ms=int(seconds * 1000),
+            finish_reason=finish,
+            structured=structured,
+        )
 
     async def stream(self, request: CompletionRequest) -> AsyncIterator[Delta]:
         """Stream the reply; the final delta carries finish reason, usage and model.
@@ -422,7 +443,7 @@ class LocalProvider:
         async def produce() -> None:
             try:
                 await self._run(shared, job, options["messages"], work)
-            except (Exception, asyncio.CancelledError) as error:  # noqa: BLE001 - the consumer re-raises it
+            except (Exception, asyncio.CancelledError) as error:
                 emit(error)
 
         producer = asyncio.create_task(produce())

@@ -111,7 +111,9 @@ def resolve_settings(agent: AgentConfig, env: Mapping[str, str] | None = None) -
     """
     environ = os.environ if env is None else env
     spec = provider_spec(agent.provider)
-    base_url = agent.base_url or (environ.get(spec.base_url_env) if spec.base_url_env else None) or spec.default_base_url
+    base_url = (
+        agent.base_url or (environ.get(spec.base_url_env) if spec.base_url_env else None) or spec.default_base_url
+    )
     key_env = agent.api_key_env or spec.api_key_env
     api_key = environ.get(key_env) if key_env else None
     if key_env and not api_key and not agent.base_url:
@@ -123,7 +125,9 @@ def resolve_settings(agent: AgentConfig, env: Mapping[str, str] | None = None) -
 class ProviderPool:
     """Builds each distinct endpoint once and hands the same instance to every agent using it."""
 
-    def __init__(self, env: Mapping[str, str] | None = None, overrides: Mapping[str, LLMProvider] | None = None) -> None:
+    def __init__(
+        self, env: Mapping[str, str] | None = None, overrides: Mapping[str, LLMProvider] | None = None
+    ) -> None:
         self._env = env
         self._instances: dict[tuple[str, str | None, str | None, float | None], LLMProvider] = {}
         self._overrides = dict(overrides or {})

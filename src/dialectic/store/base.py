@@ -12,7 +12,7 @@ import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
@@ -105,8 +105,8 @@ def headline(problem: str) -> str:
 def as_utc(moment: datetime) -> datetime:
     """``moment`` in UTC; a naive datetime is taken to be UTC already."""
     if moment.tzinfo is None:
-        return moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
+        return moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
 
 
 def not_found(debate_id: str, location: str) -> DebateNotFoundError:

@@ -52,13 +52,20 @@ class Harness:
         pool = ProviderPool(overrides={"scripted": self.provider})
         return DebateEngine(self.store, pool, bus, retry=FAST_RETRY)
 
-    def start(self, config: SystemConfig, *, problem: str = "Design a rate limiter", clarify: bool = False,
-              config_dir: Path = Path(".")) -> DebateState:
+    def start(
+        self,
+        config: SystemConfig,
+        *,
+        problem: str = "Design a rate limiter",
+        clarify: bool = False,
+        config_dir: Path = Path("."),
+    ) -> DebateState:
         request = DebateRequest(problem=problem, config=config, config_dir=config_dir, clarify=clarify)
         return run(self.engine().start(request))
 
-    def resume(self, debate_id: str, answers: dict[str, str] | None = None,
-               provider: ScriptedProvider | None = None) -> DebateState:
+    def resume(
+        self, debate_id: str, answers: dict[str, str] | None = None, provider: ScriptedProvider | None = None
+    ) -> DebateState:
         return run(self.engine(provider).resume(debate_id, answers))
 
     def of(self, kind: type[ev.Event]) -> list[Any]:
