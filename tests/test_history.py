@@ -64,7 +64,8 @@ def test_history_prefers_the_latest_summary() -> None:
     state = two_round_state()
     assert history_for(state, "a", 2, full_history=False) == ("", False)
     full, is_summary = history_for(state, "a", 2, full_history=True)
-    assert "B1r" in full and not is_summary
+    assert "A1r" in full and "B on A" in full and not is_summary
+    assert "B1r" not in full  # an agent's history is its own thread: what it said and what it was told
     summary = DebateSummary(
         agent_id="a", agent_role="a", summary="short notes", metadata=SummaryMetadata(before_chars=100, after_chars=11)
     )

@@ -20,6 +20,8 @@ from dialectic.domain import (
     DebateState,
     DebateStatus,
     DebateSummary,
+    DiscardedWork,
+    DroppedParticipant,
     Model,
     RoundEvaluation,
     Solution,
@@ -88,6 +90,27 @@ class SolutionRecorded(ChangeBase):
     solution: Solution
 
 
+class ParticipantDropped(ChangeBase):
+    """An agent whose calls kept failing leaves the rest of the debate."""
+
+    kind: Literal["participant_dropped"] = "participant_dropped"
+    dropped: DroppedParticipant
+
+
+class ParticipantsReinstated(ChangeBase):
+    """Resuming a failed debate gives the dropped agents another chance."""
+
+    kind: Literal["participants_reinstated"] = "participants_reinstated"
+    agent_ids: list[str]
+
+
+class WorkDiscarded(ChangeBase):
+    """What work started ahead for a round that did not happen cost (nothing of it was saved)."""
+
+    kind: Literal["work_discarded"] = "work_discarded"
+    discarded: DiscardedWork
+
+
 class CursorMoved(ChangeBase):
     """The runner's cursor: the node to run next (``None`` when the debate has ended)."""
 
@@ -106,6 +129,9 @@ Change = Annotated[
     | AnswersRecorded
     | EvaluationRecorded
     | SolutionRecorded
+    | ParticipantDropped
+    | ParticipantsReinstated
+    | WorkDiscarded
     | CursorMoved,
     Field(discriminator="kind"),
 ]
@@ -131,13 +157,12 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
         state.status = change.status
         state.error = change.error
     elif isinstance(change, RoundStarted):
-        if not any(r.round_number == change.round_number for r in state.rounds):
-            state.rounds.append(DebateRound(round_number=change.round_number, timestamp=change.at))
+        _round_at(state, change.round_number, change.at)
         state.current_round = max(state.current_round, change.round_number)
     elif isinstance(change, ContributionRecorded):
-        state.round(change.round_number).contributions.append(change.contribution)
+        _round_at(state, change.round_number, change.at).contributions.append(change.contribution)
     elif isinstance(change, SummaryRecorded):
-        state.round(change.round_number).summaries[change.summary.agent_id] = change.summary
+        _round_at(state, change.round_number, change.at).summaries[change.summary.agent_id] = change.summary
     elif isinstance(change, JudgeSummaryRecorded):
         state.judge_summary = change.summary
     elif isinstance(change, QuestionsAsked):
@@ -151,10 +176,33 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
         state.round(change.round_number).evaluation = change.evaluation
     elif isinstance(change, SolutionRecorded):
         state.final_solution = change.solution
+    elif isinstance(change, ParticipantDropped):
+        if change.dropped.agent_id not in state.dropped_ids():
+            state.dropped.append(change.dropped)
+    elif isinstance(change, ParticipantsReinstated):
+        state.dropped = [d for d in state.dropped if d.agent_id not in change.agent_ids]
+    elif isinstance(change, WorkDiscarded):
+        state.discarded.append(change.discarded)
     elif isinstance(change, CursorMoved):
         state.next_node = change.next_node
     state.updated_at = change.at
     return state
+
+
+def _round_at(state: DebateState, number: int, at: datetime) -> DebateRound:
+    """The round ``number``, created in order if it does not exist yet.
+
+    Work for the next round may be saved before the runner's cursor reaches it (it is
+    scheduled as soon as its inputs exist), so a contribution can open its round;
+    ``current_round`` still moves only with :class:`RoundStarted`, when the cursor gets there.
+    """
+    found = state.find_round(number)
+    if found is not None:
+        return found
+    created = DebateRound(round_number=number, timestamp=at)
+    state.rounds.append(created)
+    state.rounds.sort(key=lambda r: r.round_number)
+    return created
 
 
 def _merge_questions(state: DebateState, groups: list[AgentClarifications]) -> None:

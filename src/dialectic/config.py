@@ -105,6 +105,11 @@ class DebateSettings(ConfigModel):
     clarifications_max_per_agent: int = Field(default=5, ge=1)
     clarifications_max_iterations: int = Field(default=3, ge=1)
     max_concurrency: int = Field(default=4, ge=1, description="Concurrent calls per provider.")
+    min_agents: int = Field(
+        default=2,
+        ge=1,
+        description="Agents that must remain for the debate to go on when failing agents are dropped.",
+    )
     max_continuations: int = Field(
         default=1, ge=0, description="Times a reply cut off by maxTokens is continued before it is marked truncated."
     )

@@ -91,6 +91,8 @@ class SummaryMetadata(Model):
     timestamp: datetime = Field(default_factory=utc_now)
     latency_ms: int | None = None
     tokens_used: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
     model: str | None = None
 
 
@@ -120,8 +122,12 @@ class DebateRound(Model):
         return [c for c in self.contributions if c.type == kind and (include_failed or c.ok)]
 
     def find(self, kind: ContributionType, agent_id: str, target_agent_id: str | None = None) -> Contribution | None:
-        """The contribution of ``kind`` by ``agent_id`` (and on ``target_agent_id``), failed ones included."""
-        for c in self.contributions:
+        """The latest contribution of ``kind`` by ``agent_id`` (and on ``target_agent_id``), failed ones included.
+
+        The latest, because a proposal or refinement that failed is asked for again when a failed
+        debate is resumed; the retry is appended after the failure.
+        """
+        for c in reversed(self.contributions):
             if c.type == kind and c.agent_id == agent_id and c.target_agent_id == target_agent_id:
                 return c
         return None
@@ -193,6 +199,27 @@ class Participant(Model):
     temperature: float | None = None
 
 
+class DroppedParticipant(Model):
+    """An agent taken out of the rest of the debate because its calls kept failing."""
+
+    agent_id: str
+    round_number: int
+    reason: str
+    at: datetime = Field(default_factory=utc_now)
+
+
+class DiscardedWork(Model):
+    """Work started ahead for a round that then did not happen (early stop): not saved, but paid for."""
+
+    round_number: int
+    calls: int = 0
+    """Calls that completed and whose replies were thrown away."""
+    cancelled_calls: int = 0
+    """Calls cancelled while in flight (a provider may still bill part of them)."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
 class DebateState(Model):
     id: str
     problem: str
@@ -204,6 +231,9 @@ class DebateState(Model):
     clarifications: list[AgentClarifications] = Field(default_factory=list)
     clarification_iterations: int = 0
     judge_summary: DebateSummary | None = None
+    dropped: list[DroppedParticipant] = Field(default_factory=list)
+    """Agents out of the debate, in the order they were dropped (a resumed failed debate clears them)."""
+    discarded: list[DiscardedWork] = Field(default_factory=list)
     prompt_sources: PromptSources = Field(default_factory=PromptSources)
     agents: list[Participant] = Field(default_factory=list)
     judge: Participant | None = None
@@ -216,10 +246,24 @@ class DebateState(Model):
     updated_at: datetime = Field(default_factory=utc_now)
 
     def round(self, number: int) -> DebateRound:
+        found = self.find_round(number)
+        if found is None:
+            raise KeyError(f"round {number} has not started")
+        return found
+
+    def find_round(self, number: int) -> DebateRound | None:
         for r in self.rounds:
             if r.round_number == number:
                 return r
-        raise KeyError(f"round {number} has not started")
+        return None
+
+    def dropped_ids(self) -> set[str]:
+        return {d.agent_id for d in self.dropped}
+
+    def active_agents(self) -> list[Participant]:
+        """The agents still taking part, in configured order."""
+        out = self.dropped_ids()
+        return [a for a in self.agents if a.id not in out]
 
     @property
     def last_round(self) -> DebateRound | None:

@@ -147,5 +147,9 @@ class RetriesExhausted(ProviderError):
         self.attempts = attempts
 
 
+class TooFewAgentsError(ProviderError):
+    """Dropping agents whose calls kept failing left fewer than ``debate.minAgents``."""
+
+
 class StructuredOutputError(ProviderError):
     """The model's structured output did not validate, even after a repair attempt."""

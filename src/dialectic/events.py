@@ -15,6 +15,8 @@ from dialectic.domain import (
     AgentClarifications,
     Contribution,
     DebateSummary,
+    DiscardedWork,
+    DroppedParticipant,
     Participant,
     Phase,
     RoundEvaluation,
@@ -64,6 +66,12 @@ class AgentStarted(Event):
     agent_name: str
     activity: str
     """Human-readable, e.g. ``proposing`` or ``critiquing Performance Engineer``."""
+    round_number: int | None = None
+    """The round the call's work belongs to (``None`` for clarifications and the synthesis)."""
+    kind: str | None = None
+    """What the call makes: ``proposal``, ``critique``, ``refinement``, ``summary``, ``evaluation``…"""
+    target_id: str | None = None
+    """For a critique: the agent whose proposal is critiqued."""
 
 
 @dataclass(frozen=True)
@@ -72,6 +80,21 @@ class AgentCompleted(Event):
     agent_name: str
     activity: str
     ok: bool = True
+    round_number: int | None = None
+    kind: str | None = None
+    target_id: str | None = None
+
+
+@dataclass(frozen=True)
+class ParticipantDropped(Event):
+    agent_name: str
+    dropped: DroppedParticipant
+    remaining: int
+
+
+@dataclass(frozen=True)
+class WorkDiscarded(Event):
+    discarded: DiscardedWork
 
 
 @dataclass(frozen=True)

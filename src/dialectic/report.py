@@ -58,6 +58,7 @@ def render_report(state: DebateState, *, verbose: bool = False) -> str:
         *_clarifications(state),
         *_rounds(state, people, verbose),
         *_failed(state, people),
+        *_dropped(state, people),
         *_synthesis(state, people, verbose),
         *_totals(state),
     ]
@@ -301,6 +302,16 @@ def _failed(state: DebateState, people: _People) -> list[str]:
     return ["## Failed contributions", "\n".join(lines) if lines else "None"]
 
 
+def _dropped(state: DebateState, people: _People) -> list[str]:
+    """Agents taken out of the debate after their calls kept failing (no section when there are none)."""
+    if not state.dropped:
+        return []
+    lines = [
+        f"- {people.label(d.agent_id)}: dropped in round {d.round_number} · {_inline(d.reason)}" for d in state.dropped
+    ]
+    return ["## Dropped agents", "\n".join(lines)]
+
+
 def _solution(solution: Solution, people: _People, verbose: bool) -> list[str]:
     blocks = [f"**Confidence:** {solution.confidence}/100 · **Synthesized by:** {people.name(solution.synthesized_by)}"]
     if not solution.structured:
@@ -368,4 +379,10 @@ def _totals(state: DebateState) -> list[str]:
         f"- **Tokens:** {input_tokens:,} input · {output_tokens:,} output · {total_tokens:,} total",
         f"- **Latency:** {latency}",
     ]
+    for work in state.discarded:
+        lines.append(
+            f"- **Work thrown away:** round {work.round_number} was worked on ahead but the debate stopped "
+            f"before it: {work.calls} finished call(s) discarded ({work.input_tokens:,} input · "
+            f"{work.output_tokens:,} output tokens), {work.cancelled_calls} cancelled in flight"
+        )
     return ["## Totals", "\n".join(lines)]

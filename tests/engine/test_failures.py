@@ -8,7 +8,13 @@ from collections.abc import Callable
 import pytest
 
 from dialectic import events as ev
-from dialectic.errors import DebateTimeoutError, ProviderAuthError, ProviderUnavailable, RetriesExhausted
+from dialectic.errors import (
+    DebateTimeoutError,
+    ProviderAuthError,
+    ProviderUnavailable,
+    RetriesExhausted,
+    TooFewAgentsError,
+)
 from dialectic.llm.base import FINISH_LENGTH, CompletionRequest
 from dialectic.llm.scripted import ScriptedProvider, ScriptedReply, default_reply
 from dialectic.testing.harness import Harness, make_config
@@ -41,13 +47,14 @@ def test_provider_that_keeps_failing_fails_the_debate_and_saves_it(harness: Call
         return default_reply(request)
 
     h = harness(respond)
-    with pytest.raises(RetriesExhausted) as raised:
+    with pytest.raises(TooFewAgentsError) as raised:
         h.start(make_config(agents=2))
     debate_id = raised.value.debate_id
     assert debate_id and raised.value.exit_code == 3
     saved = h.store.load(debate_id)
-    assert saved.status == "failed" and "500" in (saved.error or "")
+    assert saved.status == "failed" and "500" in (saved.error or "") and "minAgents" in (saved.error or "")
     assert len(saved.round(1).of_type("proposal")) == 2  # the work done so far is kept
+    assert saved.dropped and saved.dropped[0].round_number == 1
     assert saved.next_node == "refinement"
     assert h.of(ev.DebateFailed)
 
@@ -64,8 +71,9 @@ def test_provider_that_keeps_failing_fails_the_debate_and_saves_it(harness: Call
 
 def test_auth_errors_are_not_retried(harness: Callable[..., Harness]) -> None:
     h = harness(lambda r: ProviderAuthError("scripted: 401", provider="scripted", status_code=401))
-    with pytest.raises(ProviderAuthError):
+    with pytest.raises(TooFewAgentsError) as raised:
         h.start(make_config(agents=2))
+    assert "401" in raised.value.message
     assert len(h.provider.calls) == 2  # one per proposal, no retries
 
 
@@ -131,7 +139,7 @@ def test_unexpected_bug_still_saves_the_debate_as_failed(harness: Callable[..., 
 
 def test_no_tasks_are_left_running_after_a_failure(harness: Callable[..., Harness]) -> None:
     def respond(request: CompletionRequest) -> ScriptedReply | Exception:
-        if request.tag == "proposal:architect":
+        if request.tag in ("proposal:architect", "proposal:performance"):
             return ProviderAuthError("scripted: 401", provider="scripted")
         return ScriptedReply(text="slow", delay_s=0.2)
 
@@ -142,7 +150,7 @@ def test_no_tasks_are_left_running_after_a_failure(harness: Callable[..., Harnes
 
         from dialectic.engine import DebateRequest
 
-        with pytest.raises(ProviderAuthError):
+        with pytest.raises(TooFewAgentsError):  # two of three agents dropped: fewer than minAgents (2)
             await h.engine().start(DebateRequest(problem="P", config=make_config(agents=3), config_dir=Path(".")))
         return len([t for t in asyncio.all_tasks() if t is not asyncio.current_task()])
 

@@ -138,6 +138,13 @@ def show_lines(state: DebateState) -> list[str]:
         suffix = f", {len(failed)} failed" if failed else ""
         lines.append(f"Round {rnd.round_number}: {counts}{suffix}")
         lines += [f"  failed {c.type} by {names.get(c.agent_id, c.agent_id)}: {c.error}" for c in failed]
+    for d in state.dropped:
+        lines.append(f"Dropped: {names.get(d.agent_id, d.agent_id)} in round {d.round_number}: {d.reason}")
+    for work in state.discarded:
+        lines.append(
+            f"Discarded: round {work.round_number} work ahead of an early stop "
+            f"({work.calls} calls, {work.cancelled_calls} cancelled)"
+        )
     if state.error:
         lines.append(f"Error: {state.error}")
     if state.final_solution is not None:

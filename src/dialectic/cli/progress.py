@@ -73,14 +73,14 @@ class ProgressReporter:
     def __call__(self, event: ev.Event) -> None:
         line = self._track(event)
         if line is not None and (not self._live_mode or self._always_shown(event)):
-            style = "yellow" if isinstance(event, ev.Warning | ev.CallRetrying) else None
+            style = "yellow" if isinstance(event, ev.Warning | ev.CallRetrying | ev.ParticipantDropped) else None
             self._term.line(line, style=style)
 
     def _always_shown(self, event: ev.Event) -> bool:
         if isinstance(event, ev.ContributionAdded):
             c = event.contribution
             return not c.ok or c.metadata.truncated
-        return isinstance(event, ev.Warning | ev.CallRetrying | ev.QuestionsPending)
+        return isinstance(event, ev.Warning | ev.CallRetrying | ev.QuestionsPending | ev.ParticipantDropped)
 
     def _track(self, event: ev.Event) -> str | None:
         """Update the display's state from ``event`` and return its plain line, if it has one."""
@@ -121,6 +121,17 @@ class ProgressReporter:
         if isinstance(event, ev.SynthesisStarted):
             self._phase, self._expected, self._done = "synthesis", 1, 0
             return "synthesis: the judge is writing the solution"
+        if isinstance(event, ev.ParticipantDropped):
+            return (
+                f"warning: {event.agent_name} dropped from the debate in round {event.dropped.round_number} "
+                f"({event.dropped.reason}); {event.remaining} agent(s) go on"
+            )
+        if isinstance(event, ev.WorkDiscarded):
+            w = event.discarded
+            return (
+                f"stopped early: round {w.round_number} work done ahead was discarded "
+                f"({w.calls} calls, {w.cancelled_calls} cancelled)"
+            )
         if isinstance(event, ev.Warning):
             return f"warning: {event.message}"
         if isinstance(event, ev.CallRetrying):

@@ -95,17 +95,18 @@ def latest_summary(state: DebateState, agent_id: str, up_to_round: int) -> Debat
 def history_for(state: DebateState, agent_id: str, round_number: int, *, full_history: bool) -> tuple[str, bool]:
     """The history an agent's prompt carries in ``round_number``, and whether it is its own summary.
 
-    The agent's most recent summary wins; otherwise the whole earlier debate when
-    ``full_history`` is on; otherwise nothing (round 2+ proposals already carry the
-    agent's latest position).
+    The agent's most recent summary wins; otherwise, when ``full_history`` is on, the agent's
+    own thread of every earlier round: its proposals and refinements and the critiques it
+    received (what it has seen and said); otherwise nothing (round 2+ proposals already carry
+    the agent's latest position). The thread is the agent's own so that its next round can
+    start as soon as its own refinement exists, without waiting for the other agents.
     """
     summary = latest_summary(state, agent_id, round_number)
     if summary is not None:
         return summary.summary, True
     if not full_history:
         return "", False
-    earlier = [r for r in state.rounds if r.round_number < round_number]
-    return rounds_text(earlier, participant_names(state)), False
+    return perspective_text(state, agent_id, round_number), False
 
 
 def final_round_text(state: DebateState) -> str:

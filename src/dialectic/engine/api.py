@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dialectic import events as ev
-from dialectic.changes import AnswersRecorded, DebateCreated, StatusChanged
+from dialectic.changes import AnswersRecorded, DebateCreated, ParticipantsReinstated, StatusChanged
 from dialectic.config import SystemConfig
 from dialectic.domain import DebateState, new_debate_id
 from dialectic.engine.context import RunContext
@@ -88,7 +88,13 @@ class DebateEngine:
         self._announce(ctx, resumed=True)
         ctx.flush_warnings(roster.warnings)
         self._record_answers(ctx, answers or {})
-        ctx.record(StatusChanged(status="running"))
+        changes: list[ParticipantsReinstated | StatusChanged] = []
+        if state.status == "failed" and state.dropped:
+            # Resuming a failed debate retries what failed: the agents dropped get another chance.
+            names = ", ".join(roster.agent(d.agent_id).name for d in state.dropped)
+            ctx.warn(f"giving the dropped agents another chance: {names}")
+            changes.append(ParticipantsReinstated(agent_ids=[d.agent_id for d in state.dropped]))
+        ctx.record(*changes, StatusChanged(status="running"))
         return await run_graph(ctx, node_named(state.next_node))
 
     def _announce(self, ctx: RunContext, *, resumed: bool) -> None:

@@ -22,7 +22,7 @@ T = TypeVar("T")
 if TYPE_CHECKING:
     from dialectic.agents.participants import Speaker
     from dialectic.engine.roster import Roster
-    from dialectic.engine.round_work import RoundWork
+    from dialectic.engine.work import DebateWork
 
 
 @dataclass
@@ -31,7 +31,8 @@ class RunContext:
     store: DebateStore
     bus: EventBus
     roster: Roster
-    round_work: dict[int, RoundWork] = field(default_factory=dict)
+    work: DebateWork | None = None
+    """The debate's task graph for this run; built by the first node that needs it."""
     _deferred: list[Change] = field(default_factory=list)
     _deferred_events: list[ev.Event] = field(default_factory=list)
 
@@ -81,16 +82,27 @@ class RunContext:
 
         return hook
 
-    async def announce(self, speaker: Speaker, activity: str, call: Awaitable[T]) -> T:
+    async def announce(
+        self,
+        speaker: Speaker,
+        activity: str,
+        call: Awaitable[T],
+        *,
+        round_number: int | None = None,
+        kind: str | None = None,
+        target_id: str | None = None,
+    ) -> T:
         """Await one LLM call between ``AgentStarted`` and ``AgentCompleted`` (``ok`` says how it ended)."""
-        self.emit(ev.AgentStarted(self.debate_id, speaker.id, speaker.name, activity))
+        self.emit(ev.AgentStarted(self.debate_id, speaker.id, speaker.name, activity, round_number, kind, target_id))
         ok = False
         try:
             result = await call
             ok = True
             return result
         finally:
-            self.emit(ev.AgentCompleted(self.debate_id, speaker.id, speaker.name, activity, ok))
+            self.emit(
+                ev.AgentCompleted(self.debate_id, speaker.id, speaker.name, activity, ok, round_number, kind, target_id)
+            )
 
     def flush_warnings(self, warnings: list[str]) -> None:
         for message in warnings:
@@ -106,9 +118,9 @@ class RunContext:
         return contribution
 
     async def cancel_work(self) -> None:
-        for work in self.round_work.values():
-            await work.cancel()
-        self.round_work.clear()
+        if self.work is not None:
+            await self.work.cancel()
+            self.work = None
 
 
 def contribution_from(

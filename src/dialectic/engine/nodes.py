@@ -15,35 +15,27 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from dialectic import events as ev
-from dialectic.agents.participants import DebateAgent, Speaker
 from dialectic.changes import (
-    EvaluationRecorded,
     JudgeSummaryRecorded,
     QuestionsAsked,
     RoundStarted,
     SolutionRecorded,
-    SummaryRecorded,
 )
-from dialectic.config import SummarizationConfig
 from dialectic.context.history import (
     debate_text,
     final_round_text,
-    participant_names,
-    perspective_text,
-    rounds_text,
 )
 from dialectic.domain import (
     AgentClarifications,
     ClarificationItem,
-    DebateSummary,
-    RoundEvaluation,
+    Phase,
     Solution,
-    SummaryMetadata,
 )
+from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.context import RunContext, metadata_from
-from dialectic.engine.round_work import RoundWork
+from dialectic.engine.summaries import summary_from
+from dialectic.engine.work import DebateWork
 from dialectic.errors import ProviderError
-from dialectic.llm.base import Completion
 
 
 class Node(ABC):
@@ -162,86 +154,39 @@ class RoundManagerNode(Node):
         return SummarizationNode()
 
 
+def work_for(ctx: RunContext) -> DebateWork:
+    """The run's task graph, with the work of the current round and every later one scheduled."""
+    if ctx.work is None:
+        ctx.work = DebateWork(ctx)
+        ctx.work.start_rounds(max(1, ctx.state.current_round))
+    return ctx.work
+
+
 class SummarizationNode(Node):
-    """Each agent summarizes its own view of earlier rounds when that view has grown past its threshold."""
+    """Each agent's summary of its own earlier rounds, where that history has grown past its threshold.
+
+    A summary starts as soon as its agent's history is final (see :mod:`dialectic.engine.work`);
+    this step waits until every agent's is settled.
+    """
 
     name = "summarization"
 
     async def run(self, ctx: RunContext) -> ProposalNode:
+        work = work_for(ctx)
         number = ctx.state.current_round
-        rnd = ctx.state.round(number)
-        due = []
-        for agent in ctx.roster.agents:
-            if not agent.summarization.enabled or agent.id in rnd.summaries:
-                continue
-            history = perspective_text(ctx.state, agent.id, number)
-            if history and len(history) >= agent.summarization.threshold:
-                due.append((agent, history))
-        if due:
-            ctx.emit(ev.PhaseStarted(ctx.debate_id, number, "summarization", len(due)))
-            await asyncio.gather(*(self._summarize(ctx, agent, history) for agent, history in due))
+        keys = work.summary_keys(number)
+        if keys:
+            ctx.emit(ev.PhaseStarted(ctx.debate_id, number, "summarization", len(keys)))
+            await work.wait(keys)
             ctx.emit(ev.PhaseCompleted(ctx.debate_id, number, "summarization"))
         return ProposalNode()
-
-    async def _summarize(self, ctx: RunContext, agent: DebateAgent, history: str) -> None:
-        number = ctx.state.current_round
-        warnings: list[str] = []
-        try:
-            completion = await ctx.announce(
-                agent,
-                "summarizing",
-                agent.summarize(
-                    problem=ctx.problem,
-                    history=history,
-                    warnings=warnings,
-                    on_retry=ctx.retry_hook(agent, "summarizing"),
-                ),
-            )
-        except ProviderError as exc:
-            ctx.flush_warnings(warnings)
-            ctx.warn(f"{agent.name} could not summarize its history ({exc}); it keeps the full history")
-            return
-        ctx.flush_warnings(warnings)
-        summary = summary_from(agent, agent.summarization, completion, before_chars=len(history))
-        ctx.record(SummaryRecorded(round_number=number, summary=summary))
-        ctx.emit(ev.SummaryAdded(ctx.debate_id, number, agent.name, summary))
-
-
-def summary_from(
-    speaker: Speaker, settings: SummarizationConfig, completion: Completion, *, before_chars: int
-) -> DebateSummary:
-    """A stored summary: the reply cut to ``maxLength``, with what it cost."""
-    text = completion.text.strip()[: settings.max_length]
-    return DebateSummary(
-        agent_id=speaker.id,
-        agent_role=speaker.role,
-        summary=text,
-        metadata=SummaryMetadata(
-            before_chars=before_chars,
-            after_chars=len(text),
-            method=settings.method,
-            latency_ms=completion.latency_ms,
-            tokens_used=completion.usage.total_tokens,
-            model=completion.model,
-        ),
-    )
-
-
-def round_work(ctx: RunContext) -> RoundWork:
-    number = ctx.state.current_round
-    if number not in ctx.round_work:
-        ctx.round_work[number] = RoundWork(ctx, number)
-    return ctx.round_work[number]
 
 
 class ProposalNode(Node):
     name = "proposal"
 
     async def run(self, ctx: RunContext) -> CritiqueNode:
-        number = ctx.state.current_round
-        ctx.emit(ev.PhaseStarted(ctx.debate_id, number, "proposal", len(ctx.roster.agents)))
-        await round_work(ctx).wait("proposal")
-        ctx.emit(ev.PhaseCompleted(ctx.debate_id, number, "proposal"))
+        await _phase(ctx, "proposal")
         return CritiqueNode()
 
 
@@ -249,10 +194,7 @@ class CritiqueNode(Node):
     name = "critique"
 
     async def run(self, ctx: RunContext) -> RefinementNode:
-        number, n = ctx.state.current_round, len(ctx.roster.agents)
-        ctx.emit(ev.PhaseStarted(ctx.debate_id, number, "critique", n * (n - 1)))
-        await round_work(ctx).wait("critique")
-        ctx.emit(ev.PhaseCompleted(ctx.debate_id, number, "critique"))
+        await _phase(ctx, "critique")
         return RefinementNode()
 
 
@@ -260,12 +202,22 @@ class RefinementNode(Node):
     name = "refinement"
 
     async def run(self, ctx: RunContext) -> EvaluationNode:
-        number = ctx.state.current_round
-        ctx.emit(ev.PhaseStarted(ctx.debate_id, number, "refinement", len(ctx.roster.agents)))
-        await round_work(ctx).wait("refinement")
-        ctx.round_work.pop(number, None)
-        ctx.emit(ev.PhaseCompleted(ctx.debate_id, number, "refinement"))
+        await _phase(ctx, "refinement")
         return EvaluationNode()
+
+
+async def _phase(ctx: RunContext, phase: Phase) -> None:
+    """Wait for the current round's work of one kind (already under way where its inputs existed)."""
+    work = work_for(ctx)
+    number = ctx.state.current_round
+    keys = {
+        "proposal": work.proposal_keys,
+        "critique": work.critique_keys,
+        "refinement": work.refinement_keys,
+    }[phase](number)
+    ctx.emit(ev.PhaseStarted(ctx.debate_id, number, phase, len(keys)))
+    await work.wait(keys)
+    ctx.emit(ev.PhaseCompleted(ctx.debate_id, number, phase))
 
 
 class EvaluationNode(Node):
@@ -278,38 +230,16 @@ class EvaluationNode(Node):
         number = ctx.state.current_round
         if condition.type == "fixed" or number >= ctx.roster.settings.rounds:
             return RoundManagerNode()
-        rnd = ctx.state.round(number)
-        evaluation = rnd.evaluation or await self._evaluate(ctx, number)
+        work = work_for(ctx)
+        evaluation = await work.evaluation(number)
         if evaluation is None:
             return RoundManagerNode()
         stop = evaluation.confidence >= condition.threshold
         ctx.emit(ev.EvaluationCompleted(ctx.debate_id, number, evaluation, condition.threshold, stop))
-        return SynthesisNode() if stop else RoundManagerNode()
-
-    async def _evaluate(self, ctx: RunContext, number: int) -> RoundEvaluation | None:
-        judge, names = ctx.roster.judge, participant_names(ctx.state)
-        previous = rounds_text([ctx.state.round(number - 1)], names, kinds=("refinement",)) if number > 1 else ""
-        try:
-            result = await ctx.announce(
-                judge,
-                "evaluating",
-                judge.evaluate(
-                    problem=ctx.problem,
-                    round_number=number,
-                    debate=rounds_text([ctx.state.round(number)], names, kinds=("refinement",)),
-                    previous=previous,
-                    on_retry=ctx.retry_hook(judge, "evaluating"),
-                ),
-            )
-        except ProviderError as exc:
-            ctx.warn(f"the judge could not evaluate round {number} ({exc}); continuing")
-            return None
-        if result.value is None:
-            ctx.warn(f"the judge's evaluation of round {number} did not parse ({result.error}); continuing")
-            return None
-        evaluation = RoundEvaluation(confidence=result.value.confidence, reasoning=result.value.reasoning)
-        ctx.record(EvaluationRecorded(round_number=number, evaluation=evaluation))
-        return evaluation
+        if not stop:
+            return RoundManagerNode()
+        await work.discard_beyond(number)
+        return SynthesisNode()
 
 
 class SynthesisNode(Node):
@@ -320,16 +250,19 @@ class SynthesisNode(Node):
         ctx.emit(ev.SynthesisStarted(ctx.debate_id))
         await self._summarize_if_long(ctx)
         summary = ctx.state.judge_summary
-        result = await ctx.announce(
-            judge,
-            "synthesizing",
-            judge.synthesize(
-                problem=ctx.problem,
-                clarifications=ctx.clarifications_text(),
-                debate=summary.summary if summary else debate_text(ctx.state),
-                debate_is_summary=summary is not None,
-                on_retry=ctx.retry_hook(judge, "synthesizing"),
-            ),
+        result = await with_second_chance(
+            lambda: ctx.announce(
+                judge,
+                "synthesizing",
+                judge.synthesize(
+                    problem=ctx.problem,
+                    clarifications=ctx.clarifications_text(),
+                    debate=summary.summary if summary else debate_text(ctx.state),
+                    debate_is_summary=summary is not None,
+                    on_retry=ctx.retry_hook(judge, "synthesizing"),
+                ),
+                kind="synthesis",
+            )
         )
         metadata = metadata_from(result.completion)
         if result.value is not None:

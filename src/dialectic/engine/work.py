@@ -1,0 +1,554 @@
+"""The debate's work as a dataflow graph: each contribution starts the moment its inputs exist.
+
+The unit of scheduling is one piece of work and its inputs, across the whole debate, not a
+phase or a round:
+
+* proposal (round 1): no inputs; (round r > 1): the agent's refinement of round r − 1,
+  carried over without a call;
+* critique of agent *i* by agent *j* in round r: *i*'s proposal of round r and *j*'s own
+  history for round r (its refinement of round r − 1, and its summary when one is due);
+* refinement of agent *i* in round r: *i*'s proposal, every critique of *i* in round r
+  settled, and *i*'s own history for round r;
+* summary of agent *i* for round r: *i*'s history final, i.e. its refinement of round r − 1;
+* the judge's evaluation of round r (``convergence``/``quality`` termination): every
+  refinement of round r.
+
+The graph's nodes (:mod:`dialectic.engine.nodes`) still move the persisted cursor one step at
+a time and each waits for its part of this graph, so a reader sees the same map and a
+resumed debate starts from the same place. Every task first looks in the state for its
+saved result, so nothing saved is asked of a model again.
+
+A round that may not happen (early stop by the judge's evaluation) is worked on ahead too,
+but nothing of it is saved until the evaluation says the debate goes on; when it stops, the
+work is cancelled and its cost recorded as discarded.
+
+An agent whose proposal or refinement keeps failing is dropped from the rest of the debate;
+the debate goes on while at least ``debate.minAgents`` remain.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from typing import Any, TypeVar
+
+from dialectic import events as ev
+from dialectic.agents.participants import DebateAgent
+from dialectic.changes import (
+    ContributionRecorded,
+    EvaluationRecorded,
+    ParticipantDropped,
+    SummaryRecorded,
+    WorkDiscarded,
+)
+from dialectic.context.history import history_for, participant_names, perspective_text, rounds_text
+from dialectic.domain import (
+    Contribution,
+    ContributionMetadata,
+    DebateSummary,
+    DiscardedWork,
+    DroppedParticipant,
+    RoundEvaluation,
+)
+from dialectic.engine.attempts import with_second_chance
+from dialectic.engine.context import RunContext, contribution_from, failed_contribution
+from dialectic.engine.summaries import summary_from
+from dialectic.errors import DebateTimeoutError, ProviderError, TooFewAgentsError
+from dialectic.llm.base import Completion
+
+T = TypeVar("T")
+Key = tuple[Any, ...]
+"""``(kind, round, agent[, target])``, e.g. ``("critique", 2, "agent-kiss", "agent-architect")``."""
+
+
+class Discarded(Exception):
+    """Work for a round that will not happen: its result is thrown away, never saved."""
+
+
+class DebateWork:
+    """Every task of the debate, created on demand, each awaiting only its own inputs."""
+
+    def __init__(self, ctx: RunContext, *, clock: Callable[[], float] | None = None) -> None:
+        self.ctx = ctx
+        loop = asyncio.get_running_loop()
+        self._clock = clock or loop.time
+        self._tasks: dict[Key, asyncio.Task[Any]] = {}
+        self._gates: dict[int, asyncio.Future[bool]] = {}
+        self._fatal: asyncio.Future[None] = loop.create_future()
+        self._in_call: set[Key] = set()
+        self._discarded: dict[int, DiscardedWork] = {}
+        self.last_progress = self._clock()
+
+    # -- what nodes call ------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> Any:
+        return self.ctx.roster.settings
+
+    def agents(self) -> list[DebateAgent]:
+        """The agents still taking part."""
+        out = self.ctx.state.dropped_ids()
+        return [a for a in self.ctx.roster.agents if a.id not in out]
+
+    def summary_keys(self, number: int) -> list[Key]:
+        return [("summary", number, a.id) for a in self.agents()] if number > 1 else []
+
+    def proposal_keys(self, number: int) -> list[Key]:
+        return [("proposal", number, a.id) for a in self.agents()]
+
+    def critique_keys(self, number: int) -> list[Key]:
+        agents = self.agents()
+        return [("critique", number, c.id, t.id) for c in agents for t in agents if c.id != t.id]
+
+    def refinement_keys(self, number: int) -> list[Key]:
+        return [("refinement", number, a.id) for a in self.agents()]
+
+    def start_rounds(self, first: int) -> None:
+        """Create the tasks of round ``first`` and every later round: each waits for its inputs."""
+        for number in range(first, self.settings.rounds + 1):
+            for key in (
+                *self.summary_keys(number),
+                *self.proposal_keys(number),
+                *self.critique_keys(number),
+                *self.refinement_keys(number),
+            ):
+                self.task(key)
+            if self._evaluates(number):
+                self.task(("evaluation", number))
+
+    async def wait(self, keys: Sequence[Key]) -> list[Any]:
+        """The results of ``keys`` (``None`` for work that was skipped).
+
+        Raises the first fatal failure of any task of the debate, and ``DebateTimeoutError``
+        when no work at all has finished for ``timeoutPerRound`` — a slow model that keeps
+        producing is never cut off, a stalled one is.
+        """
+        tasks = [self.task(k) for k in keys]
+        pending: set[asyncio.Future[Any]] = {t for t in tasks if not t.done()}
+        limit = self.settings.timeout_per_round / 1000
+        while True:
+            self._raise_fatal()
+            if not pending:
+                break
+            left = self.last_progress + limit - self._clock()
+            if left <= 0:
+                raise DebateTimeoutError(
+                    f"round {self.ctx.state.current_round} made no progress for timeoutPerRound "
+                    f"({self.settings.timeout_per_round} ms); the work saved so far is kept and the "
+                    "debate can be resumed"
+                )
+            _, pending = await asyncio.wait(pending | {self._fatal}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+            pending.discard(self._fatal)
+        return [None if t.cancelled() else t.result() for t in tasks]
+
+    async def evaluation(self, number: int) -> RoundEvaluation | None:
+        results = await self.wait([("evaluation", number)])
+        evaluation: RoundEvaluation | None = results[0]
+        return evaluation
+
+    async def discard_beyond(self, number: int) -> None:
+        """Cancel the work of rounds after ``number`` and record what it cost."""
+        doomed = [t for k, t in self._tasks.items() if _round_of(k) > number and not t.done()]
+        for key in self._in_call:
+            if _round_of(key) > number:
+                self._discard_entry(_round_of(key)).cancelled_calls += 1
+        for task in doomed:
+            task.cancel()
+        await asyncio.gather(*doomed, return_exceptions=True)
+        for round_number in sorted(self._discarded):
+            entry = self._discarded.pop(round_number)
+            if entry.calls or entry.cancelled_calls:
+                self.ctx.record(WorkDiscarded(discarded=entry))
+                self.ctx.emit(ev.WorkDiscarded(self.ctx.debate_id, entry))
+
+    async def cancel(self) -> None:
+        tasks = list(self._tasks.values())
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        if self._fatal.done() and not self._fatal.cancelled():
+            self._fatal.exception()  # retrieved: it has been (or is being) reported by a waiter
+        self._tasks.clear()
+
+    # -- the task table ---------------------------------------------------------------------------
+
+    def task(self, key: Key) -> asyncio.Task[Any]:
+        existing = self._tasks.get(key)
+        if existing is not None:
+            return existing
+        task = asyncio.ensure_future(self._guarded(key))
+        self._tasks[key] = task
+        return task
+
+    def _body(self, key: Key) -> Coroutine[Any, Any, Any]:
+        kind, number, agent = key[0], key[1], key[2:]
+        roster = self.ctx.roster
+        if kind == "proposal":
+            return self._proposal(number, roster.agent(agent[0]))
+        if kind == "critique":
+            return self._critique(number, roster.agent(agent[0]), roster.agent(agent[1]))
+        if kind == "refinement":
+            return self._refinement(number, roster.agent(agent[0]))
+        if kind == "summary":
+            return self._summary(number, roster.agent(agent[0]))
+        if kind == "evaluation":
+            return self._evaluation(number)
+        raise ValueError(f"unknown work {key!r}")
+
+    async def _guarded(self, key: Key) -> Any:
+        """Run one task: a discarded result is ``None``; any other failure fails the whole debate.
+
+        The body coroutine is made here, inside the task, so a task cancelled before it ran
+        leaves no coroutine behind.
+        """
+        try:
+            return await self._body(key)
+        except Discarded:
+            return None
+        except asyncio.CancelledError:
+            raise
+        except BaseException as exc:
+            if not self._fatal.done():
+                self._fatal.set_exception(exc)
+            raise
+        finally:
+            self.last_progress = self._clock()
+
+    def _raise_fatal(self) -> None:
+        if self._fatal.done():
+            error = self._fatal.exception()
+            if error is not None:
+                raise error
+
+    async def _input(self, key: Key) -> Any:
+        """Another task's result; ``None`` when that work was skipped or cancelled (a dropped agent)."""
+        task = self.task(key)
+        await asyncio.wait({task})
+        return None if task.cancelled() else task.result()
+
+    # -- rounds that may not happen -------------------------------------------------------------
+
+    def _evaluates(self, number: int) -> bool:
+        return self.settings.termination_condition.type != "fixed" and number < self.settings.rounds
+
+    def _gate(self, number: int) -> asyncio.Future[bool]:
+        """Resolves to whether round ``number`` happens (known at once unless an evaluation decides)."""
+        gate = self._gates.get(number)
+        if gate is None:
+            gate = asyncio.get_running_loop().create_future()
+            self._gates[number] = gate
+            previous = self.ctx.state.find_round(number - 1)
+            if number <= 1 or not self._evaluates(number - 1):
+                gate.set_result(number <= self.settings.rounds)
+            elif previous is not None and previous.evaluation is not None:
+                gate.set_result(not self._stops(previous.evaluation))
+            elif self.ctx.state.find_round(number) is not None:
+                gate.set_result(True)  # work of that round was saved: it was decided before a crash
+        return gate
+
+    async def _save_or_discard(self, number: int, completion: Completion | None) -> None:
+        """Wait until round ``number`` is decided; throw the work away if the round will not happen."""
+        if await self._gate(number):
+            return
+        if completion is not None:
+            entry = self._discard_entry(number)
+            entry.calls += 1
+            entry.input_tokens += completion.usage.input_tokens
+            entry.output_tokens += completion.usage.output_tokens
+        raise Discarded()
+
+    def _save_when_decided(self, number: int, save: Callable[[], object]) -> None:
+        """Save now if round ``number`` is sure to happen; else when the judge decides it does (or never)."""
+        gate = self._gate(number)
+        if gate.done():
+            if not gate.result():
+                raise Discarded()
+            save()
+            return
+
+        def on_decided(decided: asyncio.Future[bool]) -> None:
+            if decided.cancelled() or not decided.result():
+                return
+            try:
+                save()
+            except Exception as exc:  # a store failure here must still fail the debate
+                if not self._fatal.done():
+                    self._fatal.set_exception(exc)
+
+        gate.add_done_callback(on_decided)
+
+    def _discard_entry(self, number: int) -> DiscardedWork:
+        return self._discarded.setdefault(number, DiscardedWork(round_number=number))
+
+    def _stops(self, evaluation: RoundEvaluation) -> bool:
+        return evaluation.confidence >= self.settings.termination_condition.threshold
+
+    async def _call(self, key: Key, speaker: Any, activity: str, call: Awaitable[T]) -> T:
+        """One LLM call, announced, and known to be in flight while it runs."""
+        self._in_call.add(key)
+        try:
+            target = key[3] if len(key) > 3 else None
+            return await self.ctx.announce(speaker, activity, call, round_number=key[1], kind=key[0], target_id=target)
+        finally:
+            self._in_call.discard(key)
+
+    # -- who is still in -------------------------------------------------------------------------
+
+    def _out(self, *agents: DebateAgent) -> bool:
+        dropped = self.ctx.state.dropped_ids()
+        return any(a.id in dropped for a in agents)
+
+    def _drop(self, agent: DebateAgent, number: int, kind: Any, error: ProviderError, key: Key) -> None:
+        """Record ``agent``'s failed contribution and take it out of the debate (one append).
+
+        Fails the debate when fewer than ``debate.minAgents`` remain.
+        """
+        ctx = self.ctx
+        failed = failed_contribution(agent, kind, error, target_agent_id=None, attempts=_attempts(error))
+        dropped = DroppedParticipant(agent_id=agent.id, round_number=number, reason=str(error))
+        ctx.record(ContributionRecorded(round_number=number, contribution=failed), ParticipantDropped(dropped=dropped))
+        ctx.emit(ev.ContributionAdded(ctx.debate_id, number, agent.name, failed))
+        remaining = self.agents()
+        ctx.emit(ev.ParticipantDropped(ctx.debate_id, agent.name, dropped, len(remaining)))
+        needed = min(self.settings.min_agents, len(ctx.roster.agents))
+        if len(remaining) < needed:
+            raise TooFewAgentsError(
+                f"{agent.name} failed ({error}) and was dropped: {len(remaining)} of "
+                f"{len(ctx.roster.agents)} agents remain, fewer than debate.minAgents ({needed}); "
+                "the debate can be resumed once the provider works again"
+            )
+        for other_key, task in self._tasks.items():
+            if other_key != key and agent.id in other_key[2:] and not task.done():
+                task.cancel()
+
+    # -- the kinds of work ------------------------------------------------------------------------
+
+    def _saved(self, number: int, kind: str, agent_id: str, target_id: str | None = None) -> Contribution | None:
+        rnd = self.ctx.state.find_round(number)
+        return rnd.find(kind, agent_id, target_id) if rnd is not None else None  # type: ignore[arg-type]
+
+    async def _history_ready(self, number: int, agent: DebateAgent) -> None:
+        """Wait until ``agent``'s own history for round ``number`` is final (and summarized if due)."""
+        if number > 1:
+            await self._input(("refinement", number - 1, agent.id))
+            await self._input(("summary", number, agent.id))
+
+    def _history(self, number: int, agent: DebateAgent) -> tuple[str, bool]:
+        return history_for(self.ctx.state, agent.id, number, full_history=self.settings.include_full_history)
+
+    async def _proposal(self, number: int, agent: DebateAgent) -> Contribution | None:
+        ctx = self.ctx
+        saved = self._saved(number, "proposal", agent.id)
+        if saved is not None and saved.ok:
+            return saved
+        if self._out(agent):
+            return None
+        if number > 1:
+            previous = await self._input(("refinement", number - 1, agent.id))
+            if self._out(agent):
+                return None
+            if previous is not None and previous.ok:
+                carried = Contribution(
+                    agent_id=agent.id,
+                    agent_role=agent.role,
+                    type="proposal",
+                    content=previous.content,
+                    metadata=ContributionMetadata(
+                        model=previous.metadata.model, truncated=previous.metadata.truncated, carried_over=True
+                    ),
+                )
+                # No call: critiques of it may start at once, even ahead of the judge's decision.
+                self._save_when_decided(number, lambda: ctx.add_contribution(number, agent, carried))
+                return carried
+            ctx.warn(f"{agent.name} has no refinement from round {number - 1}; asking for a new proposal")
+            await self._history_ready(number, agent)
+        history, is_summary = self._history(number, agent)
+        key: Key = ("proposal", number, agent.id)
+        try:
+            completion = await with_second_chance(
+                lambda: self._call(
+                    key,
+                    agent,
+                    "proposing",
+                    agent.propose(
+                        problem=ctx.problem,
+                        context="",
+                        clarifications=ctx.clarifications_text(),
+                        history=history,
+                        history_is_summary=is_summary,
+                        on_retry=ctx.retry_hook(agent, "proposing"),
+                    ),
+                )
+            )
+        except ProviderError as exc:
+            await self._save_or_discard(number, None)
+            self._drop(agent, number, "proposal", exc, key)
+            return None
+        await self._save_or_discard(number, completion)
+        return ctx.add_contribution(number, agent, contribution_from(agent, "proposal", completion))
+
+    async def _critique(self, number: int, critic: DebateAgent, target: DebateAgent) -> Contribution | None:
+        ctx = self.ctx
+        saved = self._saved(number, "critique", critic.id, target.id)
+        if saved is not None:
+            return saved
+        proposal = await self._input(("proposal", number, target.id))
+        await self._history_ready(number, critic)
+        if proposal is None or not proposal.ok or self._out(critic, target):
+            return None
+        activity = f"critiquing {target.name}"
+        history, is_summary = self._history(number, critic)
+        key: Key = ("critique", number, critic.id, target.id)
+        try:
+            completion = await with_second_chance(
+                lambda: self._call(
+                    key,
+                    critic,
+                    activity,
+                    critic.critique(
+                        problem=ctx.problem,
+                        clarifications=ctx.clarifications_text(),
+                        history=history,
+                        history_is_summary=is_summary,
+                        target=target,
+                        proposal=proposal,
+                        on_retry=ctx.retry_hook(critic, activity),
+                    ),
+                )
+            )
+        except ProviderError as exc:
+            # A critique that cannot be had is recorded as failed; its author stays in the debate.
+            await self._save_or_discard(number, None)
+            failed = failed_contribution(critic, "critique", exc, target_agent_id=target.id, attempts=_attempts(exc))
+            return ctx.add_contribution(number, critic, failed)
+        await self._save_or_discard(number, completion)
+        contribution = contribution_from(critic, "critique", completion, target_agent_id=target.id)
+        return ctx.add_contribution(number, critic, contribution)
+
+    async def _refinement(self, number: int, agent: DebateAgent) -> Contribution | None:
+        ctx = self.ctx
+        saved = self._saved(number, "refinement", agent.id)
+        if saved is not None and saved.ok:
+            return saved
+        original = await self._input(("proposal", number, agent.id))
+        critics = [a for a in ctx.roster.agents if a.id != agent.id]
+        received = [await self._input(("critique", number, c.id, agent.id)) for c in critics]
+        await self._history_ready(number, agent)
+        if original is None or not original.ok or self._out(agent):
+            return None
+        critiques = [
+            {"author_name": ctx.roster.agent(c.agent_id).name, "author_role": c.agent_role, "content": c.content}
+            for c in received
+            if c is not None and c.ok
+        ]
+        history, is_summary = self._history(number, agent)
+        key: Key = ("refinement", number, agent.id)
+        try:
+            completion = await with_second_chance(
+                lambda: self._call(
+                    key,
+                    agent,
+                    "refining",
+                    agent.refine(
+                        problem=ctx.problem,
+                        clarifications=ctx.clarifications_text(),
+                        history=history,
+                        history_is_summary=is_summary,
+                        original=original,
+                        critiques=critiques,
+                        on_retry=ctx.retry_hook(agent, "refining"),
+                    ),
+                )
+            )
+        except ProviderError as exc:
+            await self._save_or_discard(number, None)
+            self._drop(agent, number, "refinement", exc, key)
+            return None
+        await self._save_or_discard(number, completion)
+        return ctx.add_contribution(number, agent, contribution_from(agent, "refinement", completion))
+
+    async def _summary(self, number: int, agent: DebateAgent) -> DebateSummary | None:
+        """``agent``'s summary of its own history before round ``number``, when that history is long."""
+        ctx = self.ctx
+        rnd = ctx.state.find_round(number)
+        if rnd is not None and agent.id in rnd.summaries:
+            return rnd.summaries[agent.id]
+        if not agent.summarization.enabled or self._out(agent):
+            return None
+        await self._input(("refinement", number - 1, agent.id))
+        history = perspective_text(ctx.state, agent.id, number)
+        if self._out(agent) or not history or len(history) < agent.summarization.threshold:
+            return None
+        warnings: list[str] = []
+        try:
+            completion = await self._call(
+                ("summary", number, agent.id),
+                agent,
+                "summarizing",
+                agent.summarize(
+                    problem=ctx.problem,
+                    history=history,
+                    warnings=warnings,
+                    on_retry=ctx.retry_hook(agent, "summarizing"),
+                ),
+            )
+        except ProviderError as exc:
+            await self._save_or_discard(number, None)
+            ctx.flush_warnings(warnings)
+            ctx.warn(f"{agent.name} could not summarize its history ({exc}); it keeps the full history")
+            return None
+        await self._save_or_discard(number, completion)
+        ctx.flush_warnings(warnings)
+        summary = summary_from(agent, agent.summarization, completion, before_chars=len(history))
+        ctx.record(SummaryRecorded(round_number=number, summary=summary))
+        ctx.emit(ev.SummaryAdded(ctx.debate_id, number, agent.name, summary))
+        return summary
+
+    async def _evaluation(self, number: int) -> RoundEvaluation | None:
+        """The judge's confidence that the debate may stop after round ``number``; decides round ``number + 1``."""
+        ctx = self.ctx
+        gate = self._gate(number + 1)
+        rnd = ctx.state.find_round(number)
+        evaluation = rnd.evaluation if rnd is not None else None
+        if evaluation is None:
+            await self.wait(self.refinement_keys(number))
+            evaluation = await self._judge(number)
+        if not gate.done():
+            gate.set_result(evaluation is None or not self._stops(evaluation))
+        return evaluation
+
+    async def _judge(self, number: int) -> RoundEvaluation | None:
+        ctx = self.ctx
+        judge, names = ctx.roster.judge, participant_names(ctx.state)
+        previous = rounds_text([ctx.state.round(number - 1)], names, kinds=("refinement",)) if number > 1 else ""
+        try:
+            result = await self._call(
+                ("evaluation", number),
+                judge,
+                "evaluating",
+                judge.evaluate(
+                    problem=ctx.problem,
+                    round_number=number,
+                    debate=rounds_text([ctx.state.round(number)], names, kinds=("refinement",)),
+                    previous=previous,
+                    on_retry=ctx.retry_hook(judge, "evaluating"),
+                ),
+            )
+        except ProviderError as exc:
+            ctx.warn(f"the judge could not evaluate round {number} ({exc}); continuing")
+            return None
+        if result.value is None:
+            ctx.warn(f"the judge's evaluation of round {number} did not parse ({result.error}); continuing")
+            return None
+        evaluation = RoundEvaluation(confidence=result.value.confidence, reasoning=result.value.reasoning)
+        ctx.record(EvaluationRecorded(round_number=number, evaluation=evaluation))
+        return evaluation
+
+
+def _round_of(key: Key) -> int:
+    number: int = key[1]
+    return number
+
+
+def _attempts(error: ProviderError) -> int:
+    return int(getattr(error, "attempts", 1))
