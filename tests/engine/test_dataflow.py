@@ -20,7 +20,9 @@ from typing import Any
 import pytest
 
 from dialectic import events as ev
+from dialectic.domain import DebateState
 from dialectic.engine import DebateEngine, DebateRequest
+from dialectic.engine.dataflow import critical_path, inputs_of
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.scripted import ScriptedProvider, ScriptedReply, default_reply
@@ -54,30 +56,6 @@ def _key(kind: str, number: int, agent: str, target: str | None) -> Key:
     return (kind, number, agent, target) if target else (kind, number, agent)
 
 
-def inputs_of(key: Key, agents: list[str], saved: dict[Key, float]) -> list[Key]:
-    """The work ``key`` needs, as ``dialectic.engine.work`` defines it."""
-    kind, number = key[0], key[1]
-
-    def history(agent: str) -> list[Key]:
-        if number == 1:
-            return []
-        summary: Key = ("summary", number, agent)
-        return [("refinement", number - 1, agent), *([summary] if summary in saved else [])]
-
-    if kind == "proposal":
-        return history(key[2]) if number > 1 else []
-    if kind == "summary":
-        return [("refinement", number - 1, key[2])]
-    if kind == "critique":
-        return [("proposal", number, key[3]), *history(key[2])]
-    if kind == "refinement":
-        critiques: list[Key] = [("critique", number, c, key[2]) for c in agents if c != key[2]]
-        return [("proposal", number, key[2]), *critiques, *history(key[2])]
-    if kind == "evaluation":
-        return [("refinement", number, a) for a in agents]
-    raise AssertionError(key)
-
-
 def latency_responder(seed: int) -> Any:
     def respond(request: CompletionRequest) -> ScriptedReply:
         reply = default_reply(request)
@@ -92,19 +70,27 @@ def latency_responder(seed: int) -> Any:
 
 
 def run_debate(seed: int, agents: int, rounds: int, **debate: Any) -> tuple[Timeline, list[str]]:
+    timeline, _, _ = run_timed(seed, agents, rounds, **debate)
+    return timeline, [a.id for a in make_config(agents=agents).participants()]
+
+
+def run_timed(seed: int, agents: int, rounds: int, **debate: Any) -> tuple[Timeline, DebateState, float]:
+    """A debate on the virtual clock: its timeline, its final state and its wall time."""
     timeline = Timeline()
     config = make_config(agents=agents, rounds=rounds, maxConcurrency=64, **debate)
 
-    async def go() -> None:
+    async def go() -> tuple[DebateState, float]:
         bus = ev.EventBus()
         bus.subscribe(timeline)
         pool = ProviderPool(overrides={"scripted": ScriptedProvider(latency_responder(seed))})
         engine = DebateEngine(MemoryStore(), pool, bus, retry=FAST_RETRY)
+        started = asyncio.get_running_loop().time()
         state = await engine.start(DebateRequest(problem="Design a cache", config=config, config_dir=Path(".")))
         assert state.status == "completed"
+        return state, asyncio.get_running_loop().time() - started
 
-    run_virtual(go())
-    return timeline, [a.id for a in config.participants()]
+    state, wall = run_virtual(go())
+    return timeline, state, wall
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -115,7 +101,8 @@ def test_work_starts_exactly_when_its_inputs_exist(seed: int) -> None:
     timeline, agent_ids = run_debate(seed, agents, rounds, **summaries)
     assert timeline.started, "no call was made"
     for key, started in timeline.started.items():
-        needs = inputs_of(key, agent_ids, timeline.saved)
+        summaries = [k for k in timeline.saved if k[0] == "summary"]
+        needs = inputs_of(key, agent_ids, summaries)
         for needed in needs:
             assert needed in timeline.saved, f"{key} started without {needed}"
             assert timeline.saved[needed] <= started + SLACK, f"{key} started before {needed} was saved"
@@ -169,3 +156,13 @@ def test_early_stop_throws_away_the_work_ahead_and_says_what_it_cost(judge_delay
     critique_calls = [c for c in provider.calls if c.tag.startswith("critique")]
     assert len(critique_calls) == 6 + 6  # round 1's six, and the six of round 2 started ahead
     assert [e.discarded.round_number for e in events if isinstance(e, ev.WorkDiscarded)] == [2]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_fixed_debate_takes_exactly_its_critical_path(seed: int) -> None:
+    """With no concurrency cap, the wall time equals the longest chain of latencies through the graph."""
+    rng = random.Random(100 + seed)
+    _, state, wall = run_timed(seed, rng.randint(2, 5), rng.randint(1, 3))
+    bound = critical_path(state)
+    assert bound > 0
+    assert wall == pytest.approx(bound, abs=0.01 * len(state.all_contributions()))

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
@@ -131,7 +130,8 @@ class ScriptedProvider:
         return default_reply(request)
 
     async def complete(self, request: CompletionRequest) -> Completion:
-        started = time.perf_counter()
+        clock = asyncio.get_running_loop().time  # the loop's clock, so a virtual-time test measures virtual time
+        started = clock()
         self.calls.append(request)
         script = self._next_script(request)
         if isinstance(script, Exception):
@@ -156,7 +156,7 @@ class ScriptedProvider:
             text=text,
             model=request.model or self.model,
             usage=Usage(input_tokens=prompt_words, output_tokens=out_words, total_tokens=prompt_words + out_words),
-            latency_ms=int((time.perf_counter() - started) * 1000),
+            latency_ms=round((clock() - started) * 1000),
             finish_reason=finish,
             structured=structured,
         )
