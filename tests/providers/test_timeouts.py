@@ -10,7 +10,7 @@ import anthropic
 import openai
 import pytest
 
-from dialectic.errors import ProviderTimeout, RetriesExhausted
+from dialectic.errors import EXIT_PROVIDER_ERROR, DebateTimeoutError, ProviderError, ProviderTimeout, RetriesExhausted
 from dialectic.llm.anthropic_provider import AnthropicProvider
 from dialectic.llm.base import CompletionRequest, Delta, LLMProvider, Message
 from dialectic.llm.openai_provider import OpenAIProvider
@@ -139,3 +139,10 @@ def test_a_silent_endpoint_fails_after_two_timeouts_within_a_few_minutes() -> No
     assert raised.value.attempts == 2 and "gave up after 2 attempts" in str(raised.value)
     worst_case = 2 * DEFAULT_CALL_TIMEOUT_S + policy.base_delay_s + policy.jitter_s
     assert clock.now <= worst_case < 4.5 * 60
+
+
+def test_a_round_past_timeout_per_round_is_a_provider_failure_that_says_what_to_change() -> None:
+    error = DebateTimeoutError("round 1 took longer than timeoutPerRound (600000 ms)")
+    assert isinstance(error, ProviderError) and error.exit_code == EXIT_PROVIDER_ERROR
+    assert not error.retryable
+    assert "raise debate.timeoutPerRound" in error.message and "check their endpoints" in error.message
