@@ -66,10 +66,6 @@ class StoreError(DialecticError):
     """The debate store could not be read or written."""
 
 
-class DebateTimeoutError(DialecticError):
-    """A round took longer than ``timeoutPerRound``."""
-
-
 class ProviderError(DialecticError):
     """An LLM provider failed. ``retryable`` says whether trying again may help."""
 
@@ -131,6 +127,22 @@ class InvalidResponse(ProviderError):
     """The provider answered, but not with something usable (malformed body, bad JSON)."""
 
     retryable = True
+
+
+class DebateTimeoutError(ProviderError):
+    """A round took longer than ``timeoutPerRound``.
+
+    A provider failure (exit 3): the calls of the round did not finish in time. The message says
+    what to do; the debate keeps what was saved and can be resumed.
+    """
+
+    HINT = (
+        "raise debate.timeoutPerRound (milliseconds) in the configuration if the models were still answering, "
+        "or check their endpoints if they had stopped"
+    )
+
+    def __init__(self, message: str, *, detail: str | None = None) -> None:
+        super().__init__(f"{message} ({self.HINT})", detail=detail)
 
 
 class RetriesExhausted(ProviderError):

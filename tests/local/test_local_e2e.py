@@ -141,10 +141,35 @@ def test_timeout_stops_generation_and_the_model_still_works(provider: object) ->
     assert isinstance(provider, LocalProvider)
     asyncio.run(provider.complete(_ask("Hi", max_tokens=1)))  # loaded before timing
     started = time.perf_counter()
-    with pytest.raises(ProviderTimeout):
-        asyncio.run(provider.complete(_ask("Write a long essay about databases.", max_tokens=2000, timeout_s=0.5)))
+    with pytest.raises(ProviderTimeout, match="made no progress"):  # no decode finishes within a millisecond
+        asyncio.run(provider.complete(_ask("Write a long essay about databases.", max_tokens=2000, timeout_s=0.001)))
     assert time.perf_counter() - started < 5
     assert asyncio.run(provider.complete(_ask("Say OK.", max_tokens=8))).text.strip()
+
+
+@pytest.mark.parametrize("streamed", [False, True], ids=["complete", "stream"])
+def test_a_generation_longer_than_its_timeout_completes_while_tokens_keep_coming(
+    provider: object, streamed: bool
+) -> None:
+    """The timeout measures inactivity: 160 tokens take several seconds, each one far less than 1.5 s."""
+    from dialectic.llm.local_provider import LocalProvider
+
+    assert isinstance(provider, LocalProvider)
+    request = _ask("Write a long essay about databases.", max_tokens=160, temperature=0.7, timeout_s=1.5)
+
+    async def run() -> tuple[str, str, int]:
+        if not streamed:
+            completion = await provider.complete(request)
+            return completion.finish_reason or "", completion.text, completion.latency_ms
+        started = time.perf_counter()
+        deltas = [delta async for delta in provider.stream(request)]
+        elapsed = int((time.perf_counter() - started) * 1000)
+        return deltas[-1].finish_reason or "", "".join(d.text for d in deltas), elapsed
+
+    finish, text, elapsed_ms = asyncio.run(run())
+    assert finish == FINISH_LENGTH and text
+    if elapsed_ms <= 1500:
+        pytest.skip(f"this machine generated 160 tokens in {elapsed_ms} ms: too fast to outlast the timeout")
 
 
 def test_cancelled_call_releases_the_model_promptly(provider: object) -> None:

@@ -168,3 +168,14 @@ def test_per_call_timeout(server: FakeLLMServer, run_anthropic: Any) -> None:
     server.inject(Fault("delay", delay_s=1.0))
     with pytest.raises(ProviderTimeout):
         run_anthropic(lambda provider: complete(provider, ask(timeout_s=0.2)))
+
+
+def test_network_errors_met_while_a_stream_is_read_are_translated() -> None:
+    import httpx2
+
+    from dialectic.llm.anthropic_provider import translate_error
+
+    timeout = translate_error(httpx2.ReadTimeout("read timed out"), model="claude-test", timeout_s=7.0)
+    assert isinstance(timeout, ProviderTimeout) and "sent nothing for 7 s" in str(timeout)
+    dropped = translate_error(httpx2.RemoteProtocolError("peer closed connection"), model="claude-test")
+    assert isinstance(dropped, ProviderUnavailable) and dropped.retryable

@@ -74,7 +74,7 @@ def test_backoff_grows_exponentially_up_to_the_cap_then_gives_up() -> None:
 
 def test_jitter_stays_within_bounds() -> None:
     recorder = Recorder()
-    _, call = failing([ProviderTimeout("slow")] * 20)
+    _, call = failing([ProviderUnavailable("down")] * 20)
     policy = RetryPolicy(max_attempts=8, base_delay_s=0.5, max_delay_s=2.0, jitter_s=0.25)
     with pytest.raises(RetriesExhausted):
         run_retries(call, policy, recorder, rng=random.Random(7))
@@ -174,3 +174,28 @@ def test_error_for_status_messages_are_one_human_line() -> None:
     assert isinstance(limited, RateLimited) and limited.retry_after == 2.0
     missing_endpoint = error_for_status("ollama", 404, model="llama3", message="404 page not found")
     assert type(missing_endpoint) is ProviderError and "endpoint not found (404)" in str(missing_endpoint)
+
+
+def test_a_timeout_is_tried_once_more_then_given_up_on() -> None:
+    recorder = Recorder()
+    calls, call = failing([ProviderTimeout("silent")] * 10)
+    with pytest.raises(RetriesExhausted) as raised:
+        run_retries(call, RetryPolicy(jitter_s=0.0), recorder)
+    assert len(calls) == 2 and recorder.waits == [0.5]
+    assert raised.value.attempts == 2 and isinstance(raised.value.last, ProviderTimeout)
+
+
+def test_timeouts_are_counted_apart_from_other_retryable_failures() -> None:
+    recorder = Recorder()
+    errors: list[Exception] = [ProviderTimeout("t1"), ProviderUnavailable("u"), RateLimited("r"), ProviderTimeout("t2")]
+    calls, call = failing(errors + [ProviderUnavailable("never reached")])
+    with pytest.raises(RetriesExhausted) as raised:
+        run_retries(call, RetryPolicy(max_attempts=8, jitter_s=0.0), recorder)
+    assert len(calls) == 4 and raised.value.last is errors[-1]
+
+
+def test_one_timeout_then_an_answer_succeeds() -> None:
+    recorder = Recorder()
+    calls, call = failing([ProviderTimeout("slow once")])
+    assert run_retries(call, RetryPolicy(jitter_s=0.0), recorder) == "ok"
+    assert len(calls) == 2

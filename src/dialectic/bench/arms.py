@@ -9,9 +9,10 @@
 * ``dialectic`` — our propose → critique → refine → judge flow (see :mod:`.dialectic_arm`).
 
 All calls go through :class:`~dialectic.llm.client.LLMClient`, so retries and the marking of
-cut-off replies are the same in every arm. A request the provider refuses as such (``BadRequest``,
-e.g. a debate prompt grown past the context window) becomes a failed reply, counted in the
-report; any other provider error stops the run, since it would fail every item alike.
+cut-off replies are the same in every arm. A call that fails for this item only (retries
+exhausted, a timeout, a request refused as such, e.g. a debate prompt grown past the context
+window: see :mod:`.failures`) becomes a failed reply, counted in the report, and the arm goes on
+with the other replies; an error that would fail every item alike stops the run.
 """
 
 from __future__ import annotations
@@ -26,13 +27,14 @@ from typing import Literal, TypeVar
 
 from dialectic.bench.dialectic_arm import run_dialectic
 from dialectic.bench.extract import extract_answer, is_correct
+from dialectic.bench.failures import fails_only_the_item, failure_note
 from dialectic.bench.metering import Meter, MeteredProvider
 from dialectic.bench.records import ItemResult, Outcome, Reply
 from dialectic.bench.tasks import Item
 from dialectic.bench.templates import render
 from dialectic.bench.vote import majority_vote
 from dialectic.config import AgentConfig, SystemConfig
-from dialectic.errors import BadRequest, InvalidArgumentsError
+from dialectic.errors import InvalidArgumentsError, ProviderError
 from dialectic.llm.base import CompletionRequest, Message
 from dialectic.llm.client import LLMClient
 from dialectic.llm.registry import ProviderPool
@@ -159,7 +161,7 @@ class ArmEnv:
 
 
 async def run_arm(spec: ArmSpec, item: Item, env: ArmEnv) -> ItemResult:
-    """Run one arm on one item; provider errors other than a refused request propagate (the run stops)."""
+    """Run one arm on one item; only errors that would fail every item propagate (the run stops)."""
     meter = Meter()
     started = time.perf_counter()
     if spec.kind == "single":
@@ -259,8 +261,10 @@ async def _ask(
     client = LLMClient(MeteredProvider(env.pool.get(agent), meter), retry=env.retry)
     try:
         completion = await client.complete(request)
-    except BadRequest as exc:
-        return Reply(who=who, text="", answer=None, method="none", error=f"{type(exc).__name__}: {exc}")
+    except ProviderError as exc:
+        if not fails_only_the_item(exc):
+            raise
+        return Reply(who=who, text="", answer=None, method="none", error=failure_note(exc))
     extraction = extract_answer(completion.text, item.match, truncated=completion.truncated)
     return Reply(
         who=who,

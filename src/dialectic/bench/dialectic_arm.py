@@ -4,8 +4,9 @@ Each item is one debate run by :class:`~dialectic.engine.DebateEngine` with an i
 store and the run's configuration (clarifications off: nobody is there to answer). The
 answer is taken from the judge's solution. The agents' answers are recorded too, so belief
 dynamics can be read across stages: round 1 proposals, then each round's refinements. When the
-provider refuses a request as such (``BadRequest``) the item is recorded as failed, as in the
-other arms.
+debate fails for this item only (a call that kept failing, a round past ``timeoutPerRound``, a
+request refused as such: see :mod:`.failures`) the item is recorded as failed, with the stages
+the debate had saved, and the run goes on.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from dialectic.bench.extract import extract_answer
+from dialectic.bench.failures import fails_only_the_item, failure_note
 from dialectic.bench.metering import Meter, MeteredPool
 from dialectic.bench.records import Reply
 from dialectic.bench.tasks import Item
 from dialectic.bench.templates import render
 from dialectic.domain import Contribution, DebateState, Solution
 from dialectic.engine import DebateEngine, DebateRequest
-from dialectic.errors import BadRequest
+from dialectic.errors import ProviderError
 from dialectic.events import EventBus
 from dialectic.store import MemoryStore
 
@@ -39,10 +41,15 @@ async def run_dialectic(item: Item, env: ArmEnv, meter: Meter) -> tuple[list[str
         request = DebateRequest(
             problem=render("dialectic_problem", question=item.question), config=config, config_dir=env.config_dir
         )
-        state = await engine.start(request)
-    except BadRequest as exc:
-        failed = Reply(who=JUDGE, text="", answer=None, method="none", error=f"{type(exc).__name__}: {exc}")
-        return [], [], failed
+        try:
+            state = await engine.start(request)
+        except ProviderError as exc:
+            if not fails_only_the_item(exc):
+                raise
+            failed = Reply(who=JUDGE, text="", answer=None, method="none", error=failure_note(exc))
+            if exc.debate_id is None:
+                return [], [], failed
+            return (*_agent_stages(store.load(exc.debate_id), item), failed)
     finally:
         store.close()
     stages, rounds = _agent_stages(state, item)

@@ -1,4 +1,6 @@
-"""The progress display on stderr: one bar per arm, items done and the running accuracy."""
+"""The progress display on stderr: one bar per arm, items done, the running accuracy and failed items.
+
+A failed item also gets a line saying why (the run goes on without it)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,9 @@ from types import TracebackType
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from dialectic.bench.records import ItemResult
+from dialectic.bench.runner import ArmTally
 
 
 class RichProgress:
@@ -18,25 +23,27 @@ class RichProgress:
             BarColumn(),
             MofNCompleteColumn(),
             TextColumn("accuracy {task.fields[accuracy]}"),
+            TextColumn("{task.fields[failed]}"),
             TimeElapsedColumn(),
             console=console,
         )
         self._tasks: dict[str, TaskID] = {}
-        self._counts: dict[str, tuple[int, int]] = {}
+        self._tallies: dict[str, ArmTally] = {}
 
-    def begin(self, arms: Sequence[str], total: int, done: Mapping[str, tuple[int, int]]) -> None:
+    def begin(self, arms: Sequence[str], total: int, done: Mapping[str, ArmTally]) -> None:
         for arm in arms:
-            finished, correct = done.get(arm, (0, 0))
-            self._counts[arm] = (finished, correct)
+            tally = done.get(arm, ArmTally())
+            self._tallies[arm] = tally
             self._tasks[arm] = self._progress.add_task(
-                arm, total=total, completed=finished, accuracy=_accuracy(finished, correct)
+                arm, total=total, completed=tally.done, accuracy=_accuracy(tally), failed=_failed(tally)
             )
 
-    def advance(self, arm: str, correct: bool) -> None:
-        finished, right = self._counts[arm]
-        finished, right = finished + 1, right + int(correct)
-        self._counts[arm] = (finished, right)
-        self._progress.update(self._tasks[arm], advance=1, accuracy=_accuracy(finished, right))
+    def advance(self, result: ItemResult) -> None:
+        tally = self._tallies[result.arm].add(result)
+        self._tallies[result.arm] = tally
+        self._progress.update(self._tasks[result.arm], advance=1, accuracy=_accuracy(tally), failed=_failed(tally))
+        if result.failure is not None:
+            self._progress.console.print(f"{result.arm} {result.item_id}: failed ({result.failure}); going on")
 
     def __enter__(self) -> RichProgress:
         self._progress.start()
@@ -48,5 +55,9 @@ class RichProgress:
         self._progress.stop()
 
 
-def _accuracy(finished: int, correct: int) -> str:
-    return f"{100 * correct / finished:5.1f}%" if finished else "    –"
+def _accuracy(tally: ArmTally) -> str:
+    return f"{100 * tally.correct / tally.done:5.1f}%" if tally.done else "    –"
+
+
+def _failed(tally: ArmTally) -> str:
+    return f"{tally.failed} failed" if tally.failed else ""

@@ -11,9 +11,10 @@ from dialectic.bench.extract import MatchMode, Method
 
 Outcome = Literal["correct", "wrong", "unparsed", "truncated", "failed"]
 """``unparsed``: no answer could be found; ``truncated``: no answer, and a reply that counted was
-cut off by the token limit; ``failed``: no answer because the provider refused the request (e.g.
-the debate's prompt no longer fits the context window). All three are scored wrong, and counted
-apart from plain wrong answers."""
+cut off by the token limit; ``failed``: no answer because the provider failed on this item (its
+calls kept failing or timed out, the request was refused, e.g. a debate prompt past the context
+window, or the debate failed). All three are scored wrong, and counted apart from plain wrong
+answers."""
 
 
 class RunSpec(BaseModel):
@@ -52,7 +53,8 @@ class Reply(BaseModel):
     finish_reason: str | None = None
     truncated: bool = False
     error: str | None = None
-    """Why there is no reply: the provider refused the request, or the engine recorded a failed contribution."""
+    """Why there is no reply: the provider failed or refused the request, the debate failed (the
+    judge's reply), or the engine recorded a failed contribution."""
 
     @property
     def unparsed(self) -> bool:
@@ -88,3 +90,11 @@ class ItemResult(BaseModel):
 
     def all_replies(self) -> list[Reply]:
         return [r for stage in self.rounds for r in stage] + ([self.judge] if self.judge else [])
+
+    @property
+    def failure(self) -> str | None:
+        """Why a ``failed`` item has no answer: the deciding reply's error (the judge's, else the first)."""
+        if self.outcome != "failed":
+            return None
+        deciding = [self.judge] if self.judge is not None else (self.rounds[-1] if self.rounds else [])
+        return next((r.error for r in deciding if r.error is not None), None)

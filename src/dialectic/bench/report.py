@@ -121,9 +121,10 @@ def _notes(summary: BenchSummary) -> list[str]:
         "",
         "- Accuracy is the share of items whose final answer is right. *Unparsed* (no answer found), "
         "*Cut off* (no answer, and a reply that counted was cut off by the token limit) and *Failed* (no answer "
-        "because the provider refused the request, e.g. a prompt past the context window) items are scored wrong "
-        "and counted apart from *Wrong* answers. The *Replies* table counts the same at the level of single "
-        "replies, where a cut-off reply may still have stated its answer.",
+        "because the provider failed on that item: calls that kept failing or timed out, a refused request such as "
+        "a prompt past the context window, a debate that failed) items are scored wrong and counted apart from "
+        "*Wrong* answers; the run goes on past a failed item. The *Replies* table counts the same at the level "
+        "of single replies, where a cut-off reply may still have stated its answer.",
         f"- 95% CI: percentile bootstrap over items ({summary.resamples} resamples, seed {summary.spec.seed}). "
         "Δ: difference in accuracy (percentage points) from a paired bootstrap over the items both arms finished.",
         f"- Ties: {TIE_RULE}. The *Ties* column counts the items the rule decided.",

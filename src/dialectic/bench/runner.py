@@ -2,13 +2,16 @@
 
 Pairs are taken item by item (all arms of item 1, then of item 2, …), so an interrupted run
 leaves the arms with nearly the same items done and the paired comparisons stay meaningful.
-Each result is saved the moment it finishes. The first provider error stops the run (calls
-still in flight are cancelled); what was saved stays, and ``--resume`` carries on from there.
+Each result is saved the moment it finishes. An arm that fails on one item records it as a
+failed item and the run goes on; the first error that would fail every item (see
+:mod:`.failures`) stops the run (calls still in flight are cancelled); what was saved stays, and
+``--resume`` carries on from there.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -22,11 +25,24 @@ from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
 
 
-class ProgressSink(Protocol):
-    def begin(self, arms: Sequence[str], total: int, done: Mapping[str, tuple[int, int]]) -> None:
-        """``done`` maps an arm to (items already done, of which correct) — non-zero on resume."""
+@dataclass(frozen=True)
+class ArmTally:
+    """An arm's finished items, how many were right and how many failed."""
 
-    def advance(self, arm: str, correct: bool) -> None: ...
+    done: int = 0
+    correct: int = 0
+    failed: int = 0
+
+    def add(self, result: ItemResult) -> ArmTally:
+        failed = int(result.outcome == "failed")
+        return ArmTally(self.done + 1, self.correct + int(result.correct), self.failed + failed)
+
+
+class ProgressSink(Protocol):
+    def begin(self, arms: Sequence[str], total: int, done: Mapping[str, ArmTally]) -> None:
+        """``done`` tallies the items each arm had already finished — non-zero on resume."""
+
+    def advance(self, result: ItemResult) -> None: ...
 
 
 def task_for(spec: RunSpec) -> Task:
@@ -64,11 +80,10 @@ def pending(task: Task, arms: Sequence[ArmSpec], done: set[tuple[str, str]]) -> 
     return [(arm, item) for item in task.items for arm in arms if (arm.name, item.id) not in done]
 
 
-def done_counts(results: Sequence[ItemResult]) -> dict[str, tuple[int, int]]:
-    counts: dict[str, tuple[int, int]] = {}
+def tallies(results: Sequence[ItemResult]) -> dict[str, ArmTally]:
+    counts: dict[str, ArmTally] = {}
     for r in results:
-        total, correct = counts.get(r.arm, (0, 0))
-        counts[r.arm] = (total + 1, correct + int(r.correct))
+        counts[r.arm] = counts.get(r.arm, ArmTally()).add(r)
     return counts
 
 
@@ -87,7 +102,7 @@ async def run_bench(
     arms = arms_for(spec)
     todo = pending(task, arms, store.done(spec.id))
     if progress is not None:
-        progress.begin([a.name for a in arms], len(task.items), done_counts(store.results(spec.id)))
+        progress.begin([a.name for a in arms], len(task.items), tallies(store.results(spec.id)))
     queue: Iterator[tuple[ArmSpec, Item]] = iter(todo)
 
     async def worker() -> None:
@@ -95,7 +110,7 @@ async def run_bench(
             result = await run_arm(arm, item, env)
             store.save(spec.id, result)
             if progress is not None:
-                progress.advance(result.arm, result.correct)
+                progress.advance(result)
 
     await gather_or_cancel(worker() for _ in range(min(concurrency, max(1, len(todo)))))
     return len(todo)

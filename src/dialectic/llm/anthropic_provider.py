@@ -17,14 +17,15 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anthropic
+import httpx2
 from anthropic.types import Message as AnthropicMessage
 
 from dialectic.domain import Usage
 from dialectic.errors import InvalidResponse, ProviderAuthError, ProviderError, ProviderTimeout, ProviderUnavailable
 from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, Completion, CompletionRequest, Delta
 from dialectic.llm.retry import error_for_status
+from dialectic.llm.timeouts import http_timeout_parts, silence_message
 
-DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_MAX_TOKENS = 1024
 PROVIDER = "anthropic"
 _STOPPED = frozenset({None, "end_turn", "stop_sequence", "tool_use"})
@@ -41,18 +42,27 @@ def _finish(stop_reason: str | None) -> str:
     )
 
 
+def _http_timeout(seconds: float | None) -> anthropic.Timeout:
+    """An explicit httpx timeout: ``read`` applies to every read, so a stream times out on inactivity."""
+    return anthropic.Timeout(**http_timeout_parts(seconds))
+
+
 def _usage(input_tokens: int | None, output_tokens: int | None, *cached: int | None) -> Usage:
     used_in = (input_tokens or 0) + sum(c or 0 for c in cached)
     used_out = output_tokens or 0
     return Usage(input_tokens=used_in, output_tokens=used_out, total_tokens=used_in + used_out)
 
 
-def translate_error(error: Exception, *, model: str, provider: str = PROVIDER) -> ProviderError:
-    """The ``dialectic.errors`` exception for an ``anthropic`` SDK failure (or a body that is not JSON)."""
+def translate_error(
+    error: Exception, *, model: str, provider: str = PROVIDER, timeout_s: float | None = None
+) -> ProviderError:
+    """The ``dialectic.errors`` exception for an ``anthropic`` SDK failure (or a body that is not JSON).
+
+    ``timeout_s`` is the per-call timeout that was in force, named in a timeout's message."""
     if isinstance(error, ProviderError):
         return error
     if isinstance(error, anthropic.APITimeoutError):
-        return ProviderTimeout(f"{provider}: timed out waiting for model {model}", provider=provider)
+        return ProviderTimeout(silence_message(provider, model, timeout_s), provider=provider)
     if isinstance(error, anthropic.APIConnectionError):
         url = error.request.url
         where = f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
@@ -77,6 +87,10 @@ def translate_error(error: Exception, *, model: str, provider: str = PROVIDER) -
         return ProviderUnavailable(
             f"{provider}: the stream reported an error on model {model}", provider=provider, detail=error.message
         )
+    if isinstance(error, httpx2.TimeoutException):  # raised as is by the SDK while a stream is read
+        return ProviderTimeout(silence_message(provider, model, timeout_s), provider=provider)
+    if isinstance(error, httpx2.TransportError):
+        return ProviderUnavailable(f"{provider}: the connection broke off during a reply of {model}", provider=provider)
     if isinstance(error, anthropic.CredentialsError):
         return ProviderAuthError(f"{provider}: no usable credentials: {error}", provider=provider)
     if isinstance(error, ValueError):
@@ -85,15 +99,23 @@ def translate_error(error: Exception, *, model: str, provider: str = PROVIDER) -
 
 
 class AnthropicProvider:
-    """An :class:`~dialectic.llm.base.LLMProvider` for Anthropic's Messages API."""
+    """An :class:`~dialectic.llm.base.LLMProvider` for Anthropic's Messages API.
+
+    ``timeout_s`` (default :data:`~dialectic.llm.timeouts.DEFAULT_CALL_TIMEOUT_S`) is an
+    inactivity timeout: see :mod:`dialectic.llm.timeouts`. A request's own ``timeout_s`` wins.
+    """
 
     def __init__(self, *, api_key: str, base_url: str | None = None, timeout_s: float | None = None) -> None:
         self.name = PROVIDER
+        self.timeout_s = timeout_s
         # An empty key would make the SDK send an empty credential header; servers reached through a
         # custom base URL (the only case without a key) accept any value.
         self._client = anthropic.AsyncAnthropic(
-            api_key=api_key or "not-needed", base_url=base_url, timeout=timeout_s or DEFAULT_TIMEOUT_S, max_retries=0
+            api_key=api_key or "not-needed", base_url=base_url, timeout=_http_timeout(timeout_s), max_retries=0
         )
+
+    def _translate(self, error: Exception, request: CompletionRequest) -> ProviderError:
+        return translate_error(error, model=request.model, timeout_s=request.timeout_s or self.timeout_s)
 
     def _options(self, request: CompletionRequest) -> dict[str, Any]:
         options: dict[str, Any] = {
@@ -114,7 +136,7 @@ class AnthropicProvider:
             ]
             options["tool_choice"] = {"type": "tool", "name": name}
         if request.timeout_s is not None:
-            options["timeout"] = request.timeout_s
+            options["timeout"] = _http_timeout(request.timeout_s)
         return options
 
     async def complete(self, request: CompletionRequest) -> Completion:
@@ -122,7 +144,7 @@ class AnthropicProvider:
         try:
             message = await self._client.messages.create(**self._options(request))
         except (anthropic.AnthropicError, ValueError) as error:
-            raise translate_error(error, model=request.model) from error
+            raise self._translate(error, request) from error
         latency_ms = int((time.perf_counter() - started) * 1000)
         if not isinstance(message, AnthropicMessage):
             raise self._invalid(request, "the Messages API did not answer with a message object")
@@ -157,7 +179,9 @@ class AnthropicProvider:
     async def stream(self, request: CompletionRequest) -> AsyncIterator[Delta]:
         """Stream the reply's text (for a structured request, the tool input's JSON as it arrives).
 
-        The final delta carries the finish reason, the usage and the model.
+        The final delta carries the finish reason, the usage and the model. The SDK lets network
+        errors met while the stream is read (a read timeout, a dropped connection) through as
+        httpx errors; they are translated like the others.
         """
         finish: str | None = None
         input_tokens = output_tokens = 0
@@ -180,8 +204,8 @@ class AnthropicProvider:
                     elif event.type == "message_delta":
                         finish = _finish(event.delta.stop_reason)
                         output_tokens = event.usage.output_tokens or output_tokens
-        except (anthropic.AnthropicError, ValueError) as error:
-            raise translate_error(error, model=request.model) from error
+        except (anthropic.AnthropicError, httpx2.TransportError, ValueError) as error:
+            raise self._translate(error, request) from error
         except (AttributeError, TypeError) as error:
             raise self._invalid(request, "a stream event lacks expected fields") from error
         yield Delta(finish_reason=finish, usage=_usage(input_tokens, output_tokens), model=model)

@@ -14,7 +14,6 @@ off, so agents, the judge and the benchmark harness all behave the same way:
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, nullcontext
@@ -27,6 +26,7 @@ from dialectic.agents.templates import render
 from dialectic.domain import Usage
 from dialectic.errors import ProviderError
 from dialectic.llm.base import Completion, CompletionRequest, JsonSchema, LLMProvider, Message
+from dialectic.llm.json_text import loads_model_json
 from dialectic.llm.retry import RetryPolicy, with_retries
 
 M = TypeVar("M", bound=BaseModel)
@@ -155,7 +155,10 @@ def parse_structured(completion: Completion, output_type: type[M]) -> tuple[M | 
 
 
 def extract_json(text: str) -> Any | None:
-    """The JSON value in ``text``: the whole text, a fenced block, or the outermost ``{...}``."""
+    """The JSON value in ``text``: the whole text, a fenced block, or the outermost ``{...}``.
+
+    Parsed by :func:`~dialectic.llm.json_text.loads_model_json`, so LaTeX inside its strings
+    (``\\boxed``, ``\\frac``…) survives as written."""
     candidates = [text.strip()]
     fenced = _FENCE.match(text)
     if fenced:
@@ -165,7 +168,7 @@ def extract_json(text: str) -> Any | None:
         candidates.append(text[start : end + 1])
     for candidate in candidates:
         try:
-            return json.loads(candidate)
+            return loads_model_json(candidate)
         except ValueError:
             continue
     return None

@@ -12,9 +12,13 @@ keeps the previous call's tokens in the KV cache and evaluates only from the fir
 differs, and :class:`PrefixSnapshots` keeps copies of recent calls' KV cells so agents taking
 turns each get their own prefix back (figures: ``benchmarks/local_model.py``).
 
-Cancellation and ``timeout_s`` stop generation promptly through llama.cpp's abort callback,
+Cancellation and the timeout stop generation promptly through llama.cpp's abort callback,
 polled during every decode; an aborted decode leaves the model state consistent (the next
-call drops whatever lies past the last completed decode).
+call drops whatever lies past the last completed decode). The timeout (the request's
+``timeout_s``, else :data:`~dialectic.llm.timeouts.DEFAULT_CALL_TIMEOUT_S`) measures
+inactivity, not length: every completed decode — a batch of the prompt, or one generated
+token — restarts its clock, so a slow model that keeps producing tokens is never stopped,
+and one that stops producing is stopped that long after its last token.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from dialectic.domain import Usage
 from dialectic.errors import ConfigError, ContextWindowExceeded, InvalidResponse, ProviderError, ProviderTimeout
 from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, Completion, CompletionRequest, Delta
+from dialectic.llm.json_text import parse_json_text
 from dialectic.llm.local_models import (
     DEFAULT_MODEL,
     LLAMA_CPP_REQUIREMENT,
@@ -45,7 +50,7 @@ from dialectic.llm.local_models import (
     prepare_model,
     resolve_model,
 )
-from dialectic.llm.openai_provider import parse_json_text
+from dialectic.llm.timeouts import DEFAULT_CALL_TIMEOUT_S
 
 if TYPE_CHECKING:
     from llama_cpp import Llama
@@ -70,25 +75,44 @@ class _Stopped(Exception):
     """Generation was stopped on purpose (cancelled, or past its deadline)."""
 
 
-class _Job:
-    """One call's stop conditions; polled from llama.cpp's compute thread by the abort callback."""
+class GenerationJob:
+    """One call's stop conditions; polled from llama.cpp's compute thread by the abort callback.
 
-    def __init__(self, timeout_s: float | None) -> None:
+    The timeout is one of inactivity: :meth:`observe` is shown the model's token count (prompt
+    tokens evaluated plus tokens generated) and restarts the clock whenever it has changed.
+    """
+
+    def __init__(self, timeout_s: float | None, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.timeout_s = timeout_s
         self.cancelled = threading.Event()
-        self._deadline: float | None = None
+        self._clock = clock
+        self._last_progress: float | None = None
+        self._tokens = -1
 
-    def start(self) -> None:
+    def start(self, tokens: int) -> None:
         """Start the clock (after loading, so a first call's load time does not count)."""
-        if self.timeout_s is not None:
-            self._deadline = time.monotonic() + self.timeout_s
+        self._tokens = tokens
+        self._last_progress = self._clock()
+
+    def observe(self, tokens: int) -> None:
+        """The model holds ``tokens`` tokens now; a change is progress."""
+        if tokens != self._tokens:
+            self._tokens = tokens
+            self._last_progress = self._clock()
 
     @property
     def timed_out(self) -> bool:
-        return self._deadline is not None and time.monotonic() > self._deadline
+        if self.timeout_s is None or self._last_progress is None:
+            return False
+        return self._clock() - self._last_progress > self.timeout_s
 
     def should_stop(self) -> bool:
         return self.cancelled.is_set() or self.timed_out
+
+
+def job_for(request: CompletionRequest) -> GenerationJob:
+    """The request's job: its ``timeout_s``, else the default per-call timeout."""
+    return GenerationJob(request.timeout_s or DEFAULT_CALL_TIMEOUT_S)
 
 
 def _context_size(path: Path, requested: int | None) -> int:
@@ -204,7 +228,7 @@ class SharedModel:
         self._llama: Llama | None = None
         self._thread_lock = threading.Lock()
         self._queues: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Lock] = weakref.WeakKeyDictionary()
-        self._job: _Job | None = None
+        self._job: GenerationJob | None = None
         self._abort_callback: Any = None  # kept alive here: llama.cpp holds a raw pointer to it
 
     def queue(self) -> asyncio.Lock:
@@ -240,7 +264,10 @@ class SharedModel:
 
         def abort(_data: ctypes.c_void_p) -> bool:
             job = self._job
-            if job is None or not job.should_stop():
+            if job is None:
+                return False
+            job.observe(llama.n_tokens)
+            if not job.should_stop():
                 return False
             _LLAMA_LOG.setLevel(logging.CRITICAL)  # llama.cpp reports a deliberate abort as an error
             return True
@@ -249,7 +276,7 @@ class SharedModel:
         llama_cpp.llama_set_abort_callback(llama.ctx, self._abort_callback, None)
         return llama
 
-    def run(self, job: _Job, messages: Chat, work: Callable[[Llama], tuple[T, str]]) -> T:
+    def run(self, job: GenerationJob, messages: Chat, work: Callable[[Llama], tuple[T, str]]) -> T:
         """In this worker thread, run ``work`` (answering ``messages``; it returns its result and
         the reply text), loading the model first if needed."""
         with self._thread_lock:
@@ -261,7 +288,7 @@ class SharedModel:
             key = PrefixSnapshots.key(messages)
             self.snapshots.restore(llama, key)
             self._job = job
-            job.start()
+            job.start(llama.n_tokens)
             log_level = _LLAMA_LOG.level
             try:
                 result, reply = work(llama)
@@ -370,7 +397,9 @@ class LocalProvider:
             return self._shared
         return shared_model(request.model, n_ctx=self._n_ctx, n_threads=self._n_threads)
 
-    async def _run(self, shared: SharedModel, job: _Job, messages: Chat, work: Callable[[Llama], tuple[T, str]]) -> T:
+    async def _run(
+        self, shared: SharedModel, job: GenerationJob, messages: Chat, work: Callable[[Llama], tuple[T, str]]
+    ) -> T:
         async with shared.queue():
             try:
                 return await asyncio.to_thread(shared.run, job, messages, work)
@@ -381,7 +410,9 @@ class LocalProvider:
                 if not job.timed_out:
                     raise asyncio.CancelledError() from None
                 raise ProviderTimeout(
-                    f"{PROVIDER}: {shared.label} took longer than {job.timeout_s}s", provider=PROVIDER
+                    f"{PROVIDER}: {shared.label} made no progress for {job.timeout_s:g} s (the agent's per-call "
+                    "`timeout`, in milliseconds, sets how long to wait)",
+                    provider=PROVIDER,
                 ) from None
 
     async def complete(self, request: CompletionRequest) -> Completion:
@@ -393,7 +424,7 @@ class LocalProvider:
             text, finish, usage = _parse(cast(dict[str, Any], llama.create_chat_completion(**options)), shared.label)
             return (text, finish, usage, time.perf_counter() - started), text
 
-        text, finish, usage, seconds = await self._run(shared, _Job(request.timeout_s), options["messages"], work)
+        text, finish, usage, seconds = await self._run(shared, job_for(request), options["messages"], work)
         structured = parse_json_text(text) if request.json_schema is not None and finish == FINISH_STOP else None
         return Completion(
             text=text,
@@ -414,7 +445,7 @@ class LocalProvider:
         options = _options(request)
         loop = asyncio.get_running_loop()
         pieces: asyncio.Queue[str | BaseException | Delta] = asyncio.Queue()
-        job = _Job(request.timeout_s)
+        job = job_for(request)
 
         def emit(item: str | BaseException | Delta) -> None:
             loop.call_soon_threadsafe(pieces.put_nowait, item)
@@ -425,6 +456,7 @@ class LocalProvider:
             chunks = cast(Generator[Any, None, None], llama.create_chat_completion(**options, stream=True))
             with contextlib.closing(chunks):
                 for chunk in chunks:
+                    job.observe(llama.n_tokens)
                     if job.should_stop():
                         raise _Stopped()
                     choice = chunk["choices"][0]

@@ -8,8 +8,6 @@ never retries (``max_retries=0``): :mod:`dialectic.llm.retry` does, from the tra
 
 from __future__ import annotations
 
-import json
-import re
 import time
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
@@ -21,19 +19,9 @@ from openai.types.responses import Response
 from dialectic.domain import Usage
 from dialectic.errors import InvalidResponse, ProviderError, ProviderTimeout, ProviderUnavailable
 from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, Completion, CompletionRequest, Delta
+from dialectic.llm.json_text import parse_json_text
 from dialectic.llm.retry import error_for_status, is_about_model
-
-DEFAULT_TIMEOUT_S = 300.0
-_FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n(.*?)\n?\s*```\s*$", re.DOTALL)
-
-
-def parse_json_text(text: str) -> Any | None:
-    """``text`` parsed as JSON (a surrounding ``` fence is stripped), or None if it does not parse."""
-    match = _FENCE.match(text)
-    try:
-        return json.loads(match.group(1) if match else text)
-    except ValueError:
-        return None
+from dialectic.llm.timeouts import http_timeout_parts, silence_message
 
 
 def _server_message(body: object) -> tuple[str | None, str | None]:
@@ -61,12 +49,14 @@ def responses_endpoint_missing(error: openai.APIStatusError, model: str) -> bool
     return error.status_code == 404 and not is_about_model(message, code, model)
 
 
-def translate_error(error: Exception, *, provider: str, model: str) -> ProviderError:
-    """The ``dialectic.errors`` exception for an ``openai`` SDK failure (or a body that is not JSON)."""
+def translate_error(error: Exception, *, provider: str, model: str, timeout_s: float | None = None) -> ProviderError:
+    """The ``dialectic.errors`` exception for an ``openai`` SDK failure (or a body that is not JSON).
+
+    ``timeout_s`` is the per-call timeout that was in force, named in a timeout's message."""
     if isinstance(error, ProviderError):
         return error
     if isinstance(error, openai.APITimeoutError):
-        return ProviderTimeout(f"{provider}: timed out waiting for model {model}", provider=provider)
+        return ProviderTimeout(silence_message(provider, model, timeout_s), provider=provider)
     if isinstance(error, openai.APIConnectionError):
         url = error.request.url
         where = f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
@@ -96,12 +86,21 @@ def _usage(input_tokens: int | None, output_tokens: int | None, total_tokens: in
     return Usage(input_tokens=used_in, output_tokens=used_out, total_tokens=total_tokens or used_in + used_out)
 
 
+def _http_timeout(seconds: float | None) -> openai.Timeout:
+    """An explicit httpx timeout: ``read`` applies to every read, so a stream times out on inactivity."""
+    return openai.Timeout(**http_timeout_parts(seconds))
+
+
 def _chat_finish(reason: str | None) -> str:
     return FINISH_LENGTH if reason == "length" else FINISH_STOP if reason in (None, "stop") else reason
 
 
 class OpenAIProvider:
-    """An :class:`~dialectic.llm.base.LLMProvider` for any OpenAI-compatible endpoint."""
+    """An :class:`~dialectic.llm.base.LLMProvider` for any OpenAI-compatible endpoint.
+
+    ``timeout_s`` (default :data:`~dialectic.llm.timeouts.DEFAULT_CALL_TIMEOUT_S`) is an
+    inactivity timeout: see :mod:`dialectic.llm.timeouts`. A request's own ``timeout_s`` wins.
+    """
 
     _responses_api: ClassVar[dict[str, bool]] = {}
     """Per endpoint (base URL): True once its Responses API answered, False once it was found missing."""
@@ -110,8 +109,9 @@ class OpenAIProvider:
         self, *, api_key: str, base_url: str | None = None, timeout_s: float | None = None, name: str = "openai"
     ) -> None:
         self.name = name
+        self.timeout_s = timeout_s
         self._client = openai.AsyncOpenAI(
-            api_key=api_key, base_url=base_url, timeout=timeout_s or DEFAULT_TIMEOUT_S, max_retries=0
+            api_key=api_key, base_url=base_url, timeout=_http_timeout(timeout_s), max_retries=0
         )
         self._endpoint = str(self._client.base_url)
 
@@ -130,14 +130,19 @@ class OpenAIProvider:
                     self._responses_api[self._endpoint] = False
             return await self._complete_chat(request)
         except (openai.OpenAIError, ValueError) as error:
-            raise translate_error(error, provider=self.name, model=request.model) from error
+            raise self._translate(error, request) from error
+
+    def _translate(self, error: Exception, request: CompletionRequest) -> ProviderError:
+        return translate_error(
+            error, provider=self.name, model=request.model, timeout_s=request.timeout_s or self.timeout_s
+        )
 
     def _options(self, request: CompletionRequest) -> dict[str, Any]:
         options: dict[str, Any] = {"model": request.model}
         if request.temperature is not None:
             options["temperature"] = request.temperature
         if request.timeout_s is not None:
-            options["timeout"] = request.timeout_s
+            options["timeout"] = _http_timeout(request.timeout_s)
         return options
 
     async def _complete_responses(self, request: CompletionRequest) -> Completion:
@@ -252,7 +257,7 @@ class OpenAIProvider:
                         if choice.finish_reason is not None:
                             finish = _chat_finish(choice.finish_reason)
         except (openai.OpenAIError, ValueError) as error:
-            raise translate_error(error, provider=self.name, model=request.model) from error
+            raise self._translate(error, request) from error
         except (AttributeError, TypeError) as error:
             raise self._invalid(request, "a stream chunk lacks expected fields") from error
         yield Delta(finish_reason=finish, usage=usage, model=model)

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Any, TypeVar, cast
 
-from tenacity import AsyncRetrying, RetryCallState, RetryError, retry_if_exception, stop_after_attempt
+from tenacity import AsyncRetrying, RetryCallState, RetryError, retry_if_exception
 
 from dialectic.errors import (
     BadRequest,
@@ -48,6 +48,12 @@ class RetryPolicy:
     jitter_s: float = 0.25
     max_retry_after_s: float = 60.0
     """Cap on a server's ``Retry-After`` hint, so one odd header cannot stall a debate."""
+    max_timeout_attempts: int = 2
+    """Attempts that may end in a per-call timeout (``ProviderTimeout``) before giving up.
+
+    A timeout costs a whole per-call timeout, so it is tried once more, not ``max_attempts``
+    times: a silent endpoint fails after two timeouts and one backoff (about 4 minutes with the
+    120 s default timeout, see :mod:`dialectic.llm.timeouts`)."""
 
     def backoff(self, attempt: int, rng: random.Random) -> float:
         """The wait after failed attempt number ``attempt`` (1-based), before any server hint."""
@@ -85,18 +91,26 @@ async def with_retries(
     """Await ``call()`` until it succeeds, a non-retryable error occurs, or attempts run out.
 
     Non-retryable errors (and anything that is not a ``ProviderError``) propagate unchanged at
-    once; a retryable one still failing after ``policy.max_attempts`` calls becomes
-    ``RetriesExhausted(last_error, attempts)``. A :class:`Completion` result gets its
-    ``attempts`` field set to the number of calls it took. ``sleep`` and ``rng`` are injectable
-    so tests neither wait nor depend on chance.
+    once; a retryable one still failing after ``policy.max_attempts`` calls (or after
+    ``policy.max_timeout_attempts`` timeouts) becomes ``RetriesExhausted(last_error, attempts)``.
+    A :class:`Completion` result gets its ``attempts`` field set to the number of calls it took.
+    ``sleep`` and ``rng`` are injectable so tests neither wait nor depend on chance.
     """
     chooser = rng or random.Random()
-    attempts = 0
+    attempts = timeouts = 0
 
     async def attempt() -> T:
-        nonlocal attempts
+        nonlocal attempts, timeouts
         attempts += 1
-        return await call()
+        try:
+            return await call()
+        except ProviderTimeout:
+            timeouts += 1
+            raise
+
+    def stop(state: RetryCallState) -> bool:
+        """Out of attempts, or out of the (smaller) allowance for timeouts."""
+        return state.attempt_number >= max(1, policy.max_attempts) or timeouts >= max(1, policy.max_timeout_attempts)
 
     def wait(state: RetryCallState) -> float:
         return policy.wait_for(_failure(state), state.attempt_number, chooser)
@@ -106,7 +120,7 @@ async def with_retries(
             on_retry(_failure(state), state.attempt_number, state.next_action.sleep)
 
     retrying = AsyncRetrying(
-        stop=stop_after_attempt(max(1, policy.max_attempts)),
+        stop=stop,
         wait=wait,
         retry=retry_if_exception(_is_retryable),
         sleep=sleep,

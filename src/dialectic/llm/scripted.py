@@ -18,6 +18,7 @@ from typing import Any
 
 from dialectic.domain import Usage
 from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, Completion, CompletionRequest, Delta
+from dialectic.llm.json_text import loads_model_json
 
 
 @dataclass(frozen=True)
@@ -147,7 +148,7 @@ class ScriptedProvider:
         structured = reply.structured
         if structured is None and request.json_schema is not None and finish == FINISH_STOP:
             try:
-                structured = json.loads(text)
+                structured = loads_model_json(text)
             except ValueError:
                 structured = None
         prompt_words = sum(count_words(m.content) for m in request.messages)

@@ -1,0 +1,28 @@
+"""Which errors fail one item of a benchmark run, and which stop the run.
+
+A provider error met while working on one item — retries exhausted, a per-call or round timeout,
+a request refused as such (e.g. a prompt past the context window), a debate that failed — is
+recorded with that item (outcome ``failed``, scored wrong and counted apart) and the run goes on.
+Errors that would fail every item alike stop the run, resumable: the provider rejecting the
+credentials (``ProviderAuthError``), an unknown model (``ModelNotFound``), an endpoint that does
+not exist (a plain 404), and anything that is not a provider error (a configuration error such
+as a missing local model file, a bad argument, a store that cannot be written, a bug).
+"""
+
+from __future__ import annotations
+
+from dialectic.errors import ModelNotFound, ProviderAuthError, ProviderError
+
+
+def fails_only_the_item(error: BaseException) -> bool:
+    """Whether ``error`` is confined to the item it happened on (record it, carry on)."""
+    if not isinstance(error, ProviderError):
+        return False
+    if isinstance(error, (ProviderAuthError, ModelNotFound)):
+        return False
+    return error.status_code != 404
+
+
+def failure_note(error: BaseException) -> str:
+    """How a failure is written in the item's record: the error's kind and message."""
+    return f"{type(error).__name__}: {error}"

@@ -1,0 +1,240 @@
+"""The wire formats the fake server speaks: requests read, and replies written, as the official SDKs expect.
+
+* OpenAI Responses (``POST /v1/responses``): :func:`responses_body`;
+* OpenAI Chat Completions (``POST /v1/chat/completions``): :func:`chat_body`, and SSE chunks
+  (:func:`chat_chunks`) with a usage chunk when asked;
+* Anthropic Messages (``POST /v1/messages``): :func:`anthropic_body`, and its stream events
+  (:func:`anthropic_events`).
+
+:func:`completion_request` turns any of those request bodies into a :class:`CompletionRequest`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import replace
+from typing import Any, Literal
+
+from dialectic.llm.base import FINISH_LENGTH, Completion, CompletionRequest, JsonSchema, Message, Role
+
+Api = Literal["responses", "chat", "anthropic"]
+APIS: dict[str, Api] = {"/v1/responses": "responses", "/v1/chat/completions": "chat", "/v1/messages": "anthropic"}
+"""Request path → the API it speaks."""
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    529: "overloaded_error",
+}
+
+
+def error_body(api: Api, status: int, message: str) -> str:
+    """The JSON error body a server of ``api`` sends with ``status``."""
+    error = {"message": message, "type": _ERROR_TYPES.get(status, "api_error")}
+    payload = {"type": "error", "error": error} if api == "anthropic" else {"error": {**error, "code": None}}
+    return json.dumps(payload)
+
+
+def _text_of(content: Any) -> str:
+    """Message content as text: a string, or the text parts of a list of content blocks."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return ""
+
+
+def _role(value: Any) -> Role:
+    return "system" if value in ("system", "developer") else "assistant" if value == "assistant" else "user"
+
+
+def _messages(items: Any) -> list[Message]:
+    return [Message(_role(m.get("role")), _text_of(m.get("content"))) for m in items or [] if isinstance(m, dict)]
+
+
+def completion_request(api: Api, body: dict[str, Any]) -> CompletionRequest:
+    """The :class:`CompletionRequest` an OpenAI Responses / Chat or Anthropic Messages body asks for."""
+    schema: JsonSchema | None = None
+    if api == "responses":
+        items = body.get("input")
+        messages = [Message("system", body["instructions"])] if body.get("instructions") else []
+        messages += _messages([{"role": "user", "content": items}] if isinstance(items, str) else items)
+        fmt = (body.get("text") or {}).get("format") or {}
+        if fmt.get("type") == "json_schema":
+            schema = JsonSchema(fmt.get("name", "output"), fmt.get("schema") or {})
+        max_tokens = body.get("max_output_tokens")
+    elif api == "chat":
+        messages = _messages(body.get("messages"))
+        fmt = body.get("response_format") or {}
+        if fmt.get("type") == "json_schema":
+            spec = fmt.get("json_schema") or {}
+            schema = JsonSchema(spec.get("name", "output"), spec.get("schema") or {})
+        max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
+    else:
+        system = _text_of(body.get("system"))
+        messages = ([Message("system", system)] if system else []) + _messages(body.get("messages"))
+        chosen = (body.get("tool_choice") or {}).get("name")
+        tool = next((t for t in body.get("tools") or [] if t.get("name") == chosen), None)
+        if tool is not None:
+            schema = JsonSchema(tool["name"], tool.get("input_schema") or {})
+        max_tokens = body.get("max_tokens")
+    return CompletionRequest(
+        messages=tuple(messages),
+        model=str(body.get("model", "")),
+        temperature=body.get("temperature"),
+        max_tokens=max_tokens,
+        json_schema=schema,
+    )
+
+
+def cut_off(completion: Completion) -> Completion:
+    """``completion`` cut off by the token limit: half its words, finish reason ``length``."""
+    words = completion.text.split(" ")
+    return replace(
+        completion, text=" ".join(words[: max(1, len(words) // 2)]), finish_reason=FINISH_LENGTH, structured=None
+    )
+
+
+def pieces(text: str) -> list[str]:
+    """The text in streamed pieces: one word each, with its leading space."""
+    words = text.split(" ")
+    return [word if i == 0 else " " + word for i, word in enumerate(words)]
+
+
+def _new_id(prefix: str) -> str:
+    return f"{prefix}{uuid.uuid4().hex[:24]}"
+
+
+def responses_body(c: Completion, body: dict[str, Any]) -> dict[str, Any]:
+    cut = c.cut_off
+    message = {
+        "type": "message",
+        "id": _new_id("msg_"),
+        "role": "assistant",
+        "status": "incomplete" if cut else "completed",
+        "content": [{"type": "output_text", "text": c.text, "annotations": []}],
+    }
+    return {
+        "id": _new_id("resp_"),
+        "object": "response",
+        "created_at": int(time.time()),
+        "model": c.model,
+        "status": "incomplete" if cut else "completed",
+        "incomplete_details": {"reason": "max_output_tokens"} if cut else None,
+        "error": None,
+        "instructions": body.get("instructions"),
+        "max_output_tokens": body.get("max_output_tokens"),
+        "temperature": body.get("temperature"),
+        "output": [message],
+        "parallel_tool_calls": True,
+        "tool_choice": "auto",
+        "tools": [],
+        "text": body.get("text") or {"format": {"type": "text"}},
+        "usage": {
+            "input_tokens": c.usage.input_tokens,
+            "output_tokens": c.usage.output_tokens,
+            "total_tokens": c.usage.total_tokens,
+            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "output_tokens_details": {"reasoning_tokens": 0},
+        },
+    }
+
+
+def _chat_usage(c: Completion) -> dict[str, int]:
+    return {
+        "prompt_tokens": c.usage.input_tokens,
+        "completion_tokens": c.usage.output_tokens,
+        "total_tokens": c.usage.total_tokens,
+    }
+
+
+def chat_body(c: Completion) -> dict[str, Any]:
+    return {
+        "id": _new_id("chatcmpl-"),
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": c.model,
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": c.text},
+                "finish_reason": "length" if c.cut_off else "stop",
+                "logprobs": None,
+            }
+        ],
+        "usage": _chat_usage(c),
+    }
+
+
+def chat_chunks(c: Completion, include_usage: bool) -> Iterator[dict[str, Any]]:
+    base = {
+        "id": _new_id("chatcmpl-"),
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": c.model,
+    }
+    for i, piece in enumerate(pieces(c.text)):
+        delta = {"role": "assistant", "content": piece} if i == 0 else {"content": piece}
+        yield {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}
+    finish = "length" if c.cut_off else "stop"
+    yield {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}
+    if include_usage:
+        yield {**base, "choices": [], "usage": _chat_usage(c)}
+
+
+def anthropic_body(c: Completion, request: CompletionRequest) -> dict[str, Any]:
+    """A Messages reply: a tool_use block for a structured request whose reply is a JSON object, else text."""
+    if request.json_schema is not None and not c.cut_off and isinstance(c.structured, dict):
+        content: list[dict[str, Any]] = [
+            {"type": "tool_use", "id": _new_id("toolu_"), "name": request.json_schema.name, "input": c.structured}
+        ]
+        stop = "tool_use"
+    else:
+        content = [{"type": "text", "text": c.text}]
+        stop = "max_tokens" if c.cut_off else "end_turn"
+    return {
+        "id": _new_id("msg_"),
+        "type": "message",
+        "role": "assistant",
+        "model": c.model,
+        "content": content,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": c.usage.input_tokens, "output_tokens": c.usage.output_tokens},
+    }
+
+
+def anthropic_events(c: Completion, request: CompletionRequest) -> Iterator[tuple[str, dict[str, Any]]]:
+    message = anthropic_body(c, request)
+    block = message["content"][0]
+    start = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "usage": {"input_tokens": c.usage.input_tokens, "output_tokens": 0},
+    }
+    yield "message_start", {"type": "message_start", "message": start}
+    if block["type"] == "tool_use":
+        opening = {**block, "input": {}}
+        deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
+    else:
+        opening = {"type": "text", "text": ""}
+        deltas = [{"type": "text_delta", "text": piece} for piece in pieces(block["text"])]
+    yield "content_block_start", {"type": "content_block_start", "index": 0, "content_block": opening}
+    for delta in deltas:
+        yield "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
+    yield "content_block_stop", {"type": "content_block_stop", "index": 0}
+    yield (
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": c.usage.output_tokens},
+        },
+    )
+    yield "message_stop", {"type": "message_stop"}
