@@ -130,7 +130,7 @@ class InvalidResponse(ProviderError):
 
 
 class DebateTimeoutError(ProviderError):
-    """A round took longer than ``timeoutPerRound``.
+    """The debate went ``timeoutPerRound`` without finishing any work (a stalled round).
 
     A provider failure (exit 3): the calls of the round did not finish in time. The message says
     what to do; the debate keeps what was saved and can be resumed.
@@ -160,7 +160,15 @@ class RetriesExhausted(ProviderError):
 
 
 class TooFewAgentsError(ProviderError):
-    """Dropping agents whose calls kept failing left fewer than ``debate.minAgents``."""
+    """Dropping agents whose calls kept failing left fewer than ``debate.minAgents``.
+
+    ``cause`` is the failure that dropped the last agent: callers that sort errors by kind
+    (is it the credentials? the model?) look at it.
+    """
+
+    def __init__(self, message: str, *, cause: ProviderError) -> None:
+        super().__init__(message, provider=cause.provider, status_code=cause.status_code, detail=cause.detail)
+        self.cause = cause
 
 
 class StructuredOutputError(ProviderError):

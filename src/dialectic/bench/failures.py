@@ -11,11 +11,13 @@ as a missing local model file, a bad argument, a store that cannot be written, a
 
 from __future__ import annotations
 
-from dialectic.errors import ModelNotFound, ProviderAuthError, ProviderError
+from dialectic.errors import ModelNotFound, ProviderAuthError, ProviderError, TooFewAgentsError
 
 
 def fails_only_the_item(error: BaseException) -> bool:
     """Whether ``error`` is confined to the item it happened on (record it, carry on)."""
+    if isinstance(error, TooFewAgentsError):
+        error = error.cause  # a debate whose agents all failed the same way: judge by why they failed
     if not isinstance(error, ProviderError):
         return False
     if isinstance(error, (ProviderAuthError, ModelNotFound)):

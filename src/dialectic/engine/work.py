@@ -315,8 +315,9 @@ class DebateWork:
             raise TooFewAgentsError(
                 f"{agent.name} failed ({error}) and was dropped: {len(remaining)} of "
                 f"{len(ctx.roster.agents)} agents remain, fewer than debate.minAgents ({needed}); "
-                "the debate can be resumed once the provider works again"
-            )
+                "the debate can be resumed once the provider works again",
+                cause=error,
+            ) from error
         for other_key, task in self._tasks.items():
             if other_key != key and agent.id in other_key[2:] and not task.done():
                 task.cancel()
