@@ -115,7 +115,7 @@ def llm_results(state: DebateState) -> int:
 def test_crash_after_every_step_then_resume(harness: Callable[..., Harness]) -> None:
     clean = harness(respond_unsure)
     counting = CrashingStore(clean.store, crash_after=10_000)
-    clean.store = counting  # type: ignore[assignment]
+    clean.store = counting
     reference = clean.start(scenario())
     clean_calls, total_appends = len(clean.provider.calls), counting.appends
     assert reference.status == "completed" and total_appends > 20
