@@ -64,10 +64,11 @@ def resolve_data_dir(explicit: str | None, env: Mapping[str, str]) -> Path:
 
 
 def database_location(location: str | Path) -> str:
-    """The database ``location`` means: ``:memory:``, the file it names, or ``debates.sqlite3`` in the directory."""
+    """The database ``location`` means, as an absolute path (for messages that work from anywhere):
+    ``:memory:``, the file it names, or ``debates.sqlite3`` in the directory it names."""
     if str(location) == MEMORY_LOCATION:
         return MEMORY_LOCATION
-    path = Path(location).expanduser()
+    path = Path(location).expanduser().absolute()
     if path.suffix.lower() in _DATABASE_SUFFIXES or path.is_file():
         return str(path)
     return str(path / DATABASE_FILENAME)
