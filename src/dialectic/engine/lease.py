@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import builtins
+import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -100,7 +101,7 @@ class LeaseHold:
         self._in_block = False
         if self._heartbeat is not None:
             self._heartbeat.cancel()
-        self._release(quietly=exc is not None)
+        self._release()
         if self._heartbeat is not None:
             await asyncio.wait([self._heartbeat])
         if self._cancelled_run and self._run is not None:
@@ -108,13 +109,11 @@ class LeaseHold:
             if isinstance(exc, asyncio.CancelledError):
                 raise lost_error(self._debate_id, self._store.read_lease(self._debate_id)) from None
 
-    def _release(self, *, quietly: bool) -> None:
-        try:
+    def _release(self) -> None:
+        """Give the lease back. A store that fails just here must not hide how the run ended (its
+        result is saved): the lease is then left to expire after its time-to-live."""
+        with contextlib.suppress(StoreError):
             self._store.release_lease(self._debate_id, self._owner.id, now=self._policy.clock())
-        except StoreError:
-            if not quietly:
-                raise
-            # already failing with another error: the lease expires after its time-to-live anyway
 
     async def _beat(self) -> None:
         """Renew until cancelled; on finding the lease lost, cancel the run."""
