@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import sys
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
@@ -47,6 +48,7 @@ from dialectic.store import (
     DebateStore,
     MemoryStore,
     SqliteStore,
+    default_data_dir,
     open_store,
     resolve_data_dir,
 )
@@ -510,12 +512,15 @@ def test_open_store_locations(tmp_path: Path) -> None:
         assert named.location == str(tmp_path / "x" / "named.sqlite3")
 
 
-def test_resolve_data_dir_precedence(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    config = tmp_path / "project" / "debate-config.json"
+def test_resolve_data_dir_precedence(tmp_path: Path) -> None:
     env = {"DIALECTIC_HOME": str(tmp_path / "home")}
-    assert resolve_data_dir(str(tmp_path / "cli"), config, env) == tmp_path / "cli"
-    assert resolve_data_dir(None, config, env) == tmp_path / "home"
-    assert resolve_data_dir(None, config, {}) == tmp_path / "project" / ".dialectic"
-    assert resolve_data_dir(None, config, {"DIALECTIC_HOME": "  "}) == tmp_path / "project" / ".dialectic"
-    monkeypatch.chdir(tmp_path)
-    assert resolve_data_dir(None, None, {}) == tmp_path / ".dialectic"
+    assert resolve_data_dir(str(tmp_path / "cli"), env) == tmp_path / "cli"
+    assert resolve_data_dir(None, env) == tmp_path / "home"
+    assert resolve_data_dir(None, {}) == default_data_dir()
+    assert resolve_data_dir(None, {"DIALECTIC_HOME": "  "}) == default_data_dir()
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="XDG_DATA_HOME is the Linux convention")
+def test_default_data_dir_is_the_users_data_directory(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    assert default_data_dir() == tmp_path / "xdg" / "dialectic"

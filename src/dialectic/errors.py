@@ -62,6 +62,14 @@ class DebateStateError(InvalidArgumentsError):
     """The debate exists but cannot do what was asked (e.g. resume a completed one)."""
 
 
+class DebateBusyError(InvalidArgumentsError):
+    """Another live process runs this debate (it holds the debate's lease); a web API answers 409."""
+
+
+class LeaseLostError(DebateBusyError):
+    """This run's lease was taken over by another process; the run stopped without writing on."""
+
+
 class StoreError(DialecticError):
     """The debate store could not be read or written."""
 

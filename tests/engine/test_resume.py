@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+import subprocess
+import sys
 from collections.abc import Callable
+from dataclasses import replace
+from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -17,6 +22,7 @@ from dialectic.errors import DebateStateError
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import ScriptedProvider, ScriptedReply, default_reply
 from dialectic.store.base import DebateStore
+from dialectic.store.leases import LeaseGrant, LeaseOwner
 from dialectic.testing.harness import Harness, make_config
 
 
@@ -24,18 +30,42 @@ class Crash(BaseException):
     """A process death: not an ``Exception``, so nothing in the engine gets to clean up."""
 
 
+@cache
+def dead_pid() -> int:
+    """The pid of a process that has exited (and been reaped)."""
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
 class CrashingStore:
-    """Wraps a store; the ``crash_after``-th append is written, then the 'process' dies."""
+    """Wraps a store; the ``crash_after``-th write is saved, then the 'process' dies.
+
+    A write is an append, or the lease acquisition that creates a debate. The 'process' that
+    dies takes its leases in the name of a pid that is gone, as a real dead process would.
+    """
 
     def __init__(self, inner: DebateStore, crash_after: int) -> None:
         self.inner = inner
         self.crash_after = crash_after
         self.appends = 0
+        self.pid = dead_pid()
 
-    def append(self, debate_id: str, *changes: Change) -> None:
+    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> None:
+        self._write(lambda: self.inner.append(debate_id, *changes, holder=holder))
+
+    def acquire_lease(self, debate_id: str, owner: LeaseOwner, **kwargs: Any) -> LeaseGrant:
+        owner = replace(owner, pid=self.pid, started=None)
+        if kwargs.get("create") is None:
+            return self.inner.acquire_lease(debate_id, owner, **kwargs)
+        grants: list[LeaseGrant] = []
+        self._write(lambda: grants.append(self.inner.acquire_lease(debate_id, owner, **kwargs)))
+        return grants[0]
+
+    def _write(self, write: Callable[[], None]) -> None:
         if self.appends >= self.crash_after:
             raise Crash()
-        self.inner.append(debate_id, *changes)
+        write()
         self.appends += 1
         if self.appends == self.crash_after:
             raise Crash()
@@ -85,7 +115,7 @@ def llm_results(state: DebateState) -> int:
 def test_crash_after_every_step_then_resume(harness: Callable[..., Harness]) -> None:
     clean = harness(respond_unsure)
     counting = CrashingStore(clean.store, crash_after=10_000)
-    clean.store = counting  # type: ignore[assignment]
+    clean.store = counting
     reference = clean.start(scenario())
     clean_calls, total_appends = len(clean.provider.calls), counting.appends
     assert reference.status == "completed" and total_appends > 20

@@ -104,7 +104,9 @@ def bench(
     ] = None,
     store: Annotated[
         str | None,
-        typer.Option("--store", help="Directory of bench.sqlite3 (default: $DIALECTIC_HOME, else .dialectic/)."),
+        typer.Option(
+            "--store", help="Directory of bench.sqlite3 (default: $DIALECTIC_HOME, else the user data directory)."
+        ),
     ] = None,
     env_file: EnvFileOption = None,
 ) -> None:
@@ -132,7 +134,7 @@ def bench(
         model=model,
         config=config,
     )
-    data_dir = resolve_data_dir(store, config, os.environ)
+    data_dir = resolve_data_dir(store, os.environ)
     with BenchStore(bench_database(data_dir)) as bench_store:
         spec, bench_task = _plan(bench_store, options, resume, term)
         hint = _resume_hint(spec.id, data_dir)
@@ -199,7 +201,7 @@ async def _execute(
 
 
 def _resume_hint(run_id: str, data_dir: Path) -> str:
-    default_dir = resolve_data_dir(None, None, os.environ)
+    default_dir = resolve_data_dir(None, os.environ)
     flag = "" if data_dir.absolute() == default_dir.absolute() else f" --store {data_dir}"
     return f"dialectic bench --resume {run_id}{flag}"
 

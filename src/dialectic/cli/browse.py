@@ -1,4 +1,9 @@
-"""Commands that read stored debates: ``list``, ``show``, ``export`` and ``report``."""
+"""Commands that read stored debates: ``list``, ``show``, ``export`` and ``report``.
+
+None of them creates a store: a ``--store`` that holds no database reads as empty. A debate
+saved as ``running`` is shown as ``stale`` when no live run holds its lease (the process
+that ran it crashed or was killed).
+"""
 
 from __future__ import annotations
 
@@ -17,13 +22,17 @@ from dialectic.cli.answers import question_line
 from dialectic.cli.console import Terminal
 from dialectic.cli.options import StoreOption, VerboseOption, open_debate_store
 from dialectic.cli.output import export_json, write_atomic, write_report
+from dialectic.cli.session import resume_command
 from dialectic.cli.verbose import participant_names
-from dialectic.domain import DebateState, DebateStatus, Participant
+from dialectic.domain import DebateState, DebateStatus, Participant, utc_now
 from dialectic.errors import InvalidArgumentsError
 from dialectic.report import render_report
+from dialectic.store import DebateListing, DebateStore, Lease
+from dialectic.store.leases import STALE, describe_holder, owner_process_gone, shown_status
 
 IdArgument = Annotated[str, typer.Argument(metavar="ID", help="The debate's id (see dialectic list).")]
-STATUSES: tuple[str, ...] = get_args(DebateStatus)
+STATUSES: tuple[str, ...] = (*get_args(DebateStatus), STALE)
+"""What ``list --status`` accepts: the stored statuses, and ``stale`` (shown, never stored)."""
 PROBLEM_COLUMN_CHARS = 60
 LIST_WIDTH_WHEN_PIPED = 140
 
@@ -41,34 +50,34 @@ def list_debates(
         raise InvalidArgumentsError(f"unknown status '{status}' (known: {', '.join(STATUSES)})")
     if limit is not None and limit < 1:
         raise InvalidArgumentsError(f"--limit must be at least 1 (got {limit})")
-    debate_store, _ = open_debate_store(store, None)
+    debate_store, _ = open_debate_store(store, create=False)
     try:
-        listings = debate_store.list(status=status, limit=limit)
+        listings = shown_listings(debate_store, status=status, limit=limit)
     finally:
         debate_store.close()
     if as_json:
         rows = [
             {
                 "id": d.id,
-                "status": d.status,
+                "status": shown,
                 "currentRound": d.current_round,
                 "problem": d.problem,
                 "createdAt": d.created_at.isoformat(),
                 "updatedAt": d.updated_at.isoformat(),
             }
-            for d in listings
+            for d, shown in listings
         ]
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
         return
     if not listings:
-        Terminal().line(f"No debates in {debate_store.location}")
+        Terminal().line(f"No debates at {debate_store.location}")
         return
     table = Table(box=box.SIMPLE_HEAD)
     for header in ("ID", "Status", "Round", "Updated"):
         table.add_column(header, no_wrap=True)
     table.add_column("Problem", no_wrap=True, overflow="ellipsis", min_width=20)
-    for d in listings:
-        table.add_row(d.id, d.status, str(d.current_round), _local(d.updated_at, seconds=False), _shorten(d.problem))
+    for d, shown in listings:
+        table.add_row(d.id, shown, str(d.current_round), _local(d.updated_at, seconds=False), _shorten(d.problem))
     console = Console()
     if not console.is_terminal:
         console.width = max(console.width, LIST_WIDTH_WHEN_PIPED)
@@ -77,8 +86,14 @@ def list_debates(
 
 def show(debate_id: IdArgument, store: StoreOption = None) -> None:
     """Show a readable summary of one debate."""
-    state = _load(debate_id, store)
-    sys.stdout.write("\n".join(show_lines(state)) + "\n")
+    debate_store, store_flag = open_debate_store(store, create=False)
+    try:
+        state = debate_store.load(debate_id)
+        lease = debate_store.read_lease(debate_id)
+    finally:
+        debate_store.close()
+    status = status_text(state, lease, resume_command(debate_id, store_flag))
+    sys.stdout.write("\n".join(show_lines(state, status)) + "\n")
 
 
 def export(
@@ -113,10 +128,41 @@ def report(
     write_report(state, output, verbose=verbose, term=Terminal(), fatal=True)
 
 
-def show_lines(state: DebateState) -> list[str]:
+def shown_listings(store: DebateStore, *, status: str | None, limit: int | None) -> list[tuple[DebateListing, str]]:
+    """Debates newest first, each with the status to show, filtered on that shown status."""
+    now = utc_now()
+    if status in ("running", STALE):
+        candidates = store.list(status="running")  # told apart by their leases, so filtered here
+    else:
+        candidates = store.list(status=status, limit=limit)
+    rows = [(d, _shown(store, d, now)) for d in candidates]
+    if status is not None:
+        rows = [row for row in rows if row[1] == status]
+    return rows if limit is None else rows[:limit]
+
+
+def _shown(store: DebateStore, listing: DebateListing, now: datetime) -> str:
+    if listing.status != "running":
+        return listing.status
+    return shown_status(listing.status, store.read_lease(listing.id), now, owner_process_gone)
+
+
+def status_text(state: DebateState, lease: Lease | None, resume_hint: str) -> str:
+    """``show``'s status: who runs a live ``running`` debate, or why a ``stale`` one needs a resume."""
+    now = utc_now()
+    shown = shown_status(state.status, lease, now, owner_process_gone)
+    if shown == STALE:
+        return f"{STALE} (saved as running, but no process runs it any more; continue it with: {resume_hint})"
+    if shown == "running" and lease is not None:
+        return f"running ({describe_holder(lease, now)})"
+    return shown
+
+
+def show_lines(state: DebateState, status: str | None = None) -> list[str]:
+    """The summary ``show`` prints; ``status`` replaces the stored status (see :func:`status_text`)."""
     lines = [
         f"Debate   {state.id}",
-        f"Status   {state.status}",
+        f"Status   {status or state.status}",
         f"Created  {_local(state.created_at)}   Updated {_local(state.updated_at)}",
     ]
     if state.agents:
@@ -157,7 +203,7 @@ def show_lines(state: DebateState) -> list[str]:
 
 
 def _load(debate_id: str, store: str | None) -> DebateState:
-    debate_store, _ = open_debate_store(store, None)
+    debate_store, _ = open_debate_store(store, create=False)
     try:
         return debate_store.load(debate_id)
     finally:

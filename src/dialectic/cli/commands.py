@@ -94,7 +94,7 @@ def debate(
     gathered = _gather(context, term)
     _check_targets(output, report)
     check_providers(resolved)
-    debate_store, store_flag = open_debate_store(store, loaded.path)
+    debate_store, store_flag = open_debate_store(store)
     request = DebateRequest(
         problem=text, config=resolved, config_dir=loaded.directory, context=gathered, clarify=clarify
     )
@@ -120,7 +120,7 @@ def resume(
     load_environment(env_file)
     answer_book = load_answers_file(answers) if answers is not None else None
     _check_targets(output, report)
-    debate_store, store_flag = open_debate_store(store, None)
+    debate_store, store_flag = open_debate_store(store, create=False)
     try:
         state = debate_store.load(debate_id)
         if state.status == "completed":

@@ -55,7 +55,7 @@ SamplesOption = Annotated[
 EvalStoreOption = Annotated[
     str | None,
     typer.Option(
-        "--store", help="Where stored debates are looked up (default: $DIALECTIC_HOME, else .dialectic/ here)."
+        "--store", help="Where stored debates are looked up (default: $DIALECTIC_HOME, else the user data directory)."
     ),
 ]
 EvalVerboseOption = Annotated[
@@ -101,7 +101,7 @@ def load_debate(debate: str, store: str | None) -> tuple[DebateState, str]:
     path = Path(debate).expanduser()
     if path.is_file() or path.suffix.lower() == ".json":
         return _read_debate_file(path), str(path)
-    debate_store, _ = open_debate_store(store, None)
+    debate_store, _ = open_debate_store(store, create=False)
     try:
         return debate_store.load(debate), f"store:{debate_store.location}"
     finally:

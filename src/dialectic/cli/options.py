@@ -9,12 +9,14 @@ from typing import Annotated
 import typer
 
 from dialectic.cli.inputs import DEFAULT_ENV_FILE, load_env_file
-from dialectic.store import DebateStore, open_store, resolve_data_dir
+from dialectic.store import MEMORY_LOCATION, DebateStore, open_store, resolve_data_dir
 
 StoreOption = Annotated[
     str | None,
     typer.Option(
-        "--store", help="Where debates are kept (default: $DIALECTIC_HOME, else .dialectic/ beside the config)."
+        "--store",
+        metavar="DIR",
+        help="Where debates are kept (default: $DIALECTIC_HOME, else the user data directory).",
     ),
 ]
 EnvFileOption = Annotated[
@@ -40,13 +42,20 @@ def load_environment(env_file: Path | None) -> None:
     load_env_file(env_file or Path(DEFAULT_ENV_FILE), explicit=env_file is not None)
 
 
-def open_debate_store(store: str | None, config_path: Path | None) -> tuple[DebateStore, str | None]:
+def open_debate_store(store: str | None, *, create: bool = True) -> tuple[DebateStore, str | None]:
     """The store for this command, and the ``--store`` value a later command needs to find it.
 
-    The second value is ``None`` when a plain ``dialectic resume`` run from here would find
-    the same store (no ``--store`` needed in the hints we print).
+    The second value is ``None`` when a plain ``dialectic resume`` would find the same store
+    (no ``--store`` needed in the hints we print); otherwise it is the absolute path, so the
+    hint works from any directory. Commands that only read pass ``create=False``: a store
+    that does not exist is then never created (it reads as empty).
     """
-    data_dir = resolve_data_dir(store, config_path, os.environ)
-    default_dir = resolve_data_dir(None, None, os.environ)
-    flag = None if data_dir.absolute() == default_dir.absolute() else str(data_dir)
-    return open_store(data_dir), flag
+    data_dir = resolve_data_dir(store, os.environ)
+    default_dir = resolve_data_dir(None, os.environ)
+    return open_store(data_dir, create=create), _store_flag(data_dir, default_dir)
+
+
+def _store_flag(data_dir: Path, default_dir: Path) -> str | None:
+    if data_dir.absolute() == default_dir.absolute():
+        return None
+    return str(data_dir) if str(data_dir) == MEMORY_LOCATION else str(data_dir.absolute())

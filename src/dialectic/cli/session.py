@@ -21,6 +21,7 @@ from dialectic.cli.progress import ProgressReporter
 from dialectic.cli.verbose import VerboseSetup
 from dialectic.domain import DebateState
 from dialectic.engine import DebateEngine, DebateRequest
+from dialectic.errors import DebateBusyError, LeaseLostError
 from dialectic.events import EventBus
 from dialectic.llm.registry import ProviderPool
 from dialectic.store import DebateStore
@@ -118,6 +119,10 @@ class DebateSession:
                 return state
             except KeyboardInterrupt:
                 raise InterruptedRun(self._interrupted_message()) from None
+            except DebateBusyError as exc:
+                if not isinstance(exc, LeaseLostError):
+                    self.debate_id = None  # refused: another process runs it, so this command saved nothing
+                raise
             finally:
                 self._close_providers(runner)
 

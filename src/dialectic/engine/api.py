@@ -11,6 +11,7 @@ from dialectic.changes import AnswersRecorded, DebateCreated, ParticipantsReinst
 from dialectic.config import SystemConfig
 from dialectic.domain import DebateState, new_debate_id
 from dialectic.engine.context import RunContext
+from dialectic.engine.lease import HeldLease, LeaseHold, LeasePolicy
 from dialectic.engine.roster import Roster, build_roster
 from dialectic.engine.runner import node_named, run_graph
 from dialectic.errors import DebateStateError
@@ -44,11 +45,13 @@ class DebateEngine:
         bus: EventBus | None = None,
         *,
         retry: RetryPolicy | None = None,
+        lease: LeasePolicy | None = None,
     ) -> None:
         self.store = store
         self.providers = providers
         self.bus = bus or EventBus()
         self.retry = retry or RetryPolicy()
+        self.lease = lease or LeasePolicy()
 
     async def start(self, request: DebateRequest) -> DebateState:
         config = request.config
@@ -70,13 +73,18 @@ class DebateEngine:
             judge=roster.judge.participant(),
             config=snapshot,
         )
-        self.store.append(state.id, DebateCreated(state=state))
-        ctx = RunContext(state=self.store.load(state.id), store=self.store, bus=self.bus, roster=roster)
-        self._announce(ctx, resumed=False)
-        return await run_graph(ctx, node_named(None))
+        async with LeaseHold(self.store, state.id, self.lease, create=DebateCreated(state=state)) as lease:
+            ctx = RunContext(state=lease.store.load(state.id), store=lease.store, bus=self.bus, roster=roster)
+            self._announce(ctx, resumed=False)
+            return await run_graph(ctx, node_named(None))
 
     async def resume(self, debate_id: str, answers: Mapping[str, str] | None = None) -> DebateState:
-        state = self.store.load(debate_id)
+        """Continue a saved debate; :class:`~dialectic.errors.DebateBusyError` if another run holds it."""
+        async with LeaseHold(self.store, debate_id, self.lease) as lease:
+            return await self._resume(lease, debate_id, answers)
+
+    async def _resume(self, lease: HeldLease, debate_id: str, answers: Mapping[str, str] | None) -> DebateState:
+        state = lease.store.load(debate_id)
         if state.status == "completed":
             raise DebateStateError(f"debate {debate_id} is already completed; nothing to resume")
         if state.status not in RESUMABLE:
@@ -84,8 +92,9 @@ class DebateEngine:
         config = SystemConfig.model_validate(state.config)
         config_dir = Path(str(state.config.get(CONFIG_DIR_KEY, ".")))
         roster = build_roster(config, config_dir, self.providers, self.retry)
-        ctx = RunContext(state=state, store=self.store, bus=self.bus, roster=roster)
+        ctx = RunContext(state=state, store=lease.store, bus=self.bus, roster=roster)
         self._announce(ctx, resumed=True)
+        ctx.flush_warnings(lease.notices)
         ctx.flush_warnings(roster.warnings)
         self._record_answers(ctx, answers or {})
         changes: list[ParticipantsReinstated | StatusChanged] = []

@@ -1,7 +1,7 @@
 """Where debates are kept: the :class:`DebateStore` port, its SQLite and in-memory backends.
 
-:func:`resolve_data_dir` decides where the data lives from the command line, the
-environment and the configuration file; :func:`open_store` opens a store there.
+:func:`resolve_data_dir` decides where the data lives from the command line and the
+environment; :func:`open_store` opens a store there.
 """
 
 from __future__ import annotations
@@ -10,57 +10,84 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from platformdirs import user_data_dir
+
+from dialectic.store.absent import AbsentStore
 from dialectic.store.base import DebateListing, DebateStore
+from dialectic.store.leases import Lease, LeaseGrant, LeaseOwner
 from dialectic.store.memory import MemoryStore
 from dialectic.store.sqlite import SqliteStore
 
 __all__ = [
+    "APP_NAME",
     "DATABASE_FILENAME",
-    "DATA_DIR_NAME",
     "HOME_ENV_VAR",
+    "MEMORY_LOCATION",
+    "AbsentStore",
     "DebateListing",
     "DebateStore",
+    "Lease",
+    "LeaseGrant",
+    "LeaseOwner",
     "MemoryStore",
     "SqliteStore",
+    "database_location",
+    "default_data_dir",
     "open_store",
     "resolve_data_dir",
 ]
 
+APP_NAME = "dialectic"
 HOME_ENV_VAR = "DIALECTIC_HOME"
-DATA_DIR_NAME = ".dialectic"
 DATABASE_FILENAME = "debates.sqlite3"
 MEMORY_LOCATION = ":memory:"
 _DATABASE_SUFFIXES = (".sqlite3", ".db")
 
 
-def resolve_data_dir(explicit: str | None, config_path: Path | None, env: Mapping[str, str]) -> Path:
-    """Where debates live: ``--store`` if given, else ``$DIALECTIC_HOME``, else ``.dialectic/``
-    next to the configuration file (or in the current directory when there is none).
+def default_data_dir() -> Path:
+    """The user's data directory for dialectic (e.g. ``~/.local/share/dialectic`` on Linux)."""
+    return Path(user_data_dir(APP_NAME, appauthor=False))
 
-    The result may also name a database file or ``:memory:``; :func:`open_store` sorts that out.
+
+def resolve_data_dir(explicit: str | None, env: Mapping[str, str]) -> Path:
+    """Where debates live: ``--store`` if given, else ``$DIALECTIC_HOME``, else the user's data directory.
+
+    One default per user, so every debate is found wherever it was started. The result may
+    also name a database file or ``:memory:``; :func:`open_store` sorts that out.
     """
     if explicit:
         return Path(explicit).expanduser()
     home = env.get(HOME_ENV_VAR, "").strip()
     if home:
         return Path(home).expanduser()
-    base = config_path.expanduser().absolute().parent if config_path is not None else Path.cwd()
-    return base / DATA_DIR_NAME
+    return default_data_dir()
 
 
-def open_store(location: str | Path | None) -> DebateStore:
+def database_location(location: str | Path) -> str:
+    """The database ``location`` means, as an absolute path (for messages that work from anywhere):
+    ``:memory:``, the file it names, or ``debates.sqlite3`` in the directory it names."""
+    if str(location) == MEMORY_LOCATION:
+        return MEMORY_LOCATION
+    path = Path(location).expanduser().absolute()
+    if path.suffix.lower() in _DATABASE_SUFFIXES or path.is_file():
+        return str(path)
+    return str(path / DATABASE_FILENAME)
+
+
+def open_store(location: str | Path | None, *, create: bool = True) -> DebateStore:
     """Open the store at ``location``.
 
     ``":memory:"`` gives a :class:`MemoryStore`; a path ending in ``.sqlite3`` or ``.db``
     (or naming an existing file) is the database itself; any other path is a directory that
     holds ``debates.sqlite3``. ``None`` means the default from :func:`resolve_data_dir`
-    with the process environment and no configuration file.
+    with the process environment. With ``create=False`` (commands that only read) a missing
+    database is never created: an empty, read-only :class:`AbsentStore` stands in for it.
     """
     if location is None:
-        location = resolve_data_dir(None, None, os.environ)
-    if str(location) == MEMORY_LOCATION:
+        location = resolve_data_dir(None, os.environ)
+    database = database_location(location)
+    if database == MEMORY_LOCATION:
         return MemoryStore()
-    path = Path(location).expanduser()
-    if path.suffix.lower() in _DATABASE_SUFFIXES or path.is_file():
-        return SqliteStore(path)
-    return SqliteStore(path / DATABASE_FILENAME)
+    if not create and not Path(database).is_file():
+        return AbsentStore(database)
+    return SqliteStore(database, create=create)

@@ -2,8 +2,9 @@
 
 A backend appends :mod:`dialectic.changes` records and rebuilds a debate by folding them;
 it never rewrites a whole debate. Besides the log it keeps a small per-debate index
-(:class:`DebateListing`) so listing debates never has to fold them. The pure helpers
-here hold the rules both backends share, so they cannot disagree about them.
+(:class:`DebateListing`) so listing debates never has to fold them, and each debate's
+lease (:mod:`dialectic.store.leases`): which run may write to it. The pure helpers here
+hold the rules both backends share, so they cannot disagree about them.
 """
 
 from __future__ import annotations
@@ -12,13 +13,14 @@ import builtins
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
 from dialectic.changes import Change, DebateCreated, RoundStarted, StatusChanged, fold, parse_change
 from dialectic.domain import DebateState
 from dialectic.errors import DebateNotFoundError, StoreError
+from dialectic.store.leases import DEFAULT_TTL, Lease, LeaseGrant, LeaseOwner, OwnerGoneCheck, owner_process_gone
 
 HEADLINE_MAX_CHARS = 100
 
@@ -41,12 +43,14 @@ class DebateStore(Protocol):
     location: str
     """Where the debates live, for messages: a database path, or ``:memory:``."""
 
-    def append(self, debate_id: str, *changes: Change) -> None:
+    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> None:
         """Append ``changes`` in order, all or none.
 
         A new debate's first change must be :class:`DebateCreated`; any other change for an
         unknown id raises :class:`DebateNotFoundError`, and :class:`DebateCreated` for an
-        id that already exists raises :class:`StoreError`.
+        id that already exists raises :class:`StoreError`. With ``holder`` (a lease owner's
+        id), the append is fenced: unless that owner still holds the debate's lease, nothing
+        is written and :class:`LeaseLostError` is raised.
         """
         ...
 
@@ -62,6 +66,37 @@ class DebateStore(Protocol):
 
     def changes(self, debate_id: str) -> builtins.list[Change]:
         """The raw log of one debate, in order (for tests and export tooling)."""
+        ...
+
+    def acquire_lease(
+        self,
+        debate_id: str,
+        owner: LeaseOwner,
+        *,
+        now: datetime,
+        ttl: timedelta = DEFAULT_TTL,
+        create: DebateCreated | None = None,
+        owner_gone: OwnerGoneCheck = owner_process_gone,
+    ) -> LeaseGrant:
+        """Take the debate's lease for ``owner``, atomically; with ``create``, create the debate
+        in the same transaction.
+
+        Succeeds when there is no lease, or it was released, expired or its owner is gone
+        (the grant then names the lease taken over); otherwise raises :class:`DebateBusyError`
+        naming the live owner. An unknown id without ``create`` raises :class:`DebateNotFoundError`.
+        """
+        ...
+
+    def renew_lease(self, debate_id: str, owner_id: str, *, now: datetime) -> bool:
+        """Push the lease's expiry forward; ``False`` (and nothing changed) unless ``owner_id`` holds it."""
+        ...
+
+    def release_lease(self, debate_id: str, owner_id: str, *, now: datetime) -> bool:
+        """Mark the lease released; ``False`` (and nothing changed) unless ``owner_id`` holds it."""
+        ...
+
+    def read_lease(self, debate_id: str) -> Lease | None:
+        """The debate's lease as stored (released ones included), or ``None`` if it never had one."""
         ...
 
     def close(self) -> None: ...

@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import builtins
 import threading
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime, timedelta
 
-from dialectic.changes import Change, dump_change
+from dialectic.changes import Change, DebateCreated, dump_change
 from dialectic.domain import DebateState
 from dialectic.errors import StoreError
 from dialectic.store.base import (
@@ -20,6 +23,18 @@ from dialectic.store.base import (
     fold_log,
     not_found,
     parse_log,
+)
+from dialectic.store.leases import (
+    DEFAULT_TTL,
+    Lease,
+    LeaseGrant,
+    LeaseOwner,
+    OwnerGoneCheck,
+    grant_lease,
+    is_held_by,
+    lost_error,
+    owner_process_gone,
+    renewed,
 )
 
 
@@ -33,6 +48,7 @@ class MemoryStore(ClosingStore):
         self._logs: dict[str, builtins.list[str]] = {}
         self._listings: dict[str, DebateListing] = {}
         """Insertion-ordered, which breaks ties between debates created at the same instant."""
+        self._leases: dict[str, Lease] = {}
         self._closed = False
 
     def __repr__(self) -> str:
@@ -42,19 +58,69 @@ class MemoryStore(ClosingStore):
         if self._closed:
             raise StoreError(f"the debate store {self.location} is closed")
 
-    def append(self, debate_id: str, *changes: Change) -> None:
-        payloads = [dump_change(change) for change in changes]
+    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> None:
         with self._lock:
             self._check_open()
-            listing = self._listings.get(debate_id)
-            check_batch(debate_id, changes, exists=listing is not None, location=self.location)
-            if not changes:
-                return
-            for change in changes:
-                listing = advance_listing(listing, change)
-            assert listing is not None  # changes is not empty
-            self._listings[debate_id] = listing
-            self._logs.setdefault(debate_id, []).extend(payloads)
+            if holder is not None and not is_held_by(self._leases.get(debate_id), holder):
+                raise lost_error(debate_id, self._leases.get(debate_id))
+            self._append(debate_id, changes)
+
+    def _append(self, debate_id: str, changes: Sequence[Change]) -> None:
+        """Append under the lock."""
+        payloads = [dump_change(change) for change in changes]
+        listing = self._listings.get(debate_id)
+        check_batch(debate_id, changes, exists=listing is not None, location=self.location)
+        if not changes:
+            return
+        for change in changes:
+            listing = advance_listing(listing, change)
+        assert listing is not None  # changes is not empty
+        self._listings[debate_id] = listing
+        self._logs.setdefault(debate_id, []).extend(payloads)
+
+    def acquire_lease(
+        self,
+        debate_id: str,
+        owner: LeaseOwner,
+        *,
+        now: datetime,
+        ttl: timedelta = DEFAULT_TTL,
+        create: DebateCreated | None = None,
+        owner_gone: OwnerGoneCheck = owner_process_gone,
+    ) -> LeaseGrant:
+        with self._lock:
+            self._check_open()
+            if create is None and debate_id not in self._listings:
+                raise not_found(debate_id, self.location)
+            current = self._leases.get(debate_id)
+            grant = grant_lease(debate_id, current, owner, now=now, ttl=ttl, owner_gone=owner_gone)
+            if create is not None:
+                self._append(debate_id, [create])
+            self._leases[debate_id] = grant.lease
+            return grant
+
+    def renew_lease(self, debate_id: str, owner_id: str, *, now: datetime) -> bool:
+        with self._lock:
+            self._check_open()
+            lease = self._leases.get(debate_id)
+            if lease is None or not is_held_by(lease, owner_id):
+                return False
+            self._leases[debate_id] = renewed(lease, now)
+            return True
+
+    def release_lease(self, debate_id: str, owner_id: str, *, now: datetime) -> bool:
+        with self._lock:
+            self._check_open()
+            lease = self._leases.get(debate_id)
+            if lease is None or not is_held_by(lease, owner_id):
+                return False
+            self._leases[debate_id] = replace(lease, released_at=now)
+            return True
+
+    def read_lease(self, debate_id: str) -> Lease | None:
+        with self._lock:
+            self._check_open()
+            return self._leases.get(debate_id)
 
     def load(self, debate_id: str) -> DebateState:
         return fold_log(debate_id, self.changes(debate_id), self.location)

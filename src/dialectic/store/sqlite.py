@@ -16,12 +16,13 @@ from __future__ import annotations
 import builtins
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime
+from dataclasses import replace
+from datetime import datetime, timedelta
 from pathlib import Path
 
-from dialectic.changes import Change, dump_change
+from dialectic.changes import Change, DebateCreated, dump_change
 from dialectic.domain import DebateState, utc_now
 from dialectic.errors import StoreError
 from dialectic.store.base import (
@@ -33,6 +34,18 @@ from dialectic.store.base import (
     fold_log,
     not_found,
     parse_log,
+)
+from dialectic.store.leases import (
+    DEFAULT_TTL,
+    Lease,
+    LeaseGrant,
+    LeaseOwner,
+    OwnerGoneCheck,
+    grant_lease,
+    is_held_by,
+    lost_error,
+    owner_process_gone,
+    renewed,
 )
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -81,6 +94,26 @@ def m002_changes(db: sqlite3.Connection) -> None:
 def m003_debates_listing_index(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX debates_status_created ON debates (status, created_at)")
     db.execute("CREATE INDEX debates_created ON debates (created_at)")
+
+
+@migration
+def m004_leases(db: sqlite3.Connection) -> None:
+    """One row per debate that was ever run: who holds, or last held, its lease (see :mod:`dialectic.store.leases`)."""
+    db.execute(
+        """
+        CREATE TABLE leases (
+            debate_id TEXT PRIMARY KEY REFERENCES debates (id) ON DELETE CASCADE,
+            owner TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            host TEXT NOT NULL,
+            process_started INTEGER,
+            acquired_at TEXT NOT NULL,
+            heartbeat_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            released_at TEXT
+        )
+        """
+    )
 
 
 def migrate(db: sqlite3.Connection) -> list[str]:
@@ -142,18 +175,23 @@ class SqliteStore(ClosingStore):
     One connection, shareable between threads: every use of it holds ``self._lock``.
     """
 
-    def __init__(self, path: str | Path, *, timeout: float = 5.0) -> None:
+    def __init__(self, path: str | Path, *, timeout: float = 5.0, create: bool = True) -> None:
+        """Open the database at ``path``; with ``create=False`` a missing file is an error, never created."""
         self.path = Path(path).expanduser()
         self.location = str(self.path)
         self._lock = threading.Lock()
+        if create:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(
+                    f"cannot create the directory for the debate store {self.location}: {exc.strerror or exc}"
+                ) from exc
+        target = str(self.path) if create else f"{self.path.absolute().as_uri()}?mode=rw"
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreError(
-                f"cannot create the directory for the debate store {self.location}: {exc.strerror or exc}"
-            ) from exc
-        try:
-            self._db = sqlite3.connect(self.path, timeout=timeout, isolation_level=None, check_same_thread=False)
+            self._db = sqlite3.connect(
+                target, timeout=timeout, isolation_level=None, check_same_thread=False, uri=not create
+            )
         except sqlite3.Error as exc:
             raise _store_error(exc, self.location, "open") from exc
         try:
@@ -177,45 +215,53 @@ class SqliteStore(ClosingStore):
             except sqlite3.Error as exc:
                 raise _store_error(exc, self.location, doing) from exc
 
-    def append(self, debate_id: str, *changes: Change) -> None:
-        rows = [(change.kind, dump_change(change), _timestamp(change.at)) for change in changes]
+    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> None:
         with self._guard("write to") as db, transaction(db):
-            found = db.execute(
-                "SELECT problem, status, current_round, created_at, updated_at FROM debates WHERE id = ?",
-                (debate_id,),
-            ).fetchone()
-            check_batch(debate_id, changes, exists=found is not None, location=self.location)
-            if not changes:
-                return
-            listing = _listing(debate_id, found) if found else None
-            for change in changes:
-                listing = advance_listing(listing, change)
-            assert listing is not None  # changes is not empty
-            if found is None:
-                db.execute(
-                    "INSERT INTO debates (id, problem, status, current_round, created_at, updated_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (
-                        debate_id,
-                        listing.problem,
-                        listing.status,
-                        listing.current_round,
-                        _timestamp(listing.created_at),
-                        _timestamp(listing.updated_at),
-                    ),
-                )
-            else:
-                db.execute(
-                    "UPDATE debates SET status = ?, current_round = ?, updated_at = ? WHERE id = ?",
-                    (listing.status, listing.current_round, _timestamp(listing.updated_at), debate_id),
-                )
-            (last_seq,) = db.execute(
-                "SELECT COALESCE(MAX(seq), 0) FROM changes WHERE debate_id = ?", (debate_id,)
-            ).fetchone()
-            db.executemany(
-                "INSERT INTO changes (debate_id, seq, kind, payload, at) VALUES (?, ?, ?, ?, ?)",
-                [(debate_id, last_seq + n, *row) for n, row in enumerate(rows, start=1)],
-            )
+            if holder is not None:
+                current = _read_lease(db, debate_id)
+                if not is_held_by(current, holder):
+                    raise lost_error(debate_id, current)
+            _append(db, debate_id, changes, self.location)
+
+    def acquire_lease(
+        self,
+        debate_id: str,
+        owner: LeaseOwner,
+        *,
+        now: datetime,
+        ttl: timedelta = DEFAULT_TTL,
+        create: DebateCreated | None = None,
+        owner_gone: OwnerGoneCheck = owner_process_gone,
+    ) -> LeaseGrant:
+        with self._guard("write to") as db, transaction(db):
+            if create is None and db.execute("SELECT 1 FROM debates WHERE id = ?", (debate_id,)).fetchone() is None:
+                raise not_found(debate_id, self.location)
+            current = _read_lease(db, debate_id)
+            grant = grant_lease(debate_id, current, owner, now=now, ttl=ttl, owner_gone=owner_gone)
+            if create is not None:
+                _append(db, debate_id, [create], self.location)
+            _write_lease(db, grant.lease)
+        return grant
+
+    def renew_lease(self, debate_id: str, owner_id: str, *, now: datetime) -> bool:
+        with self._guard("write to") as db, transaction(db):
+            lease = _read_lease(db, debate_id)
+            if lease is None or not is_held_by(lease, owner_id):
+                return False
+            _write_lease(db, renewed(lease, now))
+        return True
+
+    def release_lease(self, debate_id: str, owner_id: str, *, now: datetime) -> bool:
+        with self._guard("write to") as db, transaction(db):
+            lease = _read_lease(db, debate_id)
+            if lease is None or not is_held_by(lease, owner_id):
+                return False
+            _write_lease(db, replace(lease, released_at=now))
+        return True
+
+    def read_lease(self, debate_id: str) -> Lease | None:
+        with self._guard("read") as db:
+            return _read_lease(db, debate_id)
 
     def load(self, debate_id: str) -> DebateState:
         return fold_log(debate_id, self.changes(debate_id), self.location)
@@ -253,6 +299,82 @@ class SqliteStore(ClosingStore):
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _append(db: sqlite3.Connection, debate_id: str, changes: Sequence[Change], location: str) -> None:
+    """Append ``changes`` inside the caller's transaction, following :meth:`SqliteStore.append`'s rules."""
+    rows = [(change.kind, dump_change(change), _timestamp(change.at)) for change in changes]
+    found = db.execute(
+        "SELECT problem, status, current_round, created_at, updated_at FROM debates WHERE id = ?",
+        (debate_id,),
+    ).fetchone()
+    check_batch(debate_id, changes, exists=found is not None, location=location)
+    if not changes:
+        return
+    listing = _listing(debate_id, found) if found else None
+    for change in changes:
+        listing = advance_listing(listing, change)
+    assert listing is not None  # changes is not empty
+    if found is None:
+        db.execute(
+            "INSERT INTO debates (id, problem, status, current_round, created_at, updated_at)"
+            " VALUES (?, ?, ?, ?, ?, ?)",
+            (
+                debate_id,
+                listing.problem,
+                listing.status,
+                listing.current_round,
+                _timestamp(listing.created_at),
+                _timestamp(listing.updated_at),
+            ),
+        )
+    else:
+        db.execute(
+            "UPDATE debates SET status = ?, current_round = ?, updated_at = ? WHERE id = ?",
+            (listing.status, listing.current_round, _timestamp(listing.updated_at), debate_id),
+        )
+    (last_seq,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM changes WHERE debate_id = ?", (debate_id,)).fetchone()
+    db.executemany(
+        "INSERT INTO changes (debate_id, seq, kind, payload, at) VALUES (?, ?, ?, ?, ?)",
+        [(debate_id, last_seq + n, *row) for n, row in enumerate(rows, start=1)],
+    )
+
+
+def _read_lease(db: sqlite3.Connection, debate_id: str) -> Lease | None:
+    row = db.execute(
+        "SELECT owner, pid, host, process_started, acquired_at, heartbeat_at, expires_at, released_at"
+        " FROM leases WHERE debate_id = ?",
+        (debate_id,),
+    ).fetchone()
+    if row is None:
+        return None
+    owner, pid, host, started, acquired_at, heartbeat_at, expires_at, released_at = row
+    return Lease(
+        debate_id=debate_id,
+        owner=LeaseOwner(id=owner, pid=pid, host=host, started=started),
+        acquired_at=datetime.fromisoformat(acquired_at),
+        heartbeat_at=datetime.fromisoformat(heartbeat_at),
+        expires_at=datetime.fromisoformat(expires_at),
+        released_at=datetime.fromisoformat(released_at) if released_at else None,
+    )
+
+
+def _write_lease(db: sqlite3.Connection, lease: Lease) -> None:
+    db.execute(
+        "INSERT OR REPLACE INTO leases (debate_id, owner, pid, host, process_started, acquired_at, heartbeat_at,"
+        " expires_at, released_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            lease.debate_id,
+            lease.owner.id,
+            lease.owner.pid,
+            lease.owner.host,
+            lease.owner.started,
+            _timestamp(lease.acquired_at),
+            _timestamp(lease.heartbeat_at),
+            _timestamp(lease.expires_at),
+            _timestamp(lease.released_at) if lease.released_at is not None else None,
+        ),
+    )
 
 
 def _listing(debate_id: str, row: tuple[str, str, int, str, str]) -> DebateListing:
