@@ -78,9 +78,6 @@ def evaluate(
     if samples < 1:
         raise InvalidArgumentsError(f"--samples must be at least 1 (got {samples})")
     fmt = output_format(output) if output is not None else None
-    target = check_output(output, "--output") if output is not None else None
-    if target is not None and fmt == "csv" and not target.discard:
-        check_csv_target(target.path)
     loaded = load_eval_config(config)
     state, source = load_debate(debate, store)
     plan = plan_evaluation(state, loaded)
@@ -89,6 +86,9 @@ def evaluate(
         term.warning(warning)
     pool = ProviderPool()
     pool.check([prepared.config.agent_config() for prepared in plan.evaluators])
+    target = check_output(output, "--output") if output is not None else None
+    if target is not None and fmt == "csv" and not target.discard:
+        check_csv_target(target.path)
     if verbose:
         _describe_plan(plan, loaded.path, source, term)
     term.line(f"Evaluating debate {state.id} with {len(plan.evaluators)} evaluator(s), {samples} sample(s) each")
