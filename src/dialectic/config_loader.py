@@ -268,13 +268,14 @@ def check_prompt_files(config: SystemConfig, config_dir: Path) -> None:
     and the built-in prompt.
     """
     root = config_dir.expanduser().resolve()
-    for agent in [*config.participants(), config.judge]:
+    speakers = [("agent", agent) for agent in config.participants()] + [("judge", config.judge)]
+    for who, agent in speakers:
         for attribute, key in PROMPT_PATH_KEYS:
             value = getattr(agent, attribute)
             if not value:
                 continue
             resolved = (root / value).expanduser().resolve()
-            where = f"agent '{agent.id}' {key}"
+            where = f"{who} '{agent.id}' {key}"
             if not config.allow_outside_prompts and not resolved.is_relative_to(root):
                 raise ConfigError(
                     f"{where} {value} is outside the config file's directory {root}; "

@@ -313,7 +313,7 @@ CASES = [
         "judge-prompt-outside",
         (*DEBATE, "-c", "cfg/debate-config.json"),
         4,
-        ("agent 'judge-main' systemPromptPath ../outside/secret.txt is outside",),
+        ("judge 'judge-main' systemPromptPath ../outside/secret.txt is outside",),
         outside_prompt("judge", "systemPromptPath", "../outside/secret.txt"),
         own_config=True,
     ),

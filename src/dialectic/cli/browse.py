@@ -103,7 +103,9 @@ def report(
     debate_id: IdArgument,
     output: Annotated[
         str | None,
-        typer.Option("--output", "-o", help="Markdown file to write (a directory: <id>.md in it; none: stdout)."),
+        typer.Option(
+            "--output", "-o", metavar="PATH", help="Markdown file to write (a directory: <id>.md in it; none: stdout)."
+        ),
     ] = None,
     verbose: VerboseOption = False,
     store: StoreOption = None,

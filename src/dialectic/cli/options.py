@@ -27,11 +27,17 @@ VerboseOption = Annotated[
 ]
 OutputOption = Annotated[
     str | None,
-    typer.Option("--output", "-o", help="Write the result here instead of stdout (.json: the whole debate)."),
+    typer.Option(
+        "--output", "-o", metavar="PATH", help="Write the result here instead of stdout (.json: the whole debate)."
+    ),
 ]
 ReportOption = Annotated[
     str | None,
-    typer.Option("--report", help="Also write a Markdown report here (.md added; a directory: <debate-id>.md in it)."),
+    typer.Option(
+        "--report",
+        metavar="PATH",
+        help="Also write a Markdown report here (.md added; a directory: <debate-id>.md in it).",
+    ),
 ]
 AnswersOption = Annotated[
     Path | None,

@@ -54,6 +54,13 @@ def check_output(path: str | Path, flag: str, *, directory_ok: bool = False) -> 
     raw = str(path)
     if not raw.strip():
         raise InvalidArgumentsError(f"{flag} needs a path")
+    try:
+        return _checked(raw, flag, directory_ok=directory_ok)
+    except OSError as exc:  # e.g. a parent we may not even look into
+        raise InvalidArgumentsError(f"{flag} {raw}: {exc.strerror or exc}") from None
+
+
+def _checked(raw: str, flag: str, *, directory_ok: bool) -> OutputTarget:
     as_directory = raw.endswith(("/", os.sep))
     target = Path(raw).expanduser()
     if target.exists():
