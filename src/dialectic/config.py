@@ -115,6 +115,17 @@ class DebateSettings(ConfigModel):
     )
 
 
+class LimitsConfig(ConfigModel):
+    """Ceilings that stop a typo (``--rounds 1000000000``, the wrong file) before it costs calls.
+
+    Raise them in the config file's ``limits`` section when a debate really needs more.
+    """
+
+    max_problem_chars: int = Field(default=100_000, ge=1, description="Characters a problem may have.")
+    max_rounds: int = Field(default=20, ge=1, description="Rounds a debate may run.")
+    max_agents: int = Field(default=12, ge=1, description="Agents that may take part (the judge not counted).")
+
+
 class HasId(Protocol):
     id: str
 
@@ -148,6 +159,9 @@ class SystemConfig(ConfigModel):
     agents: list[AgentConfig] = Field(default_factory=default_agents)
     judge: AgentConfig = Field(default_factory=default_judge)
     debate: DebateSettings = Field(default_factory=DebateSettings)
+    limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    allow_outside_prompts: bool = False
+    """Set by ``--allow-outside-prompts`` only (never read from a file); saved with the debate for ``resume``."""
 
     @field_validator("agents")
     @classmethod

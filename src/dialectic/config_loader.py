@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import tomllib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -21,11 +21,21 @@ from pydantic import ValidationError
 
 from dialectic.agents.templates import FALLBACK_ROLE, known_roles
 from dialectic.config import DEFAULT_MODELS, KNOWN_PROVIDERS, AgentConfig, SystemConfig, default_agents
+from dialectic.config_keys import unknown_key_warnings
 from dialectic.errors import ConfigError, InvalidArgumentsError
+from dialectic.user_files import CONFIG_FILE, PROMPT_FILE, read_user_bytes, read_user_text
 
 DEFAULT_CONFIG_FILENAME = "debate-config.json"
-FALLBACK_AGENT_ROLES: tuple[str, ...] = ("architect", "performance")
-"""The agents used when ``--agents`` (or ``enabled: false``) leaves none, as in the seed."""
+FLAG_ONLY_KEYS: dict[str, str] = {
+    "allowOutsidePrompts": "--allow-outside-prompts",
+    "allow_outside_prompts": "--allow-outside-prompts",
+}
+"""Settings a config file must not grant itself: a file from elsewhere could otherwise read any file."""
+PROMPT_PATH_KEYS: tuple[tuple[str, str], ...] = (
+    ("system_prompt_path", "systemPromptPath"),
+    ("summary_prompt_path", "summaryPromptPath"),
+    ("clarification_prompt_path", "clarificationPromptPath"),
+)
 
 _YAML_SUFFIXES = (".yaml", ".yml")
 _TOML_SUFFIXES = (".toml",)
@@ -44,29 +54,33 @@ class LoadedConfig:
 def load_config(path: Path, *, explicit: bool) -> LoadedConfig:
     """Load ``path``; ``explicit`` says the user named it (``--config``) rather than the default.
 
-    A missing file gives the built-in defaults and a warning either way, as in the seed;
-    a directory is an error.
+    A missing default file gives the built-in defaults and a warning, as in the seed; a
+    missing file the user named is an error, so their problem never goes to an endpoint
+    their configuration did not name. Unknown keys are warned about with the nearest known key.
     """
     directory = path.expanduser().absolute().parent
-    if path.is_dir():
-        raise ConfigError(f"config path {path} is a directory, not a file")
-    if not path.exists():
-        missing = f"config file {path} not found" if explicit else f"no config file at {path}"
-        return LoadedConfig(SystemConfig(), None, directory, [f"{missing}; using the built-in defaults"])
-    data = _parse(path, _read(path))
-    warnings = _fill_missing_sections(data)
+    if not explicit and not path.exists() and not path.is_symlink():
+        return LoadedConfig(SystemConfig(), None, directory, [f"no config file at {path}; using the built-in defaults"])
+    data = _parse(path, read_user_text(path, CONFIG_FILE))
+    warnings = [f"{path}: {warning}" for warning in unknown_key_warnings(SystemConfig, _without_flag_keys(data))]
+    warnings += _drop_flag_only_keys(path, data)
+    warnings += _fill_missing_sections(data)
     config = _validate(path, data)
     warnings += unknown_role_warnings(config)
     return LoadedConfig(config, path, directory, warnings)
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError(f"config file {path} is not UTF-8 text") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+def _without_flag_keys(data: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in data.items() if key not in FLAG_ONLY_KEYS}
+
+
+def _drop_flag_only_keys(path: Path, data: dict[str, Any]) -> list[str]:
+    warnings: list[str] = []
+    for key, flag in FLAG_ONLY_KEYS.items():
+        if key in data:
+            del data[key]
+            warnings.append(f"{path}: `{key}` can only be set with the {flag} flag; ignored in the file")
+    return warnings
 
 
 def _parse(path: Path, text: str) -> dict[str, Any]:
@@ -164,26 +178,39 @@ def apply_overrides(
     roles: str | None = None,
     provider: str | None = None,
     model: str | None = None,
+    allow_outside_prompts: bool = False,
 ) -> tuple[SystemConfig, list[str]]:
-    """Apply ``--rounds``, ``--agents``, ``--provider`` and ``--model``; return the config and warnings.
+    """Apply ``--rounds``, ``--agents``, ``--provider``, ``--model`` and ``--allow-outside-prompts``.
 
-    The result holds only the agents that take part (enabled, and matching ``--agents``);
-    when none remain, the seed's fallback agents (architect, performance) are used.
+    The result holds only the agents that take part (enabled, and matching ``--agents``).
+    None left is an error, never a silent fallback to other agents: a configuration where
+    every agent is disabled is a ``ConfigError`` (exit 4), an ``--agents`` filter that
+    matches nothing an ``InvalidArgumentsError`` (exit 2) naming the roles available. The
+    ``limits`` section caps the rounds and the number of agents.
     """
     warnings: list[str] = []
+    limits = config.limits
     debate = config.debate
     if rounds is not None:
         if rounds < 1:
             raise InvalidArgumentsError(f"--rounds must be at least 1 (got {rounds})")
+        if rounds > limits.max_rounds:
+            raise InvalidArgumentsError(
+                f"--rounds {rounds} is more than the limit of {limits.max_rounds} rounds; "
+                "raise limits.maxRounds in the config file to allow more"
+            )
         debate = debate.model_copy(update={"rounds": rounds})
-    agents = config.participants()
-    wanted = _parse_roles(roles)
-    if wanted:
-        agents = [a for a in agents if a.role in wanted]
-    if not agents:
-        agents = [a for a in default_agents() if a.role in FALLBACK_AGENT_ROLES]
-        reason = f"no enabled agent has a role in --agents {roles}" if wanted else "no agent is enabled"
-        warnings.append(f"{reason}; using the default agents ({', '.join(FALLBACK_AGENT_ROLES)})")
+    elif debate.rounds > limits.max_rounds:
+        raise ConfigError(
+            f"debate.rounds is {debate.rounds}, more than the limit of {limits.max_rounds} rounds; "
+            "lower it or raise limits.maxRounds"
+        )
+    agents = _taking_part(config, roles, warnings)
+    if len(agents) > limits.max_agents:
+        raise ConfigError(
+            f"{len(agents)} agents would take part, more than the limit of {limits.max_agents}; "
+            "disable some (enabled: false), pick roles with --agents, or raise limits.maxAgents"
+        )
     judge = config.judge
     update: dict[str, str] = {}
     if provider is not None:
@@ -197,8 +224,65 @@ def apply_overrides(
     if update:
         agents = [a.model_copy(update=update) for a in agents]
         judge = judge.model_copy(update=update)
-    resolved = config.model_copy(update={"agents": agents, "judge": judge, "debate": debate})
+    resolved = config.model_copy(
+        update={
+            "agents": agents,
+            "judge": judge,
+            "debate": debate,
+            "allow_outside_prompts": allow_outside_prompts or config.allow_outside_prompts,
+        }
+    )
     return resolved, warnings
+
+
+def _taking_part(config: SystemConfig, roles: str | None, warnings: list[str]) -> list[AgentConfig]:
+    """The enabled agents matching ``--agents``; an error when none is left."""
+    enabled = config.participants()
+    if not enabled:
+        raise ConfigError("every agent in the configuration is disabled (enabled: false); enable at least one")
+    wanted = _parse_roles(roles)
+    if not wanted:
+        return enabled
+    available = sorted({a.role for a in enabled})
+    agents = [a for a in enabled if a.role in wanted]
+    if not agents:
+        raise InvalidArgumentsError(
+            f"--agents {roles}: no enabled agent has that role (roles available: {', '.join(available)})"
+        )
+    unmatched = [role for role in wanted if role not in available]
+    if unmatched:
+        warnings.append(
+            f"--agents: no enabled agent has the role {', '.join(unmatched)} (roles available: {', '.join(available)})"
+        )
+    return agents
+
+
+def check_prompt_files(config: SystemConfig, config_dir: Path) -> None:
+    """Refuse, before a debate is created, prompt files that must never be read.
+
+    A prompt path resolving outside ``config_dir`` (``../outside/secret.txt``, an absolute
+    path elsewhere, a symlink out) is a ``ConfigError`` unless the configuration was given
+    ``--allow-outside-prompts``: a config file from elsewhere must not be able to send any
+    file on this machine to its endpoint. A file that is not a regular file or is too large is
+    a ``ConfigError`` too. A missing file stays what the seed makes it: a warning, later,
+    and the built-in prompt.
+    """
+    root = config_dir.expanduser().resolve()
+    speakers = [("agent", agent) for agent in config.participants()] + [("judge", config.judge)]
+    for who, agent in speakers:
+        for attribute, key in PROMPT_PATH_KEYS:
+            value = getattr(agent, attribute)
+            if not value:
+                continue
+            resolved = (root / value).expanduser().resolve()
+            where = f"{who} '{agent.id}' {key}"
+            if not config.allow_outside_prompts and not resolved.is_relative_to(root):
+                raise ConfigError(
+                    f"{where} {value} is outside the config file's directory {root}; "
+                    "move the prompt beside the config file, or pass --allow-outside-prompts"
+                )
+            if resolved.exists() or resolved.is_symlink():
+                read_user_bytes(resolved, replace(PROMPT_FILE, label=where))
 
 
 def _parse_roles(roles: str | None) -> list[str]:

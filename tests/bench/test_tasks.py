@@ -93,5 +93,7 @@ def test_numeric_match_needs_numeric_answers(tmp_path: Path) -> None:
 
 
 def test_missing_dataset_is_an_argument_error(tmp_path: Path) -> None:
-    with pytest.raises(InvalidArgumentsError, match="cannot read"):
+    with pytest.raises(InvalidArgumentsError, match="dataset not found"):
         jsonl_task(tmp_path / "absent.jsonl", None, None)
+    with pytest.raises(InvalidArgumentsError, match="is a device, not a regular file"):
+        jsonl_task(Path("/dev/zero"), None, None)

@@ -15,6 +15,9 @@ from dialectic.cli.answers import (
     TerminalAnswers,
     describe_pending,
     load_answers_file,
+    resume_answers_warnings,
+    unmatched_answer_ids,
+    unmatched_answers_warning,
 )
 from dialectic.cli.console import Terminal
 from dialectic.domain import AgentClarifications, ClarificationItem, DebateState
@@ -170,3 +173,28 @@ def test_describe_pending_lists_questions_and_the_resume_command(term: Terminal)
     assert "[System Architect (architect)] Q (q2): Which region?" in text
     assert json.dumps({"q2": "eu", "q3": "NA"}) in text
     assert lines[-1].strip() == "dialectic resume deb-20250101-000000-ABCD --answers answers.json"
+
+
+def test_unmatched_answer_ids_are_those_no_question_has() -> None:
+    answers = {"q9": "x", "q1": "10k", "q7": "y"}
+    assert unmatched_answer_ids(answers, suspended_state()) == ["q9", "q7"]
+    assert unmatched_answers_warning(["q9", "q7"]) == (
+        "ignoring answers to unknown or already answered questions: q9, q7"
+    )
+
+
+def test_resume_answers_warnings() -> None:
+    state = suspended_state(answered={"q1": "10k"})
+    assert resume_answers_warnings({"q2": "eu", "q3": "bots"}, state) == []
+    assert resume_answers_warnings({"q1": "again", "q2": "eu", "zz": "?"}, state) == [
+        "ignoring answers to unknown or already answered questions: q1, zz"
+    ]
+    done = suspended_state(answered={"q1": "a", "q2": "b", "q3": "c"})
+    assert resume_answers_warnings({"q1": "a"}, done) == [
+        f"--answers: debate {done.id} has no pending questions; the answers file is not used"
+    ]
+
+
+def test_answers_file_that_is_a_device_is_refused() -> None:
+    with pytest.raises(InvalidArgumentsError, match="answers file /dev/zero is a device, not a regular file"):
+        load_answers_file(Path("/dev/zero"))

@@ -51,7 +51,7 @@ def test_unexpected_exceptions_are_one_line_without_traceback(
     def boom(*args: object, **kwargs: object) -> str:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("dialectic.cli.commands.resolve_problem", boom)
+    monkeypatch.setattr("dialectic.cli.commands.require_one_problem", boom)
     code, _, err = run(["debate", "x"], capsys)
     assert code == 1
     assert err == "error: unexpected RuntimeError: disk on fire\n"

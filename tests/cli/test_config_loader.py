@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from dialectic.config import SystemConfig
-from dialectic.config_loader import apply_overrides, field_path, load_config
+from dialectic.config_loader import apply_overrides, check_prompt_files, field_path, load_config
 from dialectic.errors import EXIT_CONFIG_ERROR, EXIT_INVALID_ARGS, ConfigError, InvalidArgumentsError
 
 AGENTS: list[dict[str, Any]] = [
@@ -98,13 +98,60 @@ def test_every_format_loads_the_same_config(tmp_path: Path, name: str, text: str
     assert config.debate.summarization.max_length == 50
 
 
-@pytest.mark.parametrize("explicit", [True, False])
-def test_missing_file_gives_defaults_and_a_warning(tmp_path: Path, explicit: bool) -> None:
-    loaded = load_config(tmp_path / "debate-config.json", explicit=explicit)
+def test_missing_default_file_gives_defaults_and_a_warning(tmp_path: Path) -> None:
+    loaded = load_config(tmp_path / "debate-config.json", explicit=False)
     assert loaded.path is None
     assert loaded.config == SystemConfig()
     assert len(loaded.warnings) == 1
     assert "built-in defaults" in loaded.warnings[0]
+
+
+def test_missing_explicit_file_is_a_config_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="config file not found: .*typo.json") as info:
+        load_config(tmp_path / "typo.json", explicit=True)
+    assert info.value.exit_code == EXIT_CONFIG_ERROR
+
+
+@pytest.mark.parametrize("explicit", [True, False])
+def test_device_config_is_refused_unread(explicit: bool) -> None:
+    with pytest.raises(ConfigError, match="/dev/zero is a device, not a regular file"):
+        load_config(Path("/dev/zero"), explicit=explicit)
+
+
+def test_oversize_config_is_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, "big.json", json.dumps({"agents": AGENTS, "pad": "x" * (1024 * 1024)}))
+    with pytest.raises(ConfigError, match="larger than 1 MB"):
+        load_config(path, explicit=True)
+
+
+def test_unknown_keys_are_warned_about_with_the_nearest_known_key(tmp_path: Path) -> None:
+    data = {
+        "agents": [{**AGENTS[0], "temprature": 0.3}, {**AGENTS[1], "api_key_env": "K", "colour": "red"}],
+        "judge": JUDGE,
+        "debate": {"round": 2, "summarization": {"maxLenght": 5}, "timeout_per_round": 1000},
+        "rounds": 4,
+        "limit": {"maxRounds": 3},
+    }
+    loaded = load_config(write(tmp_path, "c.json", json.dumps(data)), explicit=True)
+    messages = [w.split(": ", 1)[1] for w in loaded.warnings]
+    assert messages == [
+        "`agents[0].temprature`: unknown key — did you mean `agents[0].temperature`?",
+        "`agents[1].colour`: unknown key (ignored)",
+        "`debate.round`: unknown key — did you mean `debate.rounds`?",
+        "`debate.summarization.maxLenght`: unknown key — did you mean `debate.summarization.maxLength`?",
+        "`rounds`: unknown key — did you mean `debate.rounds`?",
+        "`limit`: unknown key — did you mean `limits`?",
+    ]
+    assert all(w.startswith(f"{tmp_path / 'c.json'}: ") for w in loaded.warnings)
+    assert loaded.config.agents[1].api_key_env == "K"  # snake_case spelling is accepted, not warned about
+    assert loaded.config.debate.timeout_per_round == 1000
+
+
+def test_a_config_file_cannot_allow_outside_prompts_itself(tmp_path: Path) -> None:
+    data = {"agents": AGENTS, "judge": JUDGE, "debate": DEBATE, "allowOutsidePrompts": True}
+    loaded = load_config(write(tmp_path, "c.json", json.dumps(data)), explicit=True)
+    assert loaded.config.allow_outside_prompts is False
+    assert len(loaded.warnings) == 1 and "--allow-outside-prompts" in loaded.warnings[0]
 
 
 def test_directory_is_a_config_error(tmp_path: Path) -> None:
@@ -217,10 +264,52 @@ def test_disabled_agents_are_dropped() -> None:
     assert [a.role for a in config.agents] == ["architect"]
 
 
-def test_no_matching_role_falls_back_to_architect_and_performance() -> None:
-    config, warnings = apply_overrides(config_with("kiss"), roles="security")
-    assert [a.role for a in config.agents] == ["architect", "performance"]
-    assert len(warnings) == 1 and "security" in warnings[0]
+def test_no_matching_role_is_invalid_arguments_naming_the_roles_available() -> None:
+    with pytest.raises(InvalidArgumentsError, match=r"--agents nosuchrole: .*roles available: architect, kiss") as info:
+        apply_overrides(config_with("kiss", "architect"), roles="nosuchrole")
+    assert info.value.exit_code == EXIT_INVALID_ARGS
+
+
+def test_a_role_matching_nothing_beside_one_that_matches_is_a_warning() -> None:
+    config, warnings = apply_overrides(config_with("kiss", "architect"), roles="kiss,nosuchrole")
+    assert [a.role for a in config.agents] == ["kiss"]
+    assert len(warnings) == 1 and "nosuchrole" in warnings[0] and "architect, kiss" in warnings[0]
+
+
+def test_every_agent_disabled_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="every agent .* is disabled") as info:
+        apply_overrides(config_with("architect", "kiss", enabled=(False, False)))
+    assert info.value.exit_code == EXIT_CONFIG_ERROR
+
+
+def test_rounds_above_the_limit_name_the_limit_and_how_to_raise_it() -> None:
+    with pytest.raises(InvalidArgumentsError, match=r"--rounds 1000000000 .* limit of 20 .* limits.maxRounds"):
+        apply_overrides(SystemConfig(), rounds=1_000_000_000)
+    raised = SystemConfig.model_validate({"limits": {"maxRounds": 50}})
+    config, _ = apply_overrides(raised, rounds=50)
+    assert config.debate.rounds == 50
+
+
+def test_configured_rounds_above_the_limit_are_a_config_error() -> None:
+    config = SystemConfig.model_validate({"debate": {"rounds": 21}})
+    with pytest.raises(ConfigError, match=r"debate.rounds is 21, more than the limit of 20"):
+        apply_overrides(config)
+    config, _ = apply_overrides(config, rounds=3)  # --rounds within the limit wins over the file
+    assert config.debate.rounds == 3
+
+
+def test_agents_above_the_limit_are_a_config_error_unless_filtered_or_raised() -> None:
+    many = config_with(*(["architect"] * 13))
+    with pytest.raises(ConfigError, match=r"13 agents would take part, more than the limit of 12"):
+        apply_overrides(many)
+    raised = many.model_copy(update={"limits": many.limits.model_copy(update={"max_agents": 13})})
+    config, _ = apply_overrides(raised)
+    assert len(config.agents) == 13
+
+
+def test_allow_outside_prompts_flag_is_kept_in_the_resolved_config() -> None:
+    assert apply_overrides(SystemConfig())[0].allow_outside_prompts is False
+    assert apply_overrides(SystemConfig(), allow_outside_prompts=True)[0].allow_outside_prompts is True
 
 
 @pytest.mark.parametrize("rounds", [0, -1])
@@ -238,3 +327,36 @@ def test_unknown_provider_override_is_a_config_error() -> None:
 def test_empty_agents_option_is_invalid() -> None:
     with pytest.raises(InvalidArgumentsError):
         apply_overrides(SystemConfig(), roles=" , ")
+
+
+def with_prompt(path: str, *, allow: bool = False) -> SystemConfig:
+    agent = {"id": "a1", "name": "A", "role": "architect", "systemPromptPath": path}
+    return SystemConfig.model_validate({"agents": [agent], "allowOutsidePrompts": allow})
+
+
+def test_prompt_files_inside_the_config_directory_are_accepted(tmp_path: Path) -> None:
+    (tmp_path / "prompts").mkdir()
+    (tmp_path / "prompts" / "a.md").write_text("You are A.", encoding="utf-8")
+    check_prompt_files(with_prompt("prompts/a.md"), tmp_path)
+    check_prompt_files(with_prompt("prompts/missing.md"), tmp_path)  # missing: a warning later, as in the seed
+
+
+@pytest.mark.parametrize("path", ["../outside/secret.txt", "/etc/hostname", "link-out.md"])
+def test_prompt_files_outside_the_config_directory_are_refused(tmp_path: Path, path: str) -> None:
+    config_dir = tmp_path / "cfg"
+    config_dir.mkdir()
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret.txt").write_text("secret", encoding="utf-8")
+    (config_dir / "link-out.md").symlink_to(tmp_path / "outside" / "secret.txt")
+    with pytest.raises(ConfigError, match=r"systemPromptPath .* is outside .*--allow-outside-prompts") as info:
+        check_prompt_files(with_prompt(path), config_dir)
+    assert info.value.exit_code == EXIT_CONFIG_ERROR
+    check_prompt_files(with_prompt(path, allow=True), config_dir)
+
+
+def test_device_and_oversize_prompt_files_are_refused_even_when_allowed(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="agent 'a1' systemPromptPath /dev/zero is a device, not a regular file"):
+        check_prompt_files(with_prompt("/dev/zero", allow=True), tmp_path)
+    (tmp_path / "big.md").write_bytes(b"x" * (256 * 1024 + 1))
+    with pytest.raises(ConfigError, match="is larger than 256 KB"):
+        check_prompt_files(with_prompt("big.md"), tmp_path)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -24,21 +25,55 @@ def make_tree(root: Path) -> None:
 
 def test_text_files_are_gathered_sorted_under_headers(tmp_path: Path) -> None:
     make_tree(tmp_path)
-    text = gather_context(tmp_path)
+    text = gather_context(tmp_path).text
     assert text == "### README.md\n\n# Project\n\n### src/app.py\n\nprint('hi')\n"
 
 
 def test_hidden_binary_and_non_utf8_files_are_skipped(tmp_path: Path) -> None:
     make_tree(tmp_path)
-    text = gather_context(tmp_path)
+    gathered = gather_context(tmp_path)
     for skipped in (".env", "SECRET", ".git", "logo.png", "latin1.txt", "empty.txt"):
-        assert skipped not in text
+        assert skipped not in gathered.text
+    assert gathered.skipped == ["latin1.txt (is not UTF-8 text)", "logo.png (is not UTF-8 text)"]
+
+
+def test_symlinks_leading_outside_the_directory_are_skipped_and_listed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("TOP SECRET\n", encoding="utf-8")
+    root = tmp_path / "ctx"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "notes.md").write_text("notes\n", encoding="utf-8")
+    (root / "secret-link.txt").symlink_to(outside / "secret.txt")
+    (root / "zero").symlink_to("/dev/zero")
+    (root / "inside-link.md").symlink_to(root / "docs" / "notes.md")
+    (root / "outside-dir").symlink_to(outside, target_is_directory=True)
+    gathered = gather_context(root)
+    assert "TOP SECRET" not in gathered.text
+    assert "### docs/notes.md" in gathered.text and "### inside-link.md" in gathered.text
+    assert gathered.skipped == [
+        "outside-dir/ (a symlinked directory)",
+        "secret-link.txt (links outside the context directory)",
+        "zero (links outside the context directory)",
+    ]
+
+
+def test_fifos_and_oversize_files_inside_are_skipped_without_blocking(tmp_path: Path) -> None:
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "huge.log").write_bytes(b"x" * (1024 * 1024 + 1))
+    (tmp_path / "ok.txt").write_text("fine\n", encoding="utf-8")
+    gathered = gather_context(tmp_path)
+    assert gathered.text == "### ok.txt\n\nfine\n"
+    assert gathered.skipped == [
+        "huge.log (is larger than 1 MB, the limit for context files)",
+        "pipe (is a FIFO, not a regular file)",
+    ]
 
 
 def test_the_limit_cuts_and_names_what_was_left_out(tmp_path: Path) -> None:
     for name in ("a.txt", "b.txt", "c.txt"):
         (tmp_path / name).write_text(name[0] * 100, encoding="utf-8")
-    text = gather_context(tmp_path, max_chars=150)
+    text = gather_context(tmp_path, max_chars=150).text
     assert text.startswith("### a.txt\n\n" + "a" * 100)
     assert "### b.txt" in text
     assert "b" * 100 not in text
@@ -46,7 +81,7 @@ def test_the_limit_cuts_and_names_what_was_left_out(tmp_path: Path) -> None:
 
 
 def test_an_empty_directory_gives_no_context(tmp_path: Path) -> None:
-    assert gather_context(tmp_path) == ""
+    assert gather_context(tmp_path).text == ""
 
 
 def test_missing_path_or_file_is_invalid_arguments(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dialectic.cli.inputs import load_env_file, parse_env, resolve_problem
+from dialectic.cli.inputs import load_env_file, resolve_problem
 from dialectic.errors import EXIT_INVALID_ARGS, InvalidArgumentsError
 
 
@@ -54,25 +54,53 @@ def test_bad_problem_input_is_invalid_arguments(
     assert info.value.exit_code == EXIT_INVALID_ARGS
 
 
-def test_parse_env_handles_comments_quotes_and_export() -> None:
-    text = """
+def test_env_file_is_parsed_as_dotenv(tmp_path: Path) -> None:
+    path = tmp_path / ".env"
+    path.write_text(
+        """
 # a comment
 OPENAI_API_KEY=sk-123
 export BASE='http://localhost:11434/v1'
 QUOTED="with spaces" # trailing comment
 PLAIN=value # comment
+ESCAPED="tab\\there \\"quoted\\""
+MULTI="line one
+line two"
 EMPTY=
-not an assignment
  SPACED = padded
-"""
-    assert parse_env(text) == [
-        ("OPENAI_API_KEY", "sk-123"),
-        ("BASE", "http://localhost:11434/v1"),
-        ("QUOTED", "with spaces"),
-        ("PLAIN", "value"),
-        ("EMPTY", ""),
-        ("SPACED", "padded"),
-    ]
+""",
+        encoding="utf-8",
+    )
+    environ: dict[str, str] = {}
+    result = load_env_file(path, explicit=True, environ=environ)
+    assert environ == {
+        "OPENAI_API_KEY": "sk-123",
+        "BASE": "http://localhost:11434/v1",
+        "QUOTED": "with spaces",
+        "PLAIN": "value",
+        "ESCAPED": 'tab\there "quoted"',
+        "MULTI": "line one\nline two",
+        "EMPTY": "",
+        "SPACED": "padded",
+    }
+    assert result.loaded == list(environ)
+    assert result.warnings == []
+
+
+def test_unparsable_env_line_is_a_warning_naming_the_line(tmp_path: Path) -> None:
+    path = tmp_path / ".env"
+    path.write_text('GOOD=1\nnot an assignment = = "\nLATER=2\n', encoding="utf-8")
+    environ: dict[str, str] = {}
+    result = load_env_file(path, explicit=True, environ=environ)
+    assert environ["GOOD"] == "1"
+    assert len(result.warnings) == 1
+    assert "line 2" in result.warnings[0] and str(path) in result.warnings[0]
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
+def test_env_file_that_is_a_device_is_refused(device: str) -> None:
+    with pytest.raises(InvalidArgumentsError, match="is a device, not a regular file"):
+        load_env_file(Path(device), explicit=True, environ={})
 
 
 def test_env_file_does_not_override_existing_variables(tmp_path: Path) -> None:
@@ -80,13 +108,13 @@ def test_env_file_does_not_override_existing_variables(tmp_path: Path) -> None:
     path.write_text("A=from-file\nB=from-file\n", encoding="utf-8")
     environ = {"A": "already-set"}
     loaded = load_env_file(path, explicit=True, environ=environ)
-    assert loaded == ["B"]
+    assert loaded.loaded == ["B"]
     assert environ == {"A": "already-set", "B": "from-file"}
 
 
 def test_missing_default_env_file_is_fine(tmp_path: Path) -> None:
     environ: dict[str, str] = {}
-    assert load_env_file(tmp_path / ".env", explicit=False, environ=environ) == []
+    assert load_env_file(tmp_path / ".env", explicit=False, environ=environ).loaded == []
     assert environ == {}
 
 

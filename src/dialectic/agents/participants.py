@@ -7,7 +7,7 @@ persistence or failure handling — the engine does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from dialectic.config import AgentConfig, SummarizationConfig
 from dialectic.domain import ClarificationItem, Contribution, Participant, PromptSource
 from dialectic.llm.base import Completion, CompletionRequest, Message
 from dialectic.llm.client import LLMClient, RetryHook, StructuredResult
+from dialectic.user_files import PROMPT_FILE, decode_text, read_user_bytes
 
 ROLE_TITLES = {
     "architect": "System Architect",
@@ -45,15 +46,21 @@ class PromptFile:
 
 
 def read_prompt_file(path: str | None, config_dir: Path, warnings: list[str], what: str) -> PromptFile:
-    """Read a configured prompt file; an unreadable or empty one is a warning and the built-in prompt."""
+    """Read a configured prompt file.
+
+    A missing, non-UTF-8 or empty file is a warning and the built-in prompt (as in the seed);
+    one that must not be read at all (a device, FIFO, directory, system file, or larger than
+    the prompt-file cap) is a ``ConfigError``.
+    """
     if not path:
         return PromptFile(None, PromptSource())
     resolved = (config_dir / path).expanduser().resolve()
-    try:
-        text = resolved.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else type(exc).__name__
-        warnings.append(f"{what}: cannot read {resolved} ({reason}); using the built-in prompt")
+    if not resolved.exists():
+        warnings.append(f"{what}: cannot read {resolved} (No such file or directory); using the built-in prompt")
+        return PromptFile(None, PromptSource())
+    text = decode_text(read_user_bytes(resolved, replace(PROMPT_FILE, label=what)))
+    if text is None:
+        warnings.append(f"{what}: {resolved} is not UTF-8 text; using the built-in prompt")
         return PromptFile(None, PromptSource())
     if not text.strip():
         warnings.append(f"{what}: {resolved} is empty; using the built-in prompt")

@@ -15,6 +15,7 @@ from typing import Literal
 
 from dialectic.bench.extract import MatchMode, canonical_number
 from dialectic.errors import InvalidArgumentsError
+from dialectic.user_files import DATASET_FILE, read_user_text
 
 TaskName = Literal["arithmetic", "jsonl"]
 TASK_NAMES: tuple[str, ...] = ("arithmetic", "jsonl")
@@ -98,10 +99,7 @@ def jsonl_task(path: Path, n: int | None, match: MatchMode | None) -> Task:
     """
     if n is not None and n < 1:
         raise InvalidArgumentsError(f"-n must be at least 1 (got {n})")
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidArgumentsError(f"cannot read dataset {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    lines = read_user_text(path, DATASET_FILE).splitlines()
     items: list[Item] = []
     seen: set[str] = set()
     for number, line in enumerate(lines, start=1):

@@ -18,26 +18,20 @@ from typing import Protocol, TextIO
 from dialectic.cli.console import Terminal
 from dialectic.domain import AgentClarifications, ClarificationItem, DebateState
 from dialectic.errors import InvalidArgumentsError
+from dialectic.user_files import ANSWERS_FILE, read_user_text
 
 SKIPPED_ANSWER = "NA"
 
 
 def load_answers_file(path: Path) -> dict[str, str]:
     """A JSON object mapping question ids to answers; anything else is an invalid argument."""
-    if not path.exists():
-        raise InvalidArgumentsError(f"answers file not found: {path}")
-    if path.is_dir():
-        raise InvalidArgumentsError(f"answers file {path} is a directory")
+    text = read_user_text(path, ANSWERS_FILE)
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InvalidArgumentsError(f"answers file {path} is not a UTF-8 text file") from None
+        data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidArgumentsError(
             f"answers file {path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
         ) from None
-    except OSError as exc:
-        raise InvalidArgumentsError(f"cannot read answers file {path}: {exc.strerror or exc}") from None
     if not isinstance(data, dict):
         raise InvalidArgumentsError(f'answers file {path} must hold a JSON object such as {{"q1": "answer"}}')
     answers: dict[str, str] = {}
@@ -46,6 +40,26 @@ def load_answers_file(path: Path) -> dict[str, str]:
             raise InvalidArgumentsError(f"answers file {path}: the answer to '{key}' must be a string")
         answers[key] = str(value).strip() or SKIPPED_ANSWER
     return answers
+
+
+def unmatched_answer_ids(answers: dict[str, str], state: DebateState) -> list[str]:
+    """The ids in an answers file that match no question of ``state``, in the file's order."""
+    asked = {item.id for item in state.clarification_items()}
+    return [qid for qid in answers if qid not in asked]
+
+
+def unmatched_answers_warning(unmatched: list[str]) -> str:
+    """Worded as the engine's warning on resume, so both paths read the same."""
+    return f"ignoring answers to unknown or already answered questions: {', '.join(unmatched)}"
+
+
+def resume_answers_warnings(answers: dict[str, str], state: DebateState) -> list[str]:
+    """What ``resume --answers`` will not use: all of it when nothing is pending, else the unknown ids."""
+    pending = {item.id for item in state.pending_questions()}
+    if not pending:
+        return [f"--answers: debate {state.id} has no pending questions; the answers file is not used"]
+    unused = [qid for qid in answers if qid not in pending]
+    return [unmatched_answers_warning(unused)] if unused else []
 
 
 def question_line(group: AgentClarifications, item: ClarificationItem) -> str:

@@ -30,7 +30,7 @@ from dialectic.bench.summary import summarize
 from dialectic.bench.tasks import Task
 from dialectic.cli.console import Terminal
 from dialectic.cli.options import EnvFileOption, load_environment
-from dialectic.cli.output import check_writable_target, write_atomic
+from dialectic.cli.output import OutputTarget, check_output, write_output
 from dialectic.config import AgentConfig
 from dialectic.errors import DialecticError, InvalidArgumentsError
 from dialectic.llm.registry import ProviderPool
@@ -115,9 +115,6 @@ def bench(
     load_environment(env_file)
     if concurrency < 1:
         raise InvalidArgumentsError(f"--concurrency must be at least 1 (got {concurrency})")
-    for path, flag in ((output, "--output"), (report, "--report"), (plot, "--plot")):
-        if path is not None:
-            check_writable_target(path, flag)
     if plot is not None:
         require_matplotlib()
     options = BenchOptions(
@@ -141,6 +138,10 @@ def bench(
         pool = make_pool()
         env = env_for(spec, pool, RetryPolicy())
         pool.check(_participants(spec, env))
+        output_target, report_target, plot_target = (
+            check_output(path, flag) if path is not None else None
+            for path, flag in ((output, "--output"), (report, "--report"), (plot, "--plot"))
+        )
         if resume is None:
             bench_store.create_run(spec)
         term.line(
@@ -159,11 +160,11 @@ def bench(
         results = bench_store.results(spec.id)
     summary = summarize(spec, bench_task.description, len(bench_task.items), arms_for(spec), results)
     markdown = to_markdown(summary)
-    _write(output, to_json(summary, results))
-    _write(report, markdown)
-    if plot is not None:
+    _write(output_target, to_json(summary, results))
+    _write(report_target, markdown)
+    if plot is not None and plot_target is not None and not plot_target.discard:
         try:
-            write_plot(summary, plot)
+            write_plot(summary, plot_target.path)
         except OSError as exc:
             raise InvalidArgumentsError(f"cannot write --plot {plot}: {exc.strerror or exc}") from None
     sys.stdout.write(markdown)
@@ -206,6 +207,6 @@ def _resume_hint(run_id: str, data_dir: Path) -> str:
     return f"dialectic bench --resume {run_id}{flag}"
 
 
-def _write(path: Path | None, text: str) -> None:
-    if path is not None:
-        write_atomic(path, text)
+def _write(target: OutputTarget | None, text: str) -> None:
+    if target is not None:
+        write_output(target, text)

@@ -21,7 +21,7 @@ from rich.table import Table
 from dialectic.cli.answers import question_line
 from dialectic.cli.console import Terminal
 from dialectic.cli.options import StoreOption, VerboseOption, open_debate_store
-from dialectic.cli.output import export_json, write_atomic, write_report
+from dialectic.cli.output import check_output, check_report, export_json, write_output, write_report
 from dialectic.cli.session import resume_command
 from dialectic.cli.verbose import participant_names
 from dialectic.domain import DebateState, DebateStatus, Participant, utc_now
@@ -107,15 +107,20 @@ def export(
     text = export_json(_load(debate_id, store))
     if output is None or str(output) == "-":
         sys.stdout.write(text)
-    else:
-        write_atomic(output, text)
-        Terminal().line(f"Exported debate {debate_id} to {output}")
+        return
+    target = check_output(output, "--output")
+    write_output(target, text)
+    if not target.discard:
+        Terminal().line(f"Exported debate {debate_id} to {target.path}")
 
 
 def report(
     debate_id: IdArgument,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Markdown file to write (none: stdout).")
+        str | None,
+        typer.Option(
+            "--output", "-o", metavar="PATH", help="Markdown file to write (a directory: <id>.md in it; none: stdout)."
+        ),
     ] = None,
     verbose: VerboseOption = False,
     store: StoreOption = None,
@@ -125,7 +130,7 @@ def report(
     if output is None:
         sys.stdout.write(render_report(state, verbose=verbose))
         return
-    write_report(state, output, verbose=verbose, term=Terminal(), fatal=True)
+    write_report(state, check_report(output, "--output"), verbose=verbose, term=Terminal(), fatal=True)
 
 
 def shown_listings(store: DebateStore, *, status: str | None, limit: int | None) -> list[tuple[DebateListing, str]]:

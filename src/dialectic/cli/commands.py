@@ -13,9 +13,15 @@ from typing import Annotated
 
 import typer
 
-from dialectic.cli.answers import Answerer, load_answers_file
+from dialectic.cli.answers import (
+    Answerer,
+    load_answers_file,
+    resume_answers_warnings,
+    unmatched_answer_ids,
+    unmatched_answers_warning,
+)
 from dialectic.cli.console import Terminal
-from dialectic.cli.inputs import resolve_problem
+from dialectic.cli.inputs import require_one_problem, resolve_problem
 from dialectic.cli.options import (
     AnswersOption,
     EnvFileOption,
@@ -26,13 +32,14 @@ from dialectic.cli.options import (
     load_environment,
     open_debate_store,
 )
-from dialectic.cli.output import check_writable_target, emit_results, report_path
+from dialectic.cli.output import OutputTarget, check_output, check_report, emit_results
 from dialectic.cli.session import DebateSession
 from dialectic.cli.verbose import summary_lines
 from dialectic.config import AgentConfig, SystemConfig
 from dialectic.config_loader import (
     DEFAULT_CONFIG_FILENAME,
     apply_overrides,
+    check_prompt_files,
     choose_default_provider,
     load_config,
     with_local_limits,
@@ -40,6 +47,7 @@ from dialectic.config_loader import (
 from dialectic.context.files import gather_context
 from dialectic.domain import DebateState
 from dialectic.engine import DebateRequest
+from dialectic.engine.api import CONFIG_DIR_KEY
 from dialectic.errors import DebateStateError, InvalidArgumentsError
 from dialectic.llm.local_models import is_local_available
 from dialectic.llm.registry import ProviderPool
@@ -75,32 +83,52 @@ def debate(
         typer.Option("--model-path", help="A GGUF model file: every agent and the judge run it on the local provider."),
     ] = None,
     store: StoreOption = None,
+    allow_outside_prompts: Annotated[
+        bool,
+        typer.Option(
+            "--allow-outside-prompts",
+            help="Let the config's prompt paths point outside its directory (saved with the debate for resume).",
+        ),
+    ] = False,
 ) -> None:
     """Run a debate on a problem and print the judge's solution."""
     term = Terminal()
     load_environment(env_file)
-    text = resolve_problem(problem, problem_file)
+    require_one_problem(problem, problem_file)
     answer_book = load_answers_file(answers) if answers is not None else None
     loaded = load_config(config or Path(DEFAULT_CONFIG_FILENAME), explicit=config is not None)
     for warning in loaded.warnings:
         term.warning(warning)
+    text = resolve_problem(problem, problem_file, loaded.config.limits)
     provider, model = _provider_and_model(provider, model, model_path, has_config=loaded.path is not None, term=term)
     resolved, override_warnings = apply_overrides(
-        loaded.config, rounds=rounds, roles=agents, provider=provider, model=model
+        loaded.config,
+        rounds=rounds,
+        roles=agents,
+        provider=provider,
+        model=model,
+        allow_outside_prompts=allow_outside_prompts,
     )
     resolved = with_local_limits(resolved)
     for warning in override_warnings:
         term.warning(warning)
+    check_prompt_files(resolved, loaded.directory)
+    asks = clarify or resolved.debate.interactive_clarifications
+    if answer_book is not None and not asks:
+        term.warning("--answers is not used without --clarify: no clarifying questions will be asked")
     gathered = _gather(context, term)
-    _check_targets(output, report)
     check_providers(resolved)
+    output_target, report_target = _check_targets(output, report)
     debate_store, store_flag = open_debate_store(store)
     request = DebateRequest(
         problem=text, config=resolved, config_dir=loaded.directory, context=gathered, clarify=clarify
     )
     session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose)
     try:
-        _finish(session.start(request), output=output, report=report, verbose=verbose, term=term)
+        state = session.start(request)
+        if answer_book and asks:
+            _warn_unmatched_answers(answer_book, state, term)
+        _finish(state, output=output_target, report=report_target, verbose=verbose, term=term)
     finally:
         session.announce_saved()
         debate_store.close()
@@ -119,17 +147,22 @@ def resume(
     term = Terminal()
     load_environment(env_file)
     answer_book = load_answers_file(answers) if answers is not None else None
-    _check_targets(output, report)
     debate_store, store_flag = open_debate_store(store, create=False)
     try:
         state = debate_store.load(debate_id)
         if state.status == "completed":
             raise DebateStateError(f"debate {debate_id} is already completed; see it with: dialectic show {debate_id}")
         if state.config:
-            check_providers(SystemConfig.model_validate(state.config))
+            saved = SystemConfig.model_validate(state.config)
+            check_prompt_files(saved, Path(str(state.config.get(CONFIG_DIR_KEY, "."))))
+            check_providers(saved)
+        output_target, report_target = _check_targets(output, report)
+        if answer_book is not None:
+            for warning in resume_answers_warnings(answer_book, state):
+                term.warning(warning)
         session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose)
         try:
-            _finish(session.resume(state), output=output, report=report, verbose=verbose, term=term)
+            _finish(session.resume(state), output=output_target, report=report_target, verbose=verbose, term=term)
         finally:
             session.announce_saved()
     finally:
@@ -171,21 +204,31 @@ def _new_session(
 def _gather(directory: Path | None, term: Terminal) -> str | None:
     if directory is None:
         return None
-    text = gather_context(directory)
-    if not text:
+    gathered = gather_context(directory)
+    if gathered.skipped:
+        term.warning(f"--context {directory}: skipped {gathered.skipped_summary()}")
+    if not gathered.text:
         term.warning(f"--context {directory} holds no readable text files; no context is added")
         return None
-    return text
+    return gathered.text
 
 
-def _check_targets(output: Path | None, report: Path | None) -> None:
-    if output is not None:
-        check_writable_target(output, "--output")
-    if report is not None:
-        check_writable_target(report_path(report), "--report")
+def _check_targets(output: str | None, report: str | None) -> tuple[OutputTarget | None, OutputTarget | None]:
+    """Every output path checked (parents created) before the debate is created or resumed."""
+    output_target = check_output(output, "--output") if output is not None else None
+    report_target = check_report(report, "--report") if report is not None else None
+    return output_target, report_target
 
 
-def _finish(state: DebateState, *, output: Path | None, report: Path | None, verbose: bool, term: Terminal) -> None:
+def _warn_unmatched_answers(answers: dict[str, str], state: DebateState, term: Terminal) -> None:
+    unmatched = unmatched_answer_ids(answers, state)
+    if unmatched:
+        term.warning(unmatched_answers_warning(unmatched))
+
+
+def _finish(
+    state: DebateState, *, output: OutputTarget | None, report: OutputTarget | None, verbose: bool, term: Terminal
+) -> None:
     if state.status == "completed":
         emit_results(state, output=output, report=report, verbose=verbose, term=term)
     if verbose:

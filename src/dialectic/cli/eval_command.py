@@ -19,7 +19,7 @@ from rich.console import Console
 
 from dialectic.cli.console import Terminal
 from dialectic.cli.options import EnvFileOption, load_environment, open_debate_store
-from dialectic.cli.output import write_atomic
+from dialectic.cli.output import OutputTarget, check_output, write_output
 from dialectic.config_loader import describe_validation_error
 from dialectic.domain import DebateState
 from dialectic.errors import InvalidArgumentsError
@@ -35,6 +35,7 @@ from dialectic.eval.output import (
     scores_table,
 )
 from dialectic.llm.registry import ProviderPool
+from dialectic.user_files import DEBATE_FILE, read_user_text
 
 ConfigOption = Annotated[
     Path, typer.Option("--config", "-c", help='Evaluator configuration (JSON with an "agents" list).')
@@ -77,8 +78,6 @@ def evaluate(
     if samples < 1:
         raise InvalidArgumentsError(f"--samples must be at least 1 (got {samples})")
     fmt = output_format(output) if output is not None else None
-    if output is not None and fmt == "csv":
-        check_csv_target(output)
     loaded = load_eval_config(config)
     state, source = load_debate(debate, store)
     plan = plan_evaluation(state, loaded)
@@ -87,13 +86,16 @@ def evaluate(
         term.warning(warning)
     pool = ProviderPool()
     pool.check([prepared.config.agent_config() for prepared in plan.evaluators])
+    target = check_output(output, "--output") if output is not None else None
+    if target is not None and fmt == "csv" and not target.discard:
+        check_csv_target(target.path)
     if verbose:
         _describe_plan(plan, loaded.path, source, term)
     term.line(f"Evaluating debate {state.id} with {len(plan.evaluators)} evaluator(s), {samples} sample(s) each")
     report = asyncio.run(_run(plan, pool, samples, source, lambda failure: _report_failure(failure, samples, term)))
     if verbose:
         _describe_results(report, term)
-    _emit(report, output, fmt, term)
+    _emit(report, target, fmt, term)
 
 
 def load_debate(debate: str, store: str | None) -> tuple[DebateState, str]:
@@ -109,12 +111,8 @@ def load_debate(debate: str, store: str | None) -> tuple[DebateState, str]:
 
 
 def _read_debate_file(path: Path) -> DebateState:
-    if not path.exists():
-        raise InvalidArgumentsError(f"debate file not found: {path}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidArgumentsError(f"cannot read debate file {path}: {exc}") from None
+        data = json.loads(read_user_text(path, DEBATE_FILE))
     except json.JSONDecodeError as exc:
         raise InvalidArgumentsError(
             f"invalid JSON in debate file {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}"
@@ -167,12 +165,14 @@ def _describe_results(report: EvaluationReport, term: Terminal) -> None:
             )
 
 
-def _emit(report: EvaluationReport, output: Path | None, fmt: OutputFormat | None, term: Terminal) -> None:
+def _emit(report: EvaluationReport, output: OutputTarget | None, fmt: OutputFormat | None, term: Terminal) -> None:
     if output is None:
         Console(highlight=False).print(scores_table(report))
+    elif output.discard:
+        return
     elif fmt == "csv":
-        append_csv(output, report)
-        term.line(f"Appended the evaluation of {report.debate_id} to {output}")
+        append_csv(output.path, report)
+        term.line(f"Appended the evaluation of {report.debate_id} to {output.path}")
     else:
-        write_atomic(output, render_json(report) if fmt == "json" else render_markdown(report))
-        term.line(f"Wrote the evaluation of {report.debate_id} to {output}")
+        write_output(output, render_json(report) if fmt == "json" else render_markdown(report))
+        term.line(f"Wrote the evaluation of {report.debate_id} to {output.path}")

@@ -2,102 +2,118 @@
 
 from __future__ import annotations
 
+import io
+import logging
 import os
-from collections.abc import MutableMapping
+from collections.abc import Iterator, MutableMapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from dialectic.errors import DialecticError, InvalidArgumentsError
+from dotenv import dotenv_values
+
+from dialectic.config import LimitsConfig
+from dialectic.errors import InvalidArgumentsError
+from dialectic.user_files import ENV_FILE, PROBLEM_FILE, read_user_text
 
 DEFAULT_ENV_FILE = ".env"
+_UTF8_MAX_BYTES_PER_CHAR = 4
 
 
-def resolve_problem(problem: str | None, problem_file: Path | None) -> str:
-    """The problem from exactly one of the argument and ``--problem-file``.
+def resolve_problem(problem: str | None, problem_file: Path | None, limits: LimitsConfig | None = None) -> str:
+    """The problem from exactly one of the argument and ``--problem-file``, within ``limits``.
 
     The argument is trimmed; the file (relative to the working directory) must be non-empty
     UTF-8 text, and its raw content is returned so its formatting reaches the agents intact.
+    A problem longer than ``limits.maxProblemChars`` is refused, naming the limit.
     """
-    if problem is not None and problem_file is not None:
-        raise InvalidArgumentsError("give the problem either as an argument or with --problem-file, not both")
+    limits = limits or LimitsConfig()
+    require_one_problem(problem, problem_file)
     if problem_file is not None:
-        return _read_problem_file(problem_file)
-    if problem is None:
-        raise InvalidArgumentsError('no problem given: use dialectic debate "PROBLEM" or --problem-file FILE')
-    text = problem.strip()
-    if not text:
-        raise InvalidArgumentsError("the problem is empty")
+        text = _read_problem_file(problem_file, limits)
+    else:
+        text = (problem or "").strip()
+        if not text:
+            raise InvalidArgumentsError("the problem is empty")
+    if len(text) > limits.max_problem_chars:
+        raise InvalidArgumentsError(
+            f"the problem has {len(text):,} characters, more than the limit of {limits.max_problem_chars:,}; "
+            "shorten it, or raise limits.maxProblemChars in the config file"
+        )
     return text
 
 
-def _read_problem_file(path: Path) -> str:
-    if not path.exists():
-        raise InvalidArgumentsError(f"problem file not found: {path}")
-    if path.is_dir():
-        raise InvalidArgumentsError(f"problem file {path} is a directory")
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise DialecticError(f"cannot read problem file {path}: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        text = None
-    if text is None or "\x00" in text:
-        raise InvalidArgumentsError(f"problem file {path} is not a UTF-8 text file")
+def require_one_problem(problem: str | None, problem_file: Path | None) -> None:
+    """Exactly one of the argument and ``--problem-file`` (checked before anything is read)."""
+    if problem is not None and problem_file is not None:
+        raise InvalidArgumentsError("give the problem either as an argument or with --problem-file, not both")
+    if problem is None and problem_file is None:
+        raise InvalidArgumentsError('no problem given: use dialectic debate "PROBLEM" or --problem-file FILE')
+
+
+def _read_problem_file(path: Path, limits: LimitsConfig) -> str:
+    """The file's text; the byte cap grows with ``maxProblemChars`` so raising that limit is enough."""
+    kind = PROBLEM_FILE.with_limit(
+        max(PROBLEM_FILE.max_bytes, _UTF8_MAX_BYTES_PER_CHAR * limits.max_problem_chars),
+        f"problems are limited to {limits.max_problem_chars:,} characters "
+        "(raise limits.maxProblemChars in the config file to allow more)",
+    )
+    text = read_user_text(path, kind)
     if not text.strip():
         raise InvalidArgumentsError(f"problem file {path} is empty")
     return text
 
 
-def load_env_file(path: Path, *, explicit: bool, environ: MutableMapping[str, str] | None = None) -> list[str]:
-    """Load ``KEY=VALUE`` lines from ``path`` into ``environ`` (``os.environ`` by default).
+@dataclass
+class EnvFileLoad:
+    loaded: list[str] = field(default_factory=list)
+    """The variables the file set (those already in the environment are left alone)."""
+    warnings: list[str] = field(default_factory=list)
 
-    Variables already set win over the file. Blank lines and ``#`` comments are ignored, an
-    ``export`` prefix is allowed, and surrounding quotes are removed. A missing default file
-    is fine; a missing file the user named is an error. Returns the names that were set.
+
+def load_env_file(path: Path, *, explicit: bool, environ: MutableMapping[str, str] | None = None) -> EnvFileLoad:
+    """Load the dotenv file ``path`` into ``environ`` (``os.environ`` by default).
+
+    Parsed by python-dotenv: quotes, escapes, ``export``, multi-line values and ``${VAR}``
+    expansion (from the file and the process environment). Variables already set win over
+    the file. A missing default file is fine; a missing file the user named is an error.
+    Lines that cannot be parsed are skipped with a warning.
     """
     env = os.environ if environ is None else environ
-    if not path.exists():
-        if explicit:
-            raise InvalidArgumentsError(f"env file not found: {path}")
-        return []
-    if path.is_dir():
-        raise InvalidArgumentsError(f"env file {path} is a directory")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise InvalidArgumentsError(f"env file {path} is not a UTF-8 text file") from None
-    except OSError as exc:
-        raise InvalidArgumentsError(f"cannot read env file {path}: {exc.strerror or exc}") from None
-    loaded: list[str] = []
-    for key, value in parse_env(text):
-        if key not in env:
+    if not explicit and not path.exists() and not path.is_symlink():
+        return EnvFileLoad()
+    text = read_user_text(path, ENV_FILE)
+    result = EnvFileLoad()
+    with _dotenv_warnings() as messages:
+        values = dotenv_values(stream=io.StringIO(text), interpolate=True)
+    result.warnings = [f"env file {path}: {message}; the statement is ignored" for message in messages]
+    for key, value in values.items():
+        if value is not None and key not in env:
             env[key] = value
-            loaded.append(key)
-    return loaded
+            result.loaded.append(key)
+    return result
 
 
-def parse_env(text: str) -> list[tuple[str, str]]:
-    """The ``(key, value)`` pairs of a dotenv text; lines that are not assignments are skipped."""
-    pairs: list[tuple[str, str]] = []
-    for raw in text.splitlines():
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        line = line.removeprefix("export ").lstrip()
-        key, sep, value = line.partition("=")
-        key = key.strip()
-        if not sep or not key or any(c.isspace() for c in key):
-            continue
-        pairs.append((key, _env_value(value.strip())))
-    return pairs
+class _Collect(logging.Handler):
+    def __init__(self, into: list[str]) -> None:
+        super().__init__(logging.WARNING)
+        self._into = into
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self._into.append(record.getMessage().removeprefix("python-dotenv ").rstrip("."))
 
 
-def _env_value(value: str) -> str:
-    """A quoted value up to its closing quote; an unquoted one up to a `` #`` comment."""
-    if value[:1] in ("'", '"'):
-        end = value.find(value[0], 1)
-        if end > 0:
-            return value[1:end]
-    comment = value.find(" #")
-    return value[:comment].rstrip() if comment >= 0 else value
+@contextmanager
+def _dotenv_warnings() -> Iterator[list[str]]:
+    """python-dotenv logs unparsable lines; collect them so they reach the user as our warnings."""
+    logger = logging.getLogger("dotenv.main")
+    messages: list[str] = []
+    handler = _Collect(messages)
+    propagate = logger.propagate
+    logger.addHandler(handler)
+    logger.propagate = False
+    try:
+        yield messages
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate = propagate

@@ -8,6 +8,7 @@ from typing import Annotated
 
 import typer
 
+from dialectic.cli.console import Terminal
 from dialectic.cli.inputs import DEFAULT_ENV_FILE, load_env_file
 from dialectic.store import MEMORY_LOCATION, DebateStore, open_store, resolve_data_dir
 
@@ -27,10 +28,19 @@ VerboseOption = Annotated[
     bool, typer.Option("--verbose", "-v", help="Show prompt sources and per-contribution details.")
 ]
 OutputOption = Annotated[
-    Path | None,
-    typer.Option("--output", "-o", help="Write the result here instead of stdout (.json: the whole debate)."),
+    str | None,
+    typer.Option(
+        "--output", "-o", metavar="PATH", help="Write the result here instead of stdout (.json: the whole debate)."
+    ),
 ]
-ReportOption = Annotated[Path | None, typer.Option("--report", help="Also write a Markdown report here (.md added).")]
+ReportOption = Annotated[
+    str | None,
+    typer.Option(
+        "--report",
+        metavar="PATH",
+        help="Also write a Markdown report here (.md added; a directory: <debate-id>.md in it).",
+    ),
+]
 AnswersOption = Annotated[
     Path | None,
     typer.Option("--answers", help='JSON object of clarification answers by question id, e.g. {"q1": "..."}.'),
@@ -39,7 +49,11 @@ AnswersOption = Annotated[
 
 def load_environment(env_file: Path | None) -> None:
     """Load ``--env-file`` (or a ``.env`` in the working directory when there is one)."""
-    load_env_file(env_file or Path(DEFAULT_ENV_FILE), explicit=env_file is not None)
+    loaded = load_env_file(env_file or Path(DEFAULT_ENV_FILE), explicit=env_file is not None)
+    if loaded.warnings:
+        term = Terminal()
+        for warning in loaded.warnings:
+            term.warning(warning)
 
 
 def open_debate_store(store: str | None, *, create: bool = True) -> tuple[DebateStore, str | None]:

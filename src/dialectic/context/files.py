@@ -1,43 +1,63 @@
 """Gathering the text files of a directory into one context block (``--context DIR``).
 
 Hidden files and directories are skipped (they often hold secrets such as ``.env`` or
-repository internals such as ``.git``), and so are binaries and files that are not UTF-8.
-The result is bounded so a large tree cannot blow up every prompt of the debate.
+repository internals such as ``.git``). Nothing read may come from outside the directory:
+a symlink whose target resolves outside it is skipped, symlinked directories are not
+followed, and every file goes through the user-file reader (regular files only, at most
+1 MB each, UTF-8 text), so a device, a FIFO or a binary is skipped too. Every skipped file
+is named with its reason. The result is bounded so a large tree cannot blow up every prompt.
 """
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialectic.errors import InvalidArgumentsError
+from dialectic.user_files import CONTEXT_FILE, try_read_user_text
 
 DEFAULT_MAX_CHARS = 40_000
 _SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
-_SNIFF_BYTES = 8192
-_MAX_LISTED_OMISSIONS = 10
+_MAX_LISTED = 10
 
 
-def gather_context(directory: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> str:
+@dataclass
+class GatheredContext:
+    text: str
+    """The context block; ``""`` when no readable, non-empty text file was found."""
+    skipped: list[str] = field(default_factory=list)
+    """``path (reason)`` for every file that was not read."""
+
+    def skipped_summary(self) -> str:
+        """The skipped files on one line (the first ten, then a count)."""
+        return _listed(self.skipped)
+
+
+def gather_context(directory: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> GatheredContext:
     """The directory's text files, sorted by path, each under a ``### path`` header.
 
     Files are added whole while they fit in ``max_chars``; the first one that does not is
     cut, and a closing note names what was cut and the files after it, which are not read.
-    Returns ``""`` when the directory holds no readable, non-empty text file.
     """
     if not directory.exists():
         raise InvalidArgumentsError(f"context directory not found: {directory}")
     if not directory.is_dir():
         raise InvalidArgumentsError(f"context path is not a directory: {directory}")
+    root = directory.resolve()
     parts: list[str] = []
     used = 0
     left_out: list[str] = []
-    for path in _candidate_files(directory):
+    candidates, skipped = _candidate_files(directory)
+    for path in candidates:
         relative = path.relative_to(directory).as_posix()
         if left_out:
             left_out.append(relative)
             continue
-        text = _read_text(path)
+        text, reason = _read_inside(path, root)
+        if reason is not None:
+            skipped.append(f"{relative} ({reason})")
+            continue
         if not text or not text.strip():
             continue
         block = f"### {relative}\n\n{text.rstrip()}\n\n"
@@ -52,35 +72,39 @@ def gather_context(directory: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> st
             used = max_chars
             left_out.append(f"{relative} (cut)")
     if left_out:
-        parts.append(_omission_note(max_chars, left_out))
-    return "".join(parts).rstrip() + "\n" if parts else ""
+        parts.append(f"[context limited to {max_chars} characters; left out: {_listed(left_out)}]\n")
+    text = "".join(parts).rstrip() + "\n" if parts else ""
+    return GatheredContext(text, sorted(skipped))
 
 
-def _candidate_files(directory: Path) -> list[Path]:
-    """Every non-hidden file under ``directory`` outside skipped directories, sorted by path."""
+def _candidate_files(directory: Path) -> tuple[list[Path], list[str]]:
+    """Every non-hidden file under ``directory`` outside skipped directories, sorted by path;
+    and the symlinked directories, which are not followed."""
     found: list[Path] = []
+    skipped: list[str] = []
     for root, dirs, files in os.walk(directory):
-        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIPPED_DIRS]
+        kept = []
+        for name in dirs:
+            if name.startswith(".") or name in _SKIPPED_DIRS:
+                continue
+            if Path(root, name).is_symlink():
+                skipped.append(f"{Path(root, name).relative_to(directory).as_posix()}/ (a symlinked directory)")
+                continue
+            kept.append(name)
+        dirs[:] = kept
         found.extend(Path(root, name) for name in files if not name.startswith("."))
-    return sorted(found, key=lambda p: p.relative_to(directory).as_posix())
+    return sorted(found, key=lambda p: p.relative_to(directory).as_posix()), skipped
 
 
-def _read_text(path: Path) -> str | None:
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    if b"\x00" in data[:_SNIFF_BYTES]:
-        return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+def _read_inside(path: Path, root: Path) -> tuple[str | None, str | None]:
+    """The file's text, or why it was skipped; a file resolving outside ``root`` is never opened."""
+    resolved = path.resolve()
+    if not resolved.is_relative_to(root):
+        return None, "links outside the context directory"
+    return try_read_user_text(resolved, CONTEXT_FILE)
 
 
-def _omission_note(max_chars: int, left_out: list[str]) -> str:
-    shown = ", ".join(left_out[:_MAX_LISTED_OMISSIONS])
-    more = len(left_out) - _MAX_LISTED_OMISSIONS
-    if more > 0:
-        shown += f" and {more} more"
-    return f"[context limited to {max_chars} characters; left out: {shown}]\n"
+def _listed(names: list[str]) -> str:
+    shown = ", ".join(names[:_MAX_LISTED])
+    more = len(names) - _MAX_LISTED
+    return f"{shown} and {more} more" if more > 0 else shown

@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError, field_validator
 from dialectic.config import KNOWN_PROVIDERS, AgentConfig, ConfigModel, unique_ids
 from dialectic.config_loader import describe_validation_error
 from dialectic.errors import ConfigError
+from dialectic.user_files import EVAL_CONFIG_FILE, read_user_text
 
 EVALUATOR_ROLE = "evaluator"
 DEFAULT_EVAL_TEMPERATURE = 0.1
@@ -84,11 +85,7 @@ class LoadedEvalConfig:
 
 def load_eval_config(path: Path) -> LoadedEvalConfig:
     """Read and validate ``path``; every problem is a :class:`ConfigError`."""
-    if path.is_dir():
-        raise ConfigError(f"eval config path {path} is a directory, not a file")
-    if not path.exists():
-        raise ConfigError(f"eval config file not found: {path}")
-    config = parse_eval_config(_read(path), path)
+    config = parse_eval_config(read_user_text(path, EVAL_CONFIG_FILE), path)
     if not config.evaluators():
         raise ConfigError(f'no enabled evaluator in {path}: set "enabled": true on at least one agent')
     return LoadedEvalConfig(config, path, path.expanduser().absolute().parent)
@@ -106,12 +103,3 @@ def parse_eval_config(text: str, path: Path) -> EvalConfig:
         return EvalConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"invalid eval config in {path}: {describe_validation_error(exc)}") from None
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except UnicodeDecodeError:
-        raise ConfigError(f"eval config file {path} is not UTF-8 text") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read eval config file {path}: {exc.strerror or exc}") from None

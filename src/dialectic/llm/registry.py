@@ -107,7 +107,8 @@ def resolve_settings(agent: AgentConfig, env: Mapping[str, str] | None = None) -
     """The endpoint and key an agent will use; raises ``MissingApiKeyError`` (exit 4) if a key is missing.
 
     A key is not required when the agent names its own ``baseUrl`` (local servers such as
-    Ollama or a llama.cpp server accept any key).
+    Ollama or a llama.cpp server accept any key), unless the agent also names ``apiKeyEnv``:
+    a variable the user named must be set.
     """
     environ = os.environ if env is None else env
     spec = provider_spec(agent.provider)
@@ -116,7 +117,7 @@ def resolve_settings(agent: AgentConfig, env: Mapping[str, str] | None = None) -
     )
     key_env = agent.api_key_env or spec.api_key_env
     api_key = environ.get(key_env) if key_env else None
-    if key_env and not api_key and not agent.base_url:
+    if key_env and not api_key and (agent.api_key_env or not agent.base_url):
         raise MissingApiKeyError(agent.provider, key_env)
     timeout_s = agent.timeout / 1000 if agent.timeout else None
     return ProviderSettings(provider=agent.provider, api_key=api_key, base_url=base_url, timeout_s=timeout_s)
