@@ -10,8 +10,8 @@ import pytest
 from dialectic import events as ev
 from dialectic.errors import ProviderUnavailable, RateLimited, RetriesExhausted, TooFewAgentsError
 from dialectic.llm.base import CompletionRequest
-from dialectic.llm.scripted import ScriptedProvider, ScriptedReply, default_reply
 from dialectic.llm.retry import RetryPolicy
+from dialectic.llm.scripted import ScriptedProvider, ScriptedReply, default_reply
 from dialectic.testing.harness import Harness, make_config
 
 

@@ -12,7 +12,6 @@ from dialectic.errors import (
     DebateTimeoutError,
     ProviderAuthError,
     ProviderUnavailable,
-    RetriesExhausted,
     TooFewAgentsError,
 )
 from dialectic.llm.base import FINISH_LENGTH, CompletionRequest

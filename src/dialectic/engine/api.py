@@ -14,7 +14,7 @@ from dialectic.engine.context import RunContext
 from dialectic.engine.lease import HeldLease, LeaseHold, LeasePolicy
 from dialectic.engine.roster import Roster, build_roster
 from dialectic.engine.runner import node_named, run_graph
-from dialectic.errors import DebateStateError
+from dialectic.errors import DebateStateError, StoreError
 from dialectic.events import EventBus
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
@@ -64,7 +64,7 @@ class DebateEngine:
         snapshot = config.to_json_dict()
         snapshot[CONFIG_DIR_KEY] = str(config_dir)
         state = DebateState(
-            id=new_debate_id(),
+            id=self._fresh_id(),
             problem=request.problem,
             context=request.context or None,
             status="running",
@@ -77,6 +77,14 @@ class DebateEngine:
             ctx = RunContext(state=lease.store.load(state.id), store=lease.store, bus=self.bus, roster=roster)
             self._announce(ctx, resumed=False)
             return await run_graph(ctx, node_named(None))
+
+    def _fresh_id(self) -> str:
+        """A new debate id not yet in the store (ids carry the second they were made and 16 random bits)."""
+        for _ in range(100):
+            candidate = new_debate_id()
+            if not self.store.exists(candidate):
+                return candidate
+        raise StoreError(f"could not find an unused debate id in {self.store.location}")
 
     async def resume(self, debate_id: str, answers: Mapping[str, str] | None = None) -> DebateState:
         """Continue a saved debate; :class:`~dialectic.errors.DebateBusyError` if another run holds it."""

@@ -35,9 +35,10 @@ import json
 import signal
 import socket
 import threading
+import time
 from collections import Counter, deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType, TracebackType
 from typing import Any
@@ -76,6 +77,8 @@ class RecordedRequest:
     body: dict[str, Any]
     headers: dict[str, str]
     """Header names are lower-cased."""
+    received_at: float = field(default_factory=time.monotonic)
+    """``time.monotonic()`` when the request arrived (comparable across processes on one machine)."""
 
 
 def closed_port_url(host: str = "127.0.0.1") -> str:
@@ -127,6 +130,8 @@ class FakeLLMServer:
         self.auth_key = auth_key
         self.requests: list[RecordedRequest] = []
         self.call_count = 0
+        self.answered_at: list[float] = []
+        """``time.monotonic()`` when each completion was about to be sent (benchmarks time the client with it)."""
         self.faults_served: Counter[str] = Counter()
         self._address = (host, port)
         self._faults: deque[Fault] = deque()
@@ -292,6 +297,7 @@ class _Handler(BaseHTTPRequestHandler):
         if fault is not None and fault.kind == "truncate":
             completion = cut_off(completion)
         self.fake._count()
+        self.fake.answered_at.append(time.monotonic())
         chunk_delay = fault.chunk_delay_s if fault is not None else 0.0
         if body.get("stream") and api == "chat":
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))

@@ -1,0 +1,322 @@
+"""How fast a debate runs end to end: ``dialectic debate`` as a subprocess against the fake server.
+
+For 3 agents × 3 rounds and 5 agents × 3 rounds, with per-call latency 300 ms × lognormal
+σ 0.5 (seeded) and ~150-word replies, over several seeds, it prints per workload:
+
+* wall time of the whole command (median, min–max), calls, prompt tokens;
+* time from process start to the first LLM request, and from the last reply to process exit;
+* CPU per call of the ``dialectic`` process;
+* wall ÷ the critical-path bound: the longest chain of the debate's own saved call latencies
+  through its dependency graph (``dialectic.engine.dataflow``) — what a scheduler with no
+  round barriers could reach.
+
+Then, at zero latency: CPU per debate for 1, 3 and 8 rounds (the slope is the marginal CPU per
+call) and the time one store append takes as the debate grows; and ``dialectic --help`` wall.
+``--profile`` runs one 3×3 debate under cProfile and prints where the time outside calls goes.
+
+    .venv/bin/python benchmarks/speed.py            # the figures, with the targets beside them
+    .venv/bin/python benchmarks/speed.py --profile  # where the non-call time goes
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import pstats
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from dialectic.domain import DebateState
+from dialectic.engine.dataflow import critical_path
+from dialectic.llm.base import CompletionRequest
+from dialectic.llm.scripted import ScriptedReply, default_reply
+from dialectic.testing.fake_server import FakeLLMServer
+
+ROOT = Path(__file__).resolve().parent.parent
+DIALECTIC = str(Path(sys.executable).parent / "dialectic")
+PROBLEM = "Design a rate limiter for a public HTTP API serving 10k requests per second across 20 nodes."
+ROLES = ("architect", "performance", "kiss", "security", "testing")
+WORDS = (
+    "the design keeps a token bucket per client in a shared store with local caches and periodic "
+    "reconciliation so that bursts are absorbed while the global limit holds within a small error bound "
+).split()
+
+TARGETS = {
+    "3x3 wall (s)": 3.6,
+    "5x3 wall (s)": 5.4,
+    "wall / critical path": 1.10,
+    "first request (s)": 0.35,
+    "after last reply (s)": 0.10,
+    "--help wall (s)": 0.35,
+    "marginal CPU per call (ms)": 3.0,
+}
+
+
+def reply_of_150_words(request: CompletionRequest) -> ScriptedReply:
+    """~150-word replies (structured requests get their schema-shaped value)."""
+    if request.json_schema is not None:
+        return default_reply(request)
+    seed = sum(map(ord, request.last_user[-200:])) % len(WORDS)
+    words = [WORDS[(seed + i) % len(WORDS)] for i in range(150)]
+    return ScriptedReply(text=" ".join(words).capitalize() + ".")
+
+
+def write_config(directory: Path, server: FakeLLMServer, agents: int, rounds: int) -> Path:
+    endpoint = {"provider": "openai", "baseUrl": server.openai_base_url, "model": "fake-model"}
+    config = {
+        "agents": [{"id": f"agent-{role}", "name": role.title(), "role": role, **endpoint} for role in ROLES[:agents]],
+        "judge": {"id": "judge", "name": "Judge", "role": "generalist", **endpoint},
+        "debate": {"rounds": rounds},
+    }
+    path = directory / f"config-{agents}x{rounds}.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
+@dataclass
+class Run:
+    wall: float
+    cpu: float
+    calls: int
+    prompt_tokens: int
+    first_request: float
+    after_last_reply: float
+    bound: float
+
+
+def child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def prompt_tokens(state: DebateState) -> int:
+    total = sum(c.metadata.input_tokens or 0 for c in state.all_contributions())
+    total += sum(s.metadata.input_tokens or 0 for r in state.rounds for s in r.summaries.values())
+    if state.judge_summary is not None:
+        total += state.judge_summary.metadata.input_tokens or 0
+    if state.final_solution is not None:
+        total += state.final_solution.metadata.input_tokens or 0
+    return total
+
+
+def run_debate(server: FakeLLMServer, config: Path, home: Path) -> Run:
+    env = {**os.environ, "DIALECTIC_HOME": str(home), "OPENAI_API_KEY": "bench"}
+    requests_before, answers_before, calls_before = len(server.requests), len(server.answered_at), server.call_count
+    cpu_before = child_cpu()
+    started = time.monotonic()
+    result = subprocess.run(
+        [DIALECTIC, "debate", PROBLEM, "-c", str(config)],
+        env=env,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
+    ended = time.monotonic()
+    cpu = child_cpu() - cpu_before
+    if result.returncode != 0:
+        raise SystemExit(f"dialectic debate failed ({result.returncode}): {result.stderr[-2000:]}")
+    requests = [r for r in server.requests[requests_before:] if r.path != "/v1/models"]
+    answered = server.answered_at[answers_before:]
+    debate_id = result.stderr.split("Debate ", 1)[1].split()[0] if "Debate deb-" in result.stderr else ""
+    export = subprocess.run(
+        [DIALECTIC, "export", debate_id], env=env, capture_output=True, text=True, check=True
+    ).stdout
+    state = DebateState.model_validate(json.loads(export))
+    return Run(
+        wall=ended - started,
+        cpu=cpu,
+        calls=server.call_count - calls_before,
+        prompt_tokens=prompt_tokens(state),
+        first_request=min(r.received_at for r in requests) - started,
+        after_last_reply=ended - max(answered),
+        bound=critical_path(state),
+    )
+
+
+def spread(values: list[float], unit: str = "", digits: int = 2) -> str:
+    return f"{statistics.median(values):.{digits}f}{unit} ({min(values):.{digits}f}–{max(values):.{digits}f})"
+
+
+def workload(agents: int, rounds: int, seeds: int, latency: float, sigma: float, work: Path) -> list[Run]:
+    runs: list[Run] = []
+    for seed in range(1, seeds + 1):
+        with FakeLLMServer(reply_of_150_words, latency_s=latency, latency_sigma=sigma, seed=seed) as server:
+            config = write_config(work, server, agents, rounds)
+            runs.append(run_debate(server, config, work / f"home-{agents}x{rounds}-{seed}"))
+    return runs
+
+
+def help_wall(times: int = 5) -> list[float]:
+    walls = []
+    for _ in range(times):
+        started = time.monotonic()
+        subprocess.run([DIALECTIC, "--help"], capture_output=True, check=True)
+        walls.append(time.monotonic() - started)
+    return walls
+
+
+def cpu_slope(work: Path) -> tuple[list[tuple[int, int, float]], float]:
+    """CPU of whole debates at zero latency for 1, 3 and 8 rounds, and the least-squares CPU per call."""
+    points: list[tuple[int, int, float]] = []
+    with FakeLLMServer(reply_of_150_words) as server:
+        for rounds in (1, 3, 8):
+            config = write_config(work, server, 3, rounds)
+            run = run_debate(server, config, work / f"home-cpu-{rounds}")
+            points.append((rounds, run.calls, run.cpu))
+    xs, ys = [p[1] for p in points], [p[2] for p in points]
+    mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
+    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sum((x - mean_x) ** 2 for x in xs)
+    return points, slope
+
+
+def append_cost(work: Path) -> list[tuple[int, int, float]]:
+    """Mean milliseconds per store append for in-process debates of 1, 3 and 8 rounds (SQLite store)."""
+    from dialectic.engine import DebateEngine, DebateRequest
+    from dialectic.llm.registry import ProviderPool
+    from dialectic.llm.scripted import ScriptedProvider
+    from dialectic.store import SqliteStore
+    from dialectic.testing.harness import FAST_RETRY, make_config
+
+    rows = []
+    for rounds in (1, 3, 8):
+        store = SqliteStore(work / f"append-{rounds}.sqlite3")
+        timings: list[float] = []
+        inner = store.append
+
+        def timed(
+            debate_id: str, *changes: Any, inner: Any = inner, timings: list[float] = timings, **kwargs: Any
+        ) -> None:
+            started = time.perf_counter()
+            inner(debate_id, *changes, **kwargs)
+            timings.append(time.perf_counter() - started)
+
+        store.append = timed  # type: ignore[method-assign]
+        engine = DebateEngine(store, ProviderPool(overrides={"scripted": ScriptedProvider()}), retry=FAST_RETRY)
+        config = make_config(agents=3, rounds=rounds)
+        asyncio.run(engine.start(DebateRequest(problem=PROBLEM, config=config, config_dir=ROOT)))
+        half = len(timings) // 2
+        rows.append((rounds, len(timings), 1000 * statistics.fmean(timings[half:])))
+        store.close()
+    return rows
+
+
+def verdict(name: str, value: float) -> str:
+    target = TARGETS[name]
+    return f"{'met' if value <= target else 'NOT met'} (target ≤ {target})"
+
+
+def report(seeds: int, latency: float, sigma: float) -> None:
+    with tempfile.TemporaryDirectory(prefix="dialectic-speed-") as tmp:
+        work = Path(tmp)
+        print(f"# dialectic speed — {seeds} seeds, latency {latency * 1000:.0f} ms × lognormal σ {sigma}\n")
+        print(
+            "| workload | wall s | calls | prompt tokens | first request s | after last reply s "
+            "| CPU/call ms | wall ÷ critical path |"
+        )
+        print("|---|--:|--:|--:|--:|--:|--:|--:|")
+        summary: dict[str, float] = {}
+        for agents, rounds in ((3, 3), (5, 3)):
+            runs = workload(agents, rounds, seeds, latency, sigma, work)
+            ratio = [r.wall / r.bound for r in runs]
+            print(
+                f"| {agents}×{rounds} | {spread([r.wall for r in runs])} | {runs[0].calls} "
+                f"| {statistics.median([r.prompt_tokens for r in runs]):,.0f} "
+                f"| {spread([r.first_request for r in runs])} | {spread([r.after_last_reply for r in runs])} "
+                f"| {spread([1000 * r.cpu / r.calls for r in runs], digits=1)} | {spread(ratio)} |"
+            )
+            summary[f"{agents}x{rounds} wall (s)"] = statistics.median([r.wall for r in runs])
+            summary["wall / critical path"] = max(summary.get("wall / critical path", 0), statistics.median(ratio))
+            summary["first request (s)"] = max(
+                summary.get("first request (s)", 0), statistics.median([r.first_request for r in runs])
+            )
+            summary["after last reply (s)"] = max(
+                summary.get("after last reply (s)", 0), statistics.median([r.after_last_reply for r in runs])
+            )
+        points, slope = cpu_slope(work)
+        summary["marginal CPU per call (ms)"] = slope * 1000
+        summary["--help wall (s)"] = statistics.median(help_wall())
+        print("\nZero latency, 3 agents: CPU per debate")
+        for rounds, calls, cpu in points:
+            print(f"- {rounds} round(s): {calls} calls, {cpu:.2f} s CPU ({1000 * cpu / calls:.1f} ms per call)")
+        print(f"- marginal CPU per call (least squares): {slope * 1000:.1f} ms")
+        print("\nStore append (SQLite), mean of the second half of each debate's appends")
+        for rounds, appends, ms in append_cost(work):
+            print(f"- {rounds} round(s): {appends} appends, {ms:.3f} ms per append")
+        print("\nTargets")
+        for name, value in summary.items():
+            print(f"- {name}: {value:.2f} — {verdict(name, value)}")
+
+
+def profile(latency: float, sigma: float) -> None:
+    """One 3×3 debate under cProfile; the top functions by own time, waiting excluded."""
+    with tempfile.TemporaryDirectory(prefix="dialectic-profile-") as tmp:
+        work = Path(tmp)
+        with FakeLLMServer(reply_of_150_words, latency_s=latency, latency_sigma=sigma, seed=1) as server:
+            config = write_config(work, server, 3, 3)
+            env = {**os.environ, "DIALECTIC_HOME": str(work / "home"), "OPENAI_API_KEY": "bench"}
+            out = work / "debate.prof"
+            code = (
+                "import sys, cProfile; from dialectic.cli.app import run; "
+                f"cProfile.run('code = run(sys.argv[1:])', {str(out)!r})"
+            )
+            subprocess.run(
+                [sys.executable, "-c", code, "debate", PROBLEM, "-c", str(config)],
+                env=env,
+                capture_output=True,
+                check=True,
+            )
+        stats = pstats.Stats(str(out))
+        waiting = ("select", "poll", "epoll", "sleep", "acquire", "wait")
+        rows = [
+            (tt, ct, f"{Path(file).name}:{line}({name})")
+            for (file, line, name), (_, _, tt, ct, _) in stats.stats.items()  # type: ignore[attr-defined]
+            if not any(w in name for w in waiting)
+        ]
+        total = sum(tt for tt, _, _ in rows)
+        print(f"CPU outside waiting: {total:.2f} s. Top 25 by own time:")
+        for tt, ct, where in sorted(rows, reverse=True)[:25]:
+            print(f"  {tt:7.3f} s own  {ct:7.3f} s cumulative  {where}")
+        imports = subprocess.run(
+            [sys.executable, "-X", "importtime", "-c", "import dialectic.cli.app"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stderr.splitlines()
+        top = sorted(
+            (
+                (int(line.split("|")[1]), line.split("|")[2].rstrip())
+                for line in imports
+                if line.count("|") == 2 and line.split("|")[1].strip().isdigit()
+            ),
+            reverse=True,
+        )[:10]
+        print("\nSlowest imports of `import dialectic.cli.app` (cumulative µs):")
+        for micros, name in top:
+            print(f"  {micros:>9,}  {name}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--latency", type=float, default=0.3)
+    parser.add_argument("--sigma", type=float, default=0.5)
+    parser.add_argument("--profile", action="store_true", help="where the non-call time of one 3×3 debate goes")
+    args = parser.parse_args()
+    if args.profile:
+        profile(args.latency, args.sigma)
+    else:
+        report(args.seeds, args.latency, args.sigma)
+
+
+if __name__ == "__main__":
+    main()
