@@ -10,7 +10,6 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-KNOWN_PROVIDERS: tuple[str, ...] = ("openai", "openrouter", "anthropic", "local", "scripted")
 DEFAULT_PROVIDER = "openai"
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_MODELS: dict[str, str] = {
@@ -20,7 +19,12 @@ DEFAULT_MODELS: dict[str, str] = {
     "local": "qwen2.5-0.5b",
     "scripted": "scripted-1",
 }
-"""The model an agent gets when its configuration names a provider but no model."""
+"""The model an agent gets when its configuration names a built-in provider but no model.
+
+Whether a provider name exists is not checked here: providers can come from plugins, which
+only the registry (``dialectic.llm.registry``) knows; the configuration loader checks names
+against it and fills a plugin provider's default model.
+"""
 
 
 class ConfigModel(BaseModel):
@@ -77,10 +81,10 @@ class AgentConfig(ConfigModel):
 
     @field_validator("provider")
     @classmethod
-    def _known_provider(cls, value: str) -> str:
+    def _normal_provider(cls, value: str) -> str:
         name = value.strip().lower()
-        if name not in KNOWN_PROVIDERS:
-            raise ValueError(f"unknown provider '{value}' (known: {', '.join(KNOWN_PROVIDERS)})")
+        if not name:
+            raise ValueError("must name a provider")
         return name
 
     @field_validator("role")
