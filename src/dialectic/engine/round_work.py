@@ -57,7 +57,10 @@ class RoundWork:
         group = groups[kind]
         remaining = self.deadline - asyncio.get_running_loop().time()
         try:
-            return await asyncio.wait_for(_gather_shielded(list(group.values())), timeout=max(remaining, 0.001))
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for returns the result and drops a
+            # cancellation (Ctrl-C, SIGTERM) that arrives as the awaited work completes.
+            async with asyncio.timeout(max(remaining, 0.001)):
+                return await _gather_shielded(list(group.values()))
         except TimeoutError:
             ms = self.ctx.roster.settings.timeout_per_round
             raise DebateTimeoutError(
