@@ -98,6 +98,16 @@ class TerminationCondition(ConfigModel):
     threshold: int = Field(default=80, ge=0, le=100)
 
 
+class RetrySettings(ConfigModel):
+    """How a failed LLM call is retried: exponential backoff with jitter (``llm.retry.RetryPolicy``)."""
+
+    max_attempts: int = Field(default=4, ge=1, description="Calls per request, the first one included.")
+    base_delay_ms: int = Field(default=500, ge=0, description="Wait after the first failure; doubles each time.")
+    max_delay_ms: int = Field(default=20_000, ge=0, description="Cap of the exponential wait.")
+    jitter_ms: int = Field(default=250, ge=0, description="Random extra wait, so retries spread out.")
+    max_retry_after_ms: int = Field(default=60_000, ge=0, description="Cap on a server's Retry-After hint.")
+
+
 class DebateSettings(ConfigModel):
     rounds: int = Field(default=3, ge=1)
     termination_condition: TerminationCondition = Field(default_factory=TerminationCondition)
@@ -112,6 +122,7 @@ class DebateSettings(ConfigModel):
     max_continuations: int = Field(
         default=1, ge=0, description="Times a reply cut off by maxTokens is continued before it is marked truncated."
     )
+    retry: RetrySettings = Field(default_factory=RetrySettings)
 
 
 class HasId(Protocol):

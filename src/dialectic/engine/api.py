@@ -48,7 +48,8 @@ class DebateEngine:
         self.store = store
         self.providers = providers
         self.bus = bus or EventBus()
-        self.retry = retry or RetryPolicy()
+        self.retry = retry
+        """``None``: each debate retries as its ``debate.retry`` configuration says."""
 
     async def start(self, request: DebateRequest) -> DebateState:
         config = request.config
