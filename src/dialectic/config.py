@@ -10,7 +10,6 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
-KNOWN_PROVIDERS: tuple[str, ...] = ("openai", "openrouter", "anthropic", "local", "scripted")
 DEFAULT_PROVIDER = "openai"
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_MODELS: dict[str, str] = {
@@ -20,7 +19,12 @@ DEFAULT_MODELS: dict[str, str] = {
     "local": "qwen2.5-0.5b",
     "scripted": "scripted-1",
 }
-"""The model an agent gets when its configuration names a provider but no model."""
+"""The model an agent gets when its configuration names a built-in provider but no model.
+
+Whether a provider name exists is not checked here: providers can come from plugins, which
+only the registry (``dialectic.llm.registry``) knows; the configuration loader checks names
+against it and fills a plugin provider's default model.
+"""
 
 
 class ConfigModel(BaseModel):
@@ -77,10 +81,10 @@ class AgentConfig(ConfigModel):
 
     @field_validator("provider")
     @classmethod
-    def _known_provider(cls, value: str) -> str:
+    def _normal_provider(cls, value: str) -> str:
         name = value.strip().lower()
-        if name not in KNOWN_PROVIDERS:
-            raise ValueError(f"unknown provider '{value}' (known: {', '.join(KNOWN_PROVIDERS)})")
+        if not name:
+            raise ValueError("must name a provider")
         return name
 
     @field_validator("role")
@@ -92,6 +96,16 @@ class AgentConfig(ConfigModel):
 class TerminationCondition(ConfigModel):
     type: Literal["fixed", "convergence", "quality"] = "fixed"
     threshold: int = Field(default=80, ge=0, le=100)
+
+
+class RetrySettings(ConfigModel):
+    """How a failed LLM call is retried: exponential backoff with jitter (``llm.retry.RetryPolicy``)."""
+
+    max_attempts: int = Field(default=4, ge=1, description="Calls per request, the first one included.")
+    base_delay_ms: int = Field(default=500, ge=0, description="Wait after the first failure; doubles each time.")
+    max_delay_ms: int = Field(default=20_000, ge=0, description="Cap of the exponential wait.")
+    jitter_ms: int = Field(default=250, ge=0, description="Random extra wait, so retries spread out.")
+    max_retry_after_ms: int = Field(default=60_000, ge=0, description="Cap on a server's Retry-After hint.")
 
 
 class DebateSettings(ConfigModel):
@@ -113,6 +127,7 @@ class DebateSettings(ConfigModel):
     max_continuations: int = Field(
         default=1, ge=0, description="Times a reply cut off by maxTokens is continued before it is marked truncated."
     )
+    retry: RetrySettings = Field(default_factory=RetrySettings)
 
 
 class LimitsConfig(ConfigModel):

@@ -20,9 +20,10 @@ import yaml
 from pydantic import ValidationError
 
 from dialectic.agents.templates import FALLBACK_ROLE, known_roles
-from dialectic.config import DEFAULT_MODELS, KNOWN_PROVIDERS, AgentConfig, SystemConfig, default_agents
+from dialectic.config import DEFAULT_MODELS, AgentConfig, SystemConfig, default_agents
 from dialectic.config_keys import unknown_key_warnings
 from dialectic.errors import ConfigError, InvalidArgumentsError
+from dialectic.llm.registry import default_model_for, describe_known_providers, known_providers
 from dialectic.user_files import CONFIG_FILE, PROMPT_FILE, read_user_bytes, read_user_text
 
 DEFAULT_CONFIG_FILENAME = "debate-config.json"
@@ -65,7 +66,7 @@ def load_config(path: Path, *, explicit: bool) -> LoadedConfig:
     warnings = [f"{path}: {warning}" for warning in unknown_key_warnings(SystemConfig, _without_flag_keys(data))]
     warnings += _drop_flag_only_keys(path, data)
     warnings += _fill_missing_sections(data)
-    config = _validate(path, data)
+    config = _with_known_providers(path, _validate(path, data))
     warnings += unknown_role_warnings(config)
     return LoadedConfig(config, path, directory, warnings)
 
@@ -136,6 +137,30 @@ def _validate(path: Path, data: dict[str, Any]) -> SystemConfig:
         return SystemConfig.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(f"invalid configuration in {path}: {describe_validation_error(exc)}") from None
+
+
+def _with_known_providers(path: Path, config: SystemConfig) -> SystemConfig:
+    """Every provider name is a known one (built-in or plugin); plugin providers get their default model."""
+    known = known_providers()
+
+    def checked(agent: AgentConfig, where: str) -> AgentConfig:
+        if agent.provider not in known:
+            raise ConfigError(
+                f"invalid configuration in {path}: {where}.provider: unknown provider '{agent.provider}' "
+                f"({describe_known_providers()})"
+            )
+        if "model" in agent.model_fields_set or agent.provider in DEFAULT_MODELS:
+            return agent
+        model = default_model_for(agent.provider)
+        if model is None:
+            raise ConfigError(
+                f"invalid configuration in {path}: {where}.model: provider '{agent.provider}' has no default model; "
+                "name one"
+            )
+        return agent.model_copy(update={"model": model})
+
+    agents = [checked(agent, f"agents[{i}]") for i, agent in enumerate(config.agents)]
+    return config.model_copy(update={"agents": agents, "judge": checked(config.judge, "judge")})
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -216,7 +241,10 @@ def apply_overrides(
     if provider is not None:
         update["provider"] = _checked_provider(provider)
         if model is None:  # a model name of another provider would mean nothing to this one
-            update["model"] = DEFAULT_MODELS[update["provider"]]
+            default_model = default_model_for(update["provider"])
+            if default_model is None:
+                raise InvalidArgumentsError(f"provider '{update['provider']}' has no default model; give --model too")
+            update["model"] = default_model
     if model is not None:
         if not model.strip():
             raise InvalidArgumentsError("--model must not be empty")
@@ -296,8 +324,8 @@ def _parse_roles(roles: str | None) -> list[str]:
 
 def _checked_provider(provider: str) -> str:
     name = provider.strip().lower()
-    if name not in KNOWN_PROVIDERS:
-        raise ConfigError(f"unknown provider '{provider}' given to --provider (known: {', '.join(KNOWN_PROVIDERS)})")
+    if name not in known_providers():
+        raise ConfigError(f"unknown provider '{provider}' given to --provider ({describe_known_providers()})")
     return name
 
 

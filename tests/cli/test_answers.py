@@ -18,6 +18,7 @@ from dialectic.cli.answers import (
     resume_answers_warnings,
     unmatched_answer_ids,
     unmatched_answers_warning,
+    ran_out_warning,
 )
 from dialectic.cli.console import Terminal
 from dialectic.domain import AgentClarifications, ClarificationItem, DebateState
@@ -113,10 +114,34 @@ def test_piped_lines_answer_in_order_and_blank_means_na(term: Terminal) -> None:
     assert "[System Architect (architect)] Q (q1): How many users?" in output(term)
 
 
-def test_piped_lines_running_out_leaves_questions_unanswered(term: Terminal) -> None:
+def test_piped_lines_running_out_answer_the_rest_na_and_say_which(term: Terminal) -> None:
     collected = Answerer([PipedAnswers(FakeStdin("only one\n", tty=False), term)]).collect(suspended_state())
-    assert collected.answers == {"q1": "only one"}
-    assert [i.id for i in collected.unanswered] == ["q2", "q3"]
+    assert collected.answers == {"q1": "only one", "q2": "NA", "q3": "NA"}
+    assert collected.unanswered == []
+    assert [item.id for _, item in collected.defaulted] == ["q2", "q3"]
+    warning = ran_out_warning(collected.defaulted)
+    assert warning[0].startswith("stdin ran out of answers: 2 questions answered NA")
+    assert warning[1:] == [
+        "  [System Architect (architect)] Q (q2): Which region?",
+        "  [Security Engineer (security)] Q (q3): Who are the attackers?",
+    ]
+
+
+def test_piped_stdin_without_any_line_answers_nothing(term: Terminal) -> None:
+    collected = Answerer([PipedAnswers(FakeStdin("", tty=False), term)]).collect(suspended_state())
+    assert collected.answers == {}
+    assert [i.id for i in collected.unanswered] == ["q1", "q2", "q3"]
+    assert collected.defaulted == []
+    assert ran_out_warning(collected.defaulted) == []
+
+
+def test_piped_lines_that_ran_out_answer_follow_ups_na(term: Terminal) -> None:
+    answerer = Answerer([PipedAnswers(FakeStdin("a\nb\nc\n", tty=False), term)])
+    first = answerer.collect(suspended_state())
+    follow_up = answerer.collect(suspended_state(answered={"q1": "x", "q2": "y"}))
+    assert first.defaulted == []
+    assert follow_up.answers == {"q3": "NA"}
+    assert [item.id for _, item in follow_up.defaulted] == ["q3"]
 
 
 def test_piped_stdin_is_read_once_and_kept_for_follow_ups(term: Terminal) -> None:
@@ -168,7 +193,7 @@ def test_describe_pending_lists_questions_and_the_resume_command(term: Terminal)
     collected = Answerer([PipedAnswers(FakeStdin("eu\n", tty=False), term)]).collect(state)
     lines = describe_pending(state, collected, "dialectic resume deb-20250101-000000-ABCD")
     text = "\n".join(lines)
-    assert "2 clarifying question(s)" in lines[0]
+    assert "2 clarifying questions:" in lines[0]
     assert "Q (q1)" not in text
     assert "[System Architect (architect)] Q (q2): Which region?" in text
     assert json.dumps({"q2": "eu", "q3": "NA"}) in text

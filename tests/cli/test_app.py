@@ -78,3 +78,37 @@ def test_write_atomic_creates_parents_and_replaces(tmp_path: Path) -> None:
     write_atomic(target, "two")
     assert target.read_text(encoding="utf-8") == "two"
     assert [p.name for p in target.parent.iterdir()] == ["out.txt"]
+
+
+def test_version_comes_from_the_package_metadata(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib import metadata
+
+    code, out, err = run(["--version"], capsys)
+    assert code == 0 and err == ""
+    assert out == f"dialectic {metadata.version('dialectic')}\n"
+
+
+def test_help_shows_flags_without_a_value_type(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["debate", "--help"], capsys)
+    assert code == 0
+    flag_lines = [line for line in out.splitlines() if line.strip().startswith(("--clarify", "-v, --verbose"))]
+    assert len(flag_lines) == 2, out
+    for line in flag_lines:
+        assert "<bool>" not in line and "BOOLEAN" not in line and "<" not in line.split("  ")[0]
+    assert "--rounds <int>" in out or "--rounds INTEGER" in out  # options that take a value still say so
+
+
+def test_verbose_error_detail_is_redacted(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    from dialectic.errors import BadRequest
+
+    key = "sk-live-0123456789abcdefXYZ"
+    monkeypatch.setenv("OPENAI_API_KEY", key)
+
+    def rejected(*args: object, **kwargs: object) -> str:
+        raise BadRequest(f"openai: bad request (400): key {key} invalid", detail=f"Authorization: Bearer {key}")
+
+    monkeypatch.setattr("dialectic.cli.commands.resolve_problem", rejected)
+    code, out, err = run(["debate", "x", "--verbose"], capsys)
+    assert code == 3
+    assert key not in err
+    assert err.splitlines() == ["error: openai: bad request (400): key [redacted] invalid", "Authorization: [redacted]"]

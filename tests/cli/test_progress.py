@@ -52,7 +52,7 @@ def test_plain_lines_for_a_round() -> None:
     )
     lines = stream.getvalue().splitlines()
     assert lines == [
-        f"Started debate {DEBATE}: 2 agents, 3 round(s)",
+        f"Started debate {DEBATE}: 2 agents, 3 rounds",
         "Round 1/3",
         "proposal: 2 expected",
         "proposal: System Architect done (812 tokens, 1.2s)",
@@ -79,3 +79,31 @@ def test_failed_and_truncated_contributions_are_announced_even_with_the_live_dis
     assert "critique failed: System Architect → Security Engineer: timeout" in text
     assert "warning: proposal by System Architect was cut off at the token limit" in text
     assert "Round 1/3" not in text.replace("┌─ Round 1/3", "")
+
+
+def test_counts_of_one_are_singular() -> None:
+    stream = io.StringIO()
+    reporter = ProgressReporter(Terminal(stream))
+    reporter(ev.DebateStarted(DEBATE, "p", 1, (ARCHITECT, SECURITY), JUDGE))
+    lines = stream.getvalue().splitlines()
+    assert lines == [f"Started debate {DEBATE}: 2 agents, 1 round"]
+
+
+def test_a_one_agent_debate_is_warned_about_when_it_starts() -> None:
+    stream = io.StringIO()
+    reporter = ProgressReporter(Terminal(stream))
+    reporter(ev.DebateStarted(DEBATE, "p", 2, (ARCHITECT,), JUDGE))
+    reporter(ev.DebateStarted(DEBATE, "p", 2, (ARCHITECT,), JUDGE, resumed=True))
+    lines = stream.getvalue().splitlines()
+    assert lines[0] == f"Started debate {DEBATE}: 1 agent, 2 rounds"
+    assert lines[1].startswith("warning: only one agent (System Architect) takes part: there will be no critiques")
+    assert lines[2] == f"Resuming debate {DEBATE}: 1 agent, 2 rounds"
+    assert len(lines) == 3  # warned once, when the debate starts
+
+
+def test_the_one_agent_warning_shows_with_the_live_display_too() -> None:
+    stream = FakeTty()
+    reporter = ProgressReporter(Terminal(stream))
+    with reporter.running():
+        reporter(ev.DebateStarted(DEBATE, "p", 2, (ARCHITECT,), JUDGE))
+    assert "warning: only one agent (System Architect) takes part" in stream.getvalue()

@@ -147,3 +147,9 @@ def workspace(tmp_path: Path) -> Workspace:
 def server() -> Iterator[FakeLLMServer]:
     with FakeLLMServer() as fake:
         yield fake
+
+
+@pytest.fixture
+def fast_retry() -> dict[str, int]:
+    """``debate.retry`` for tests that exercise retries: the usual attempts, without the real back-off."""
+    return {"baseDelayMs": 1, "maxDelayMs": 5, "jitterMs": 1, "maxRetryAfterMs": 5}

@@ -114,9 +114,11 @@ def test_unknown_debate_id_exits_2(workspace: Workspace) -> None:
         assert_one_error_line(result.stderr, "no debate with id")
 
 
-def test_provider_failing_every_call_exits_3_and_keeps_the_work_done(workspace: Workspace) -> None:
+def test_provider_failing_every_call_exits_3_and_keeps_the_work_done(
+    workspace: Workspace, fast_retry: dict[str, int]
+) -> None:
     with FakeLLMServer(fail_after=2) as failing:
-        config = workspace.write_config(failing)
+        config = workspace.write_config(failing, retry=fast_retry)
         result = workspace.run("debate", "Design a cache", "-c", str(config))
     assert result.returncode == 3, result.stderr
     assert "Traceback" not in result.stderr

@@ -1,4 +1,4 @@
-"""A debate killed mid-way (SIGKILL) or interrupted (Ctrl-C) resumes without redoing saved work."""
+"""A debate killed mid-way (SIGKILL) or interrupted (Ctrl-C, SIGTERM, SIGHUP) resumes without redoing saved work."""
 
 from __future__ import annotations
 
@@ -131,6 +131,7 @@ def test_ctrl_c_saves_the_debate_as_interrupted_and_resume_completes(workspace: 
         stderr = (workspace.root / "interrupted.stderr").read_text(encoding="utf-8")
         assert "Traceback" not in stderr
         assert f"resume it with: dialectic resume {debate_id}" in stderr
+        assert stderr.count(f"dialectic resume {debate_id}") == 1, stderr
         assert workspace.export(debate_id)["status"] == "interrupted"
         kept = saved_contributions(workspace.export(debate_id))
 
@@ -139,3 +140,36 @@ def test_ctrl_c_saves_the_debate_as_interrupted_and_resume_completes(workspace: 
     final = workspace.export(debate_id)
     assert final["status"] == "completed"
     assert saved_contributions(final)[: len(kept)] == kept
+
+
+@pytest.mark.parametrize(("stop", "exit_code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_sigterm_and_sighup_save_the_debate_as_interrupted_and_resume_completes(
+    workspace: Workspace, stop: signal.Signals, exit_code: int
+) -> None:
+    with FakeLLMServer(latency_s=0.3) as server:
+        config = workspace.write_config(server, ROLES, rounds=2)  # long enough that the signal lands mid-run
+        process = workspace.spawn("debate", PROBLEM, "-c", str(config), log_name="stopped")
+        debate_id = wait_for(workspace, lambda s: len(s.all_contributions()) >= 1, process)
+        process.send_signal(stop)
+        assert process.wait(timeout=30) == exit_code
+        stderr = (workspace.root / "stopped.stderr").read_text(encoding="utf-8")
+        assert "Traceback" not in stderr
+        notice = stderr.strip().splitlines()[-1]
+        assert notice == (
+            f"terminated by {stop.name}; debate {debate_id} was saved as interrupted; "
+            f"resume it with: dialectic resume {debate_id}"
+        )
+        assert stderr.count(f"dialectic resume {debate_id}") == 1, stderr
+        assert (workspace.root / "stopped.stdout").read_text(encoding="utf-8") == ""
+        assert workspace.export(debate_id)["status"] == "interrupted"
+        kept = saved_contributions(workspace.export(debate_id))
+
+        resumed = workspace.run("resume", debate_id)
+        assert resumed.returncode == 0, resumed.stderr
+        assert resumed.stdout.strip()
+    final = workspace.export(debate_id)
+    assert final["status"] == "completed"
+    assert saved_contributions(final)[: len(kept)] == kept
+    agents = len(ROLES)
+    per_round = agents + agents * (agents - 1) + agents  # proposals, critiques, refinements
+    assert len(saved_contributions(final)) == 2 * per_round

@@ -2,9 +2,11 @@
 
 Answers come, in this order, from an ``--answers`` JSON file, then from the terminal (one
 prompt per question) or, when stdin is a pipe or a file, from its lines (one line per
-question, in order). An empty answer is recorded as ``NA``. When some question cannot be
-answered, nothing is sent: the debate stays suspended and :func:`describe_pending` tells
-the user how to continue it.
+question, in order). An empty answer is recorded as ``NA``. Piped lines that run out answer
+the remaining questions ``NA`` too (the user chose to answer without being asked; the
+session warns which questions got no answer); stdin with no line at all (``/dev/null``, a
+closed pipe) answers nothing. When some question cannot be answered, nothing is sent: the
+debate stays suspended and :func:`describe_pending` tells the user how to continue it.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from pathlib import Path
 from typing import Protocol, TextIO
 
 from dialectic.cli.console import Terminal
+from dialectic.cli.wording import plural
 from dialectic.domain import AgentClarifications, ClarificationItem, DebateState
 from dialectic.errors import InvalidArgumentsError
 from dialectic.user_files import ANSWERS_FILE, read_user_text
@@ -82,22 +85,36 @@ class FileAnswers:
 
 class PipedAnswers:
     """One line of ``stream`` per question. The stream is read whole on first use and the
-    unused lines are kept for follow-up questions."""
+    unused lines are kept for follow-up questions. Once the lines run out, every further
+    question is answered ``NA`` and listed in ``ran_out``; a stream without any line
+    answers nothing (the debate then stays suspended)."""
 
     def __init__(self, stream: TextIO, term: Terminal) -> None:
         self._stream = stream
         self._term = term
         self._lines: deque[str] | None = None
+        self._had_lines = False
+        self.ran_out: list[tuple[AgentClarifications, ClarificationItem]] = []
+        """Questions answered ``NA`` because the piped lines had run out (the session warns about them)."""
 
     def answer(self, group: AgentClarifications, item: ClarificationItem) -> str | None:
         if self._lines is None:
             self._lines = deque(self._stream.read().splitlines())
-        if not self._lines:
+            self._had_lines = bool(self._lines)
+        if self._lines:
+            reply = self._lines.popleft().strip() or SKIPPED_ANSWER
+        elif self._had_lines:
+            reply = SKIPPED_ANSWER
+            self.ran_out.append((group, item))
+        else:
             return None
-        reply = self._lines.popleft().strip() or SKIPPED_ANSWER
         self._term.line(question_line(group, item))
         self._term.line(f"> {reply}")
         return reply
+
+    def take_ran_out(self) -> list[tuple[AgentClarifications, ClarificationItem]]:
+        taken, self.ran_out = self.ran_out, []
+        return taken
 
 
 class TerminalAnswers:
@@ -125,6 +142,8 @@ class TerminalAnswers:
 class Collected:
     answers: dict[str, str] = field(default_factory=dict)
     unanswered: list[ClarificationItem] = field(default_factory=list)
+    defaulted: list[tuple[AgentClarifications, ClarificationItem]] = field(default_factory=list)
+    """Questions answered ``NA`` only because piped stdin ran out of lines."""
 
 
 class Answerer:
@@ -153,6 +172,9 @@ class Answerer:
                     collected.unanswered.append(item)
                 else:
                     collected.answers[item.id] = reply
+        for source in self._sources:
+            if isinstance(source, PipedAnswers):
+                collected.defaulted += source.take_ran_out()
         return collected
 
     def _first_answer(self, group: AgentClarifications, item: ClarificationItem) -> str | None:
@@ -170,7 +192,7 @@ def describe_pending(state: DebateState, collected: Collected, resume_command: s
     user typed or piped is lost.
     """
     pending = {item.id for item in state.pending_questions()}
-    lines = [f"Debate {state.id} is waiting for answers to {len(pending)} clarifying question(s):"]
+    lines = [f"Debate {state.id} is waiting for answers to {plural(len(pending), 'clarifying question')}:"]
     for group in state.clarifications:
         lines += [f"  {question_line(group, item)}" for item in group.items if item.id in pending]
     example = {qid: collected.answers.get(qid, SKIPPED_ANSWER) for qid in _ordered_ids(state, pending)}
@@ -183,3 +205,14 @@ def describe_pending(state: DebateState, collected: Collected, resume_command: s
 
 def _ordered_ids(state: DebateState, wanted: set[str]) -> list[str]:
     return [item.id for item in state.clarification_items() if item.id in wanted]
+
+
+def ran_out_warning(defaulted: list[tuple[AgentClarifications, ClarificationItem]]) -> list[str]:
+    """The warning, then one line per question, for questions answered ``NA`` because stdin ran out."""
+    if not defaulted:
+        return []
+    head = (
+        f"stdin ran out of answers: {plural(len(defaulted), 'question')} answered NA "
+        "(pipe one line per question, or use --answers, to answer them)"
+    )
+    return [head, *(f"  {question_line(group, item)}" for group, item in defaulted)]

@@ -2,14 +2,18 @@
 
 :func:`main` is the only place that decides what the user sees when something goes wrong:
 a :class:`~dialectic.errors.DialecticError` becomes ``error: <message>`` and its exit code,
-a usage mistake one line and exit 2, Ctrl-C a note on what was saved and exit 130, and
-anything unexpected one line and exit 1 (the traceback only with ``--verbose``).
+a usage mistake one line and exit 2, Ctrl-C a note on what was saved and exit 130 (SIGHUP
+129, SIGTERM 143: 128 + the signal number), and anything unexpected one line and exit 1
+(the traceback only with ``--verbose``). Everything printed here passes through
+:func:`~dialectic.cli.redaction.redact`, so a provider's error body never shows a key.
 """
 
 from __future__ import annotations
 
 import sys
 import traceback
+from importlib import metadata
+from typing import Annotated
 
 import typer
 
@@ -17,17 +21,46 @@ from dialectic.cli.bench_command import bench
 from dialectic.cli.browse import export, list_debates, report, show
 from dialectic.cli.commands import debate, resume
 from dialectic.cli.eval_command import evaluate
+from dialectic.cli.redaction import redact
 from dialectic.cli.session import InterruptedRun
+from dialectic.cli.signals import EXIT_INTERRUPTED, Terminated, exit_code_for, signal_name
 from dialectic.errors import EXIT_GENERAL_ERROR, EXIT_INVALID_ARGS, DialecticError
-
-EXIT_INTERRUPTED = 130
 
 app = typer.Typer(
     name="dialectic",
     help="Multi-agent LLM debates: agents propose, critique and refine; a judge synthesizes.",
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain help: Typer's Rich panels print a type after every flag ("--clarify <bool>"),
+    # as if the flag took a value, and cut long option names short.
+    rich_markup_mode=None,
 )
+
+
+def package_version() -> str:
+    """The installed distribution's version (``pyproject.toml``'s ``version``)."""
+    try:
+        return metadata.version("dialectic")
+    except metadata.PackageNotFoundError:
+        return "unknown (not installed)"
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"dialectic {package_version()}\n")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main_options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print the version and exit."),
+    ] = False,
+) -> None:
+    """Multi-agent LLM debates: agents propose, critique and refine; a judge synthesizes."""
+
+
 app.command("debate")(debate)
 app.command("resume")(resume)
 app.command("list")(list_debates)
@@ -39,7 +72,7 @@ app.command("bench")(bench)
 
 
 def _error(message: str) -> None:
-    sys.stderr.write(f"error: {' '.join(message.split())}\n")
+    sys.stderr.write(f"error: {redact(' '.join(message.split()))}\n")
     sys.stderr.flush()
 
 
@@ -59,11 +92,14 @@ def run(argv: list[str]) -> int:
     except DialecticError as exc:
         _error(exc.message)
         if verbose and exc.detail:
-            sys.stderr.write(f"{exc.detail}\n")
+            sys.stderr.write(f"{redact(exc.detail)}\n")
         return exc.exit_code
     except InterruptedRun as exc:
         sys.stderr.write(f"{exc}\n")
-        return EXIT_INTERRUPTED
+        return exc.exit_code
+    except Terminated as exc:
+        _error(f"terminated by {signal_name(exc.signum)}")
+        return exit_code_for(exc.signum)
     except KeyboardInterrupt:
         _error("interrupted")
         return EXIT_INTERRUPTED
@@ -76,7 +112,7 @@ def run(argv: list[str]) -> int:
     except Exception as exc:
         _error(f"unexpected {type(exc).__name__}: {exc}")
         if verbose:
-            traceback.print_exc()
+            sys.stderr.write(redact(traceback.format_exc()))
         return EXIT_GENERAL_ERROR
     return result if isinstance(result, int) else 0
 

@@ -2,7 +2,8 @@
 
 Going through a single Rich console matters when the live display is on: lines printed
 through it appear above the display instead of tearing it. When stderr is not a terminal
-the same calls produce plain, uncoloured lines.
+the same calls produce plain, uncoloured lines. Every line is redacted
+(:func:`~dialectic.cli.redaction.redact`): a provider's error text may quote a key.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from typing import TextIO
 from rich.console import Console
 from rich.text import Text
 
+from dialectic.cli.redaction import redact
+
 
 class Terminal:
     def __init__(self, stream: TextIO | None = None) -> None:
@@ -22,8 +25,8 @@ class Terminal:
         self.console = Console(file=target, highlight=False, soft_wrap=True, emoji=False)
 
     def line(self, text: str, style: str | None = None) -> None:
-        """Print ``text`` as is (no markup is interpreted)."""
-        self.console.print(Text(text, style=style or ""))
+        """Print ``text`` with any key or token redacted (no markup is interpreted)."""
+        self.console.print(Text(redact(text), style=style or ""))
 
     def warning(self, text: str) -> None:
         self.line(f"warning: {text}", style="yellow")

@@ -20,6 +20,7 @@ from rich.text import Text
 
 from dialectic import events as ev
 from dialectic.cli.console import Terminal
+from dialectic.cli.wording import plural
 from dialectic.domain import Contribution
 
 _PHASE_TITLES = {
@@ -31,6 +32,14 @@ _PHASE_TITLES = {
     "evaluation": "Evaluation",
     "synthesis": "Synthesis",
 }
+
+
+def one_agent_warning(name: str) -> str:
+    """A debate of one agent is allowed, but it is not much of a debate: say so before it runs."""
+    return (
+        f"only one agent ({name}) takes part: there will be no critiques, and each refinement "
+        "has only the agent's own proposal to work from"
+    )
 
 
 def _seconds(latency_ms: int | None) -> str:
@@ -75,6 +84,8 @@ class ProgressReporter:
         if line is not None and (not self._live_mode or self._always_shown(event)):
             style = "yellow" if isinstance(event, ev.Warning | ev.CallRetrying | ev.ParticipantDropped) else None
             self._term.line(line, style=style)
+        if isinstance(event, ev.DebateStarted) and len(event.agents) == 1 and not event.resumed:
+            self._term.warning(one_agent_warning(event.agents[0].name))
 
     def _always_shown(self, event: ev.Event) -> bool:
         if isinstance(event, ev.ContributionAdded):
@@ -88,7 +99,10 @@ class ProgressReporter:
             self._names = {p.id: p.name for p in (*event.agents, event.judge)}
             self._total_rounds = event.total_rounds
             verb = "Resuming" if event.resumed else "Started"
-            return f"{verb} debate {event.debate_id}: {len(event.agents)} agents, {event.total_rounds} round(s)"
+            return (
+                f"{verb} debate {event.debate_id}: {plural(len(event.agents), 'agent')}, "
+                f"{plural(event.total_rounds, 'round')}"
+            )
         if isinstance(event, ev.RoundStarted):
             self._round, self._total_rounds = event.round_number, event.total_rounds
             return f"Round {event.round_number}/{event.total_rounds}"
@@ -111,7 +125,7 @@ class ProgressReporter:
             return f"summary: {event.agent_name} {meta.before_chars} → {meta.after_chars} chars"
         if isinstance(event, ev.QuestionsPending):
             count = sum(len(group.items) for group in event.groups)
-            return f"{count} clarifying question(s) need answers"
+            return f"{plural(count, 'clarifying question')} need{'s' if count == 1 else ''} answers"
         if isinstance(event, ev.EvaluationCompleted):
             verdict = "stopping early" if event.stop else "continuing"
             return (
@@ -177,7 +191,7 @@ class ProgressReporter:
             for spinner in self._active.values():
                 grid.add_row(Text("│  "), spinner)
             rows.append(grid)
-        counts = f"{self._contributions} contribution(s)"
+        counts = plural(self._contributions, "contribution")
         if self._failed:
             counts += f", {self._failed} failed"
         rows.append(Text(f"└─ {counts}", style="dim"))

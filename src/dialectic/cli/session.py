@@ -3,21 +3,24 @@
 One event loop serves the whole command (the provider clients belong to it), the progress
 display runs while the engine does, and between engine calls the clarifying questions of a
 suspended debate are answered and the debate resumed, until it completes or cannot be
-answered here. Ctrl-C cancels the engine's task (the engine saves the debate as
-interrupted) and surfaces as :class:`InterruptedRun`.
+answered here. Ctrl-C, SIGTERM and SIGHUP cancel the engine's task (the engine saves the
+debate as interrupted) and surface as :class:`InterruptedRun`, whose message is the one
+notice the user gets about it (:meth:`DebateSession.announce_saved` stays silent then).
 """
 
 from __future__ import annotations
 
 import asyncio
 import shlex
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from dialectic import events as ev
-from dialectic.cli.answers import Answerer, describe_pending
+from dialectic.cli.answers import Answerer, describe_pending, ran_out_warning
 from dialectic.cli.console import Terminal
 from dialectic.cli.progress import ProgressReporter
+from dialectic.cli.signals import EXIT_INTERRUPTED, StopSignals, Terminated, exit_code_for, signal_name
 from dialectic.cli.verbose import VerboseSetup
 from dialectic.domain import DebateState
 from dialectic.engine import DebateEngine, DebateRequest
@@ -38,7 +41,11 @@ _STATUS_OF_EVENT: dict[type[ev.Event], str] = {
 
 
 class InterruptedRun(Exception):
-    """Ctrl-C stopped the command; the message says what was saved and how to continue."""
+    """Ctrl-C, SIGTERM or SIGHUP stopped the command; the message says what was saved and how to continue."""
+
+    def __init__(self, message: str, exit_code: int = EXIT_INTERRUPTED) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 def resume_command(debate_id: str, store_flag: str | None) -> str:
@@ -64,6 +71,8 @@ class DebateSession:
         self.status: str | None = None
         self._answerer = answerer
         self._store_flag = store_flag
+        self._signals = StopSignals()
+        self._interrupted = False
         self._providers = ProviderPool()
         self._progress = ProgressReporter(term)
         bus = EventBus()
@@ -74,24 +83,26 @@ class DebateSession:
         self._engine = DebateEngine(store, self._providers, bus)
 
     def start(self, request: DebateRequest) -> DebateState:
-        return self._run(lambda: self._engine.start(request))
+        with self._stoppable():
+            return self._run(lambda: self._engine.start(request))
 
     def resume(self, state: DebateState) -> DebateState:
         """Continue a stored debate; a suspended one only once its questions are answered here."""
         self.debate_id, self.status = state.id, state.status
-        answers: dict[str, str] | None = None
-        if state.status == "suspended":
-            answers = self._answers_for(state, already_sent=set())
-            if answers is None:
-                return state
-        return self._run(lambda: self._engine.resume(state.id, answers))
+        with self._stoppable():
+            answers: dict[str, str] | None = None
+            if state.status == "suspended":
+                answers = self._answers_for(state, already_sent=set())
+                if answers is None:
+                    return state
+            return self._run(lambda: self._engine.resume(state.id, answers))
 
     def resume_hint(self) -> str:
         return resume_command(self.debate_id or "ID", self._store_flag)
 
     def announce_saved(self) -> None:
         """The closing notice, for every debate that was created, however the run ended."""
-        if self.debate_id is None:
+        if self.debate_id is None or self._interrupted:
             return
         line = f"Debate {self.debate_id} saved to {self.store.location}"
         if self.status in ("failed", "interrupted"):
@@ -105,6 +116,22 @@ class DebateSession:
         if status is not None:
             self.status = status
 
+    @contextmanager
+    def _stoppable(self) -> Iterator[None]:
+        """Turn Ctrl-C, SIGTERM and SIGHUP, wherever they arrive, into one :class:`InterruptedRun`."""
+        with self._signals.installed():
+            try:
+                yield
+            except KeyboardInterrupt:
+                raise self._interruption("interrupted", EXIT_INTERRUPTED) from None
+            except Terminated as stop:
+                raise self._terminated(stop.signum) from None
+            except asyncio.CancelledError:
+                received = self._signals.received
+                if received is None:
+                    raise
+                raise self._terminated(received) from None
+
     def _run(self, first: EngineCall) -> DebateState:
         with asyncio.Runner() as runner:
             try:
@@ -117,8 +144,6 @@ class DebateSession:
                     sent |= answers.keys()
                     state = self._advance(runner, self._resumer(state.id, answers))
                 return state
-            except KeyboardInterrupt:
-                raise InterruptedRun(self._interrupted_message()) from None
             except DebateBusyError as exc:
                 if not isinstance(exc, LeaseLostError):
                     self.debate_id = None  # refused: another process runs it, so this command saved nothing
@@ -131,8 +156,11 @@ class DebateSession:
 
     def _advance(self, runner: asyncio.Runner, call: EngineCall) -> DebateState:
         with self._progress.running():
-            state = runner.run(call())
+            state = runner.run(self._signals.run_cancellable(call))
         self.debate_id, self.status = state.id, state.status
+        received = self._signals.received
+        if received is not None and state.status != "completed":
+            raise Terminated(received)  # it came as the engine finished a step: stop before asking for more
         return state
 
     def _answers_for(self, state: DebateState, *, already_sent: set[str]) -> dict[str, str] | None:
@@ -145,18 +173,31 @@ class DebateSession:
             self.term.line(f"Debate {state.id} is suspended; continue it with: {self.resume_hint()}")
             return None
         collected = self._answerer.collect(state)
+        warning = ran_out_warning(collected.defaulted)
+        if warning:
+            self.term.warning(warning[0])
+            for line in warning[1:]:
+                self.term.line(line, style="yellow")
         if collected.unanswered or already_sent & collected.answers.keys():
             for line in describe_pending(state, collected, self.resume_hint()):
                 self.term.line(line)
             return None
         return collected.answers
 
-    def _interrupted_message(self) -> str:
+    def _terminated(self, signum: int) -> InterruptedRun:
+        return self._interruption(f"terminated by {signal_name(signum)}", exit_code_for(signum))
+
+    def _interruption(self, what: str, exit_code: int) -> InterruptedRun:
+        """The one notice about a stopped run (``announce_saved`` stays silent after it)."""
+        self._interrupted = True
         if self.debate_id is None:
-            return "interrupted before the debate was created; nothing was saved"
+            return InterruptedRun(f"{what} before the debate was created; nothing was saved", exit_code)
         if self.status == "suspended":
-            return f"interrupted; debate {self.debate_id} still waits for answers: {self.resume_hint()}"
-        return f"interrupted; debate {self.debate_id} was saved as interrupted; resume it with: {self.resume_hint()}"
+            message = f"{what}; debate {self.debate_id} still waits for answers: {self.resume_hint()}"
+        else:
+            status = self.status or "interrupted"
+            message = f"{what}; debate {self.debate_id} was saved as {status}; resume it with: {self.resume_hint()}"
+        return InterruptedRun(message, exit_code)
 
     def _close_providers(self, runner: asyncio.Runner) -> None:
         try:

@@ -6,6 +6,7 @@ from pydantic import ValidationError
 
 from dialectic import events as ev
 from dialectic.cli.console import Terminal
+from dialectic.cli.wording import plural
 from dialectic.config import SummarizationConfig, SystemConfig
 from dialectic.domain import AgentPromptSources, Contribution, DebateState, DebateSummary
 from dialectic.store import DebateStore
@@ -93,7 +94,7 @@ def summary_lines(state: DebateState) -> list[str]:
         tokens += state.final_solution.metadata.tokens_used or 0
     duration = (state.updated_at - state.created_at).total_seconds()
     lines.append(
-        f"Totals: {len(state.rounds)} round(s), {len(contributions)} contribution(s)"
+        f"Totals: {plural(len(state.rounds), 'round')}, {plural(len(contributions), 'contribution')}"
         + (f" ({failed} failed)" if failed else "")
         + f", {tokens} tokens, {duration:.1f}s"
     )

@@ -50,7 +50,8 @@ class DebateEngine:
         self.store = store
         self.providers = providers
         self.bus = bus or EventBus()
-        self.retry = retry or RetryPolicy()
+        self.retry = retry
+        """``None``: each debate retries as its ``debate.retry`` configuration says."""
         self.lease = lease or LeasePolicy()
 
     async def start(self, request: DebateRequest) -> DebateState:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dialectic.agents.participants import DebateAgent, Judge, read_prompt_file, system_prompt_for
-from dialectic.config import AgentConfig, DebateSettings, SystemConfig
+from dialectic.config import AgentConfig, DebateSettings, RetrySettings, SystemConfig
 from dialectic.domain import AgentPromptSources, PromptSources
 from dialectic.llm.client import LLMClient
 from dialectic.llm.registry import ProviderPool
@@ -51,10 +51,24 @@ class ClientFactory:
         )
 
 
-def build_roster(config: SystemConfig, config_dir: Path, pool: ProviderPool, retry: RetryPolicy) -> Roster:
+def retry_policy(settings: RetrySettings) -> RetryPolicy:
+    """The configured ``debate.retry`` as the policy every LLM call of the debate uses."""
+    return RetryPolicy(
+        max_attempts=settings.max_attempts,
+        base_delay_s=settings.base_delay_ms / 1000,
+        max_delay_s=settings.max_delay_ms / 1000,
+        jitter_s=settings.jitter_ms / 1000,
+        max_retry_after_s=settings.max_retry_after_ms / 1000,
+    )
+
+
+def build_roster(
+    config: SystemConfig, config_dir: Path, pool: ProviderPool, retry: RetryPolicy | None = None
+) -> Roster:
+    """The debate's participants; ``retry`` (given by tests and embedders) wins over ``debate.retry``."""
     warnings: list[str] = []
     settings = config.debate
-    clients = ClientFactory(pool, settings, retry)
+    clients = ClientFactory(pool, settings, retry or retry_policy(settings.retry))
     agents: list[DebateAgent] = []
     sources: list[AgentPromptSources] = []
     for cfg in config.participants():

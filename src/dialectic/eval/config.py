@@ -13,10 +13,11 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator
 
-from dialectic.config import KNOWN_PROVIDERS, AgentConfig, ConfigModel, unique_ids
+from dialectic.config import AgentConfig, ConfigModel, unique_ids
 from dialectic.config_loader import describe_validation_error
 from dialectic.errors import ConfigError
 from dialectic.user_files import EVAL_CONFIG_FILE, read_user_text
+from dialectic.llm.registry import describe_known_providers, known_providers
 
 EVALUATOR_ROLE = "evaluator"
 DEFAULT_EVAL_TEMPERATURE = 0.1
@@ -42,8 +43,8 @@ class EvaluatorConfig(ConfigModel):
     @classmethod
     def _known_provider(cls, value: str) -> str:
         name = value.strip().lower()
-        if name not in KNOWN_PROVIDERS:
-            raise ValueError(f"unknown provider '{value}' (known: {', '.join(KNOWN_PROVIDERS)})")
+        if name not in known_providers():
+            raise ValueError(f"unknown provider '{value}' ({describe_known_providers()})")
         return name
 
     def agent_config(self) -> AgentConfig:

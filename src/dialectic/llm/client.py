@@ -22,11 +22,11 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from dialectic.agents.templates import render
 from dialectic.domain import Usage
 from dialectic.errors import ProviderError
 from dialectic.llm.base import Completion, CompletionRequest, JsonSchema, LLMProvider, Message
 from dialectic.llm.json_text import loads_model_json
+from dialectic.llm.prompts import CONTINUE_PROMPT, REPAIR_PROMPT, render
 from dialectic.llm.retry import RetryPolicy, with_retries
 
 M = TypeVar("M", bound=BaseModel)
@@ -79,7 +79,7 @@ class LLMClient:
         text, usage, latency, last, calls = first.text, first.usage, first.latency_ms, first, 1
         while last.cut_off and calls <= self.max_continuations:
             follow_up = request.with_changes(
-                messages=request.messages + (Message("assistant", text), Message("user", render("continue.md.j2")))
+                messages=request.messages + (Message("assistant", text), Message("user", render(CONTINUE_PROMPT)))
             )
             last = await self._call(follow_up, on_retry)
             text = _join_continuation(text, last.text)
@@ -125,7 +125,7 @@ class LLMClient:
             messages=asked.messages
             + (
                 Message("assistant", completion.text or "(empty reply)"),
-                Message("user", render("repair.md.j2", error=error or "the reply was not JSON")),
+                Message("user", render(REPAIR_PROMPT, error=error or "the reply was not JSON")),
             )
         )
         repaired = await self.complete(repair, on_retry=on_retry)

@@ -1,9 +1,14 @@
 """Provider registry: names to factories, API-key resolution, one instance per endpoint.
 
-A provider is registered with a tiny hook (:func:`register_provider`); the engine asks for
-providers through a :class:`ProviderPool`, which builds each distinct endpoint once so
-agents that share an endpoint share its client, its learned capabilities and its
-concurrency limit.
+Providers come from three places, looked up in this order of precedence (a later source
+wins on a shared name): the built-ins (``openai``, ``openrouter``, ``anthropic``, ``local``,
+``scripted``), installed packages that declare an entry point in the ``dialectic.providers``
+group, and :func:`register_provider` calls. An entry point names either a
+:class:`ProviderSpec` or a callable returning one; entry points are loaded lazily, once, on
+the first lookup, and one that fails to load is reported in the "unknown provider" message
+instead of breaking every command. The engine asks for providers through a
+:class:`ProviderPool`, which builds each distinct endpoint once so agents that share an
+endpoint share its client, its learned capabilities and its concurrency limit.
 """
 
 from __future__ import annotations
@@ -11,10 +16,13 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from importlib import metadata
 
-from dialectic.config import AgentConfig
+from dialectic.config import DEFAULT_MODELS, AgentConfig
 from dialectic.errors import ConfigError, MissingApiKeyError
 from dialectic.llm.base import LLMProvider
+
+ENTRY_POINT_GROUP = "dialectic.providers"
 
 
 @dataclass(frozen=True)
@@ -38,22 +46,8 @@ class ProviderSpec:
     """Environment variable holding the key; ``None`` for providers that need none."""
     base_url_env: str | None = None
     default_base_url: str | None = None
-
-
-_REGISTRY: dict[str, ProviderSpec] = {}
-
-
-def register_provider(spec: ProviderSpec) -> None:
-    _REGISTRY[spec.name] = spec
-
-
-def provider_spec(name: str) -> ProviderSpec:
-    _register_builtins()
-    try:
-        return _REGISTRY[name]
-    except KeyError:
-        known = ", ".join(sorted(_REGISTRY))
-        raise ConfigError(f"unknown provider '{name}' (known: {known})") from None
+    default_model: str | None = None
+    """The model an agent on this provider gets when its configuration names none."""
 
 
 def _openai_factory(settings: ProviderSettings) -> LLMProvider:
@@ -85,22 +79,115 @@ def _scripted_factory(settings: ProviderSettings) -> LLMProvider:
     return ScriptedProvider()
 
 
-def _register_builtins() -> None:
-    if _REGISTRY:
-        return
-    register_provider(ProviderSpec("openai", _openai_factory, "OPENAI_API_KEY", "OPENAI_BASE_URL"))
-    register_provider(
+def builtin_providers() -> list[ProviderSpec]:
+    return [
+        ProviderSpec("openai", _openai_factory, "OPENAI_API_KEY", "OPENAI_BASE_URL"),
         ProviderSpec(
-            "openrouter",
-            _openai_factory,
-            "OPENROUTER_API_KEY",
-            "OPENROUTER_BASE_URL",
-            "https://openrouter.ai/api/v1",
-        )
-    )
-    register_provider(ProviderSpec("anthropic", _anthropic_factory, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"))
-    register_provider(ProviderSpec("local", _local_factory, None))
-    register_provider(ProviderSpec("scripted", _scripted_factory, None))
+            "openrouter", _openai_factory, "OPENROUTER_API_KEY", "OPENROUTER_BASE_URL", "https://openrouter.ai/api/v1"
+        ),
+        ProviderSpec("anthropic", _anthropic_factory, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+        ProviderSpec("local", _local_factory, None),
+        ProviderSpec("scripted", _scripted_factory, None),
+    ]
+
+
+class ProviderRegistry:
+    """Built-in providers, entry-point plugins (loaded once, on first use) and registered ones."""
+
+    def __init__(self) -> None:
+        self._builtins = {spec.name: spec for spec in builtin_providers()}
+        self._plugins: dict[str, ProviderSpec] | None = None
+        self._plugin_errors: list[str] = []
+        self._registered: dict[str, ProviderSpec] = {}
+
+    def register(self, spec: ProviderSpec) -> None:
+        self._registered[_normal(spec.name)] = spec
+
+    def specs(self) -> dict[str, ProviderSpec]:
+        """Every known provider by name; registered ones win over plugins, plugins over built-ins."""
+        return {**self._builtins, **self._load_plugins(), **self._registered}
+
+    def names(self) -> tuple[str, ...]:
+        return tuple(sorted(self.specs()))
+
+    def get(self, name: str) -> ProviderSpec:
+        specs = self.specs()
+        try:
+            return specs[_normal(name)]
+        except KeyError:
+            raise ConfigError(f"unknown provider '{name}' ({self.describe_known()})") from None
+
+    def describe_known(self) -> str:
+        """``known: a, b, c`` plus any plugin that failed to load, for error messages."""
+        text = f"known: {', '.join(self.names())}"
+        if self._plugin_errors:
+            text += f"; plugins that failed to load: {'; '.join(self._plugin_errors)}"
+        return text
+
+    def _load_plugins(self) -> dict[str, ProviderSpec]:
+        if self._plugins is None:
+            self._plugins = {}
+            for entry in metadata.entry_points(group=ENTRY_POINT_GROUP):
+                try:
+                    spec = _spec_from(entry.load())
+                except Exception as exc:  # a broken third-party package must not break every command
+                    self._plugin_errors.append(f"{entry.name} ({entry.value}): {type(exc).__name__}: {exc}")
+                    continue
+                self._plugins[_normal(spec.name)] = spec
+        return self._plugins
+
+
+def _spec_from(loaded: object) -> ProviderSpec:
+    """An entry point's object: a ``ProviderSpec``, or a callable that returns one."""
+    spec = loaded() if callable(loaded) and not isinstance(loaded, ProviderSpec) else loaded
+    if not isinstance(spec, ProviderSpec):
+        raise TypeError(f"expected a ProviderSpec, got {type(spec).__name__}")
+    return spec
+
+
+def _normal(name: str) -> str:
+    return name.strip().lower()
+
+
+_DEFAULT_REGISTRY = ProviderRegistry()
+_KEY_ENVS_USED: set[str] = set()
+"""``apiKeyEnv`` names that configurations pointed at, so their values can be redacted from output."""
+
+
+def registry() -> ProviderRegistry:
+    """The process-wide registry used by the functions below."""
+    return _DEFAULT_REGISTRY
+
+
+def register_provider(spec: ProviderSpec) -> None:
+    """Add (or replace) a provider; the built-ins and plugins stay available."""
+    registry().register(spec)
+
+
+def provider_spec(name: str) -> ProviderSpec:
+    """The spec for ``name``; an unknown name is a ``ConfigError`` listing the known providers."""
+    return registry().get(name)
+
+
+def known_providers() -> tuple[str, ...]:
+    """Names of every provider: built-ins, plugins and registered ones, sorted."""
+    return registry().names()
+
+
+def describe_known_providers() -> str:
+    return registry().describe_known()
+
+
+def default_model_for(name: str) -> str | None:
+    """The model used when a configuration names provider ``name`` but no model."""
+    spec = provider_spec(name)
+    return spec.default_model or DEFAULT_MODELS.get(spec.name)
+
+
+def key_env_names() -> frozenset[str]:
+    """Environment variables that hold API keys: every provider's and every ``apiKeyEnv`` seen so far."""
+    names = {spec.api_key_env for spec in registry().specs().values() if spec.api_key_env}
+    return frozenset(names | _KEY_ENVS_USED)
 
 
 def resolve_settings(agent: AgentConfig, env: Mapping[str, str] | None = None) -> ProviderSettings:
@@ -116,11 +203,13 @@ def resolve_settings(agent: AgentConfig, env: Mapping[str, str] | None = None) -
         agent.base_url or (environ.get(spec.base_url_env) if spec.base_url_env else None) or spec.default_base_url
     )
     key_env = agent.api_key_env or spec.api_key_env
+    if key_env:
+        _KEY_ENVS_USED.add(key_env)
     api_key = environ.get(key_env) if key_env else None
     if key_env and not api_key and (agent.api_key_env or not agent.base_url):
         raise MissingApiKeyError(agent.provider, key_env)
     timeout_s = agent.timeout / 1000 if agent.timeout else None
-    return ProviderSettings(provider=agent.provider, api_key=api_key, base_url=base_url, timeout_s=timeout_s)
+    return ProviderSettings(provider=spec.name, api_key=api_key, base_url=base_url, timeout_s=timeout_s)
 
 
 class ProviderPool:

@@ -1,0 +1,164 @@
+"""The provider registry: built-ins, entry-point plugins and register_provider(), and config validation on top."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from importlib import metadata
+from pathlib import Path
+
+import pytest
+
+from dialectic.config import AgentConfig, SystemConfig
+from dialectic.config_loader import apply_overrides, load_config
+from dialectic.errors import ConfigError, InvalidArgumentsError
+from dialectic.llm import registry
+from dialectic.llm.registry import (
+    ENTRY_POINT_GROUP,
+    ProviderPool,
+    ProviderRegistry,
+    ProviderSettings,
+    ProviderSpec,
+    known_providers,
+    provider_spec,
+    register_provider,
+)
+from dialectic.llm.scripted import ScriptedProvider
+
+BUILTINS = {"anthropic", "local", "openai", "openrouter", "scripted"}
+
+
+def echo_factory(settings: ProviderSettings) -> ScriptedProvider:
+    return ScriptedProvider(name=settings.provider)
+
+
+ECHO = ProviderSpec("echo", echo_factory, "ECHO_API_KEY", default_model="echo-1")
+
+
+def make_echo() -> ProviderSpec:
+    """An entry point may name a callable that returns the spec."""
+    return ProviderSpec("echo-fn", echo_factory, None, default_model="fn-1")
+
+
+class FakeEntryPoint:
+    def __init__(self, name: str, target: object) -> None:
+        self.name = name
+        self.value = f"fake_plugin:{name}"
+        self._target = target
+        self.loads = 0
+
+    def load(self) -> object:
+        self.loads += 1
+        if isinstance(self._target, Exception):
+            raise self._target
+        return self._target
+
+
+@pytest.fixture
+def entry_points(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[FakeEntryPoint]]:
+    """A fresh process-wide registry whose plugins are the returned (initially empty) list."""
+    found: list[FakeEntryPoint] = []
+    groups: list[str] = []
+
+    def fake_entry_points(*, group: str) -> list[FakeEntryPoint]:
+        groups.append(group)
+        return list(found)
+
+    monkeypatch.setattr(metadata, "entry_points", fake_entry_points)
+    monkeypatch.setattr(registry, "_DEFAULT_REGISTRY", ProviderRegistry())
+    yield found
+    assert set(groups) <= {ENTRY_POINT_GROUP}
+
+
+def write(tmp_path: Path, agents: list[dict[str, object]]) -> Path:
+    path = tmp_path / "c.json"
+    judge = {"id": "j", "name": "Judge", "role": "generalist"}
+    path.write_text(json.dumps({"agents": agents, "judge": judge, "debate": {"rounds": 1}}), encoding="utf-8")
+    return path
+
+
+def test_builtins_are_known(entry_points: list[FakeEntryPoint]) -> None:
+    assert set(known_providers()) == BUILTINS
+
+
+def test_register_provider_adds_to_the_builtins(entry_points: list[FakeEntryPoint]) -> None:
+    register_provider(ECHO)
+    assert set(known_providers()) == BUILTINS | {"echo"}
+    assert provider_spec("openai").api_key_env == "OPENAI_API_KEY"
+    assert provider_spec("ECHO") is ECHO
+
+
+def test_entry_points_are_loaded_lazily_once(entry_points: list[FakeEntryPoint]) -> None:
+    spec_point, factory_point = FakeEntryPoint("echo", ECHO), FakeEntryPoint("echo-fn", make_echo)
+    entry_points.extend([spec_point, factory_point])
+    assert spec_point.loads == 0
+    assert set(known_providers()) == BUILTINS | {"echo", "echo-fn"}
+    provider_spec("echo-fn")
+    provider_spec("openai")
+    assert (spec_point.loads, factory_point.loads) == (1, 1)
+    assert provider_spec("echo-fn").default_model == "fn-1"
+
+
+def test_a_broken_plugin_is_named_in_the_unknown_provider_message(entry_points: list[FakeEntryPoint]) -> None:
+    entry_points.extend([FakeEntryPoint("broken", ImportError("no module named x")), FakeEntryPoint("odd", 42)])
+    assert set(known_providers()) == BUILTINS
+    with pytest.raises(ConfigError) as raised:
+        provider_spec("nope")
+    message = raised.value.message
+    assert message.startswith("unknown provider 'nope' (known: anthropic, local, openai, openrouter, scripted;")
+    assert "broken (fake_plugin:broken): ImportError: no module named x" in message
+    assert "odd (fake_plugin:odd): TypeError: expected a ProviderSpec, got int" in message
+
+
+def test_a_plugin_provider_runs_through_the_pool(entry_points: list[FakeEntryPoint]) -> None:
+    entry_points.append(FakeEntryPoint("echo", ECHO))
+    agent = AgentConfig(id="a", name="A", role="architect", provider="echo", model="echo-1")
+    pool = ProviderPool(env={"ECHO_API_KEY": "k"})
+    provider = pool.get(agent)
+    assert isinstance(provider, ScriptedProvider) and provider.name == "echo"
+    assert pool.get(agent) is provider
+
+
+def test_config_accepts_a_plugin_provider_and_fills_its_default_model(
+    entry_points: list[FakeEntryPoint], tmp_path: Path
+) -> None:
+    entry_points.append(FakeEntryPoint("echo", ECHO))
+    path = write(tmp_path, [{"id": "a", "name": "A", "role": "architect", "provider": "Echo"}])
+    config = load_config(path, explicit=True).config
+    assert (config.agents[0].provider, config.agents[0].model) == ("echo", "echo-1")
+    assert (config.judge.provider, config.judge.model) == ("openai", "gpt-4o-mini")
+
+
+def test_config_rejects_an_unknown_provider_naming_the_field_and_the_plugins(
+    entry_points: list[FakeEntryPoint], tmp_path: Path
+) -> None:
+    entry_points.append(FakeEntryPoint("echo", ECHO))
+    path = write(
+        tmp_path,
+        [{"id": "a", "name": "A", "role": "architect"}, {"id": "b", "name": "B", "role": "kiss", "provider": "gemini"}],
+    )
+    with pytest.raises(ConfigError) as raised:
+        load_config(path, explicit=True)
+    assert raised.value.exit_code == 4
+    assert (
+        "agents[1].provider: unknown provider 'gemini' (known: anthropic, echo, local, openai" in raised.value.message
+    )
+
+
+def test_a_plugin_without_a_default_model_needs_one_named(entry_points: list[FakeEntryPoint], tmp_path: Path) -> None:
+    register_provider(ProviderSpec("bare", echo_factory, None))
+    path = write(tmp_path, [{"id": "a", "name": "A", "role": "architect", "provider": "bare"}])
+    with pytest.raises(ConfigError, match=r"agents\[0\]\.model: provider 'bare' has no default model"):
+        load_config(path, explicit=True)
+    with pytest.raises(InvalidArgumentsError, match="give --model too"):
+        apply_overrides(SystemConfig(), provider="bare")
+    config, _ = apply_overrides(SystemConfig(), provider="bare", model="m1")
+    assert {(a.provider, a.model) for a in config.agents} == {("bare", "m1")}
+
+
+def test_provider_flag_accepts_plugins_and_rejects_unknown_names(entry_points: list[FakeEntryPoint]) -> None:
+    entry_points.append(FakeEntryPoint("echo", ECHO))
+    config, _ = apply_overrides(SystemConfig(), provider="echo")
+    assert {(a.provider, a.model) for a in [*config.agents, config.judge]} == {("echo", "echo-1")}
+    with pytest.raises(ConfigError, match=r"unknown provider 'gemini' given to --provider \(known: anthropic, echo"):
+        apply_overrides(SystemConfig(), provider="gemini")
