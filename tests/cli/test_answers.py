@@ -15,10 +15,10 @@ from dialectic.cli.answers import (
     TerminalAnswers,
     describe_pending,
     load_answers_file,
+    ran_out_warning,
     resume_answers_warnings,
     unmatched_answer_ids,
     unmatched_answers_warning,
-    ran_out_warning,
 )
 from dialectic.cli.console import Terminal
 from dialectic.domain import AgentClarifications, ClarificationItem, DebateState

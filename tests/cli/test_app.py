@@ -111,4 +111,5 @@ def test_verbose_error_detail_is_redacted(monkeypatch: pytest.MonkeyPatch, capsy
     code, out, err = run(["debate", "x", "--verbose"], capsys)
     assert code == 3
     assert key not in err
-    assert err.splitlines() == ["error: openai: bad request (400): key [redacted] invalid", "Authorization: [redacted]"]
+    shown = [line for line in err.splitlines() if not line.startswith("warning: ")]
+    assert shown == ["error: openai: bad request (400): key [redacted] invalid", "Authorization: [redacted]"]

@@ -501,6 +501,8 @@ def test_unknown_config_keys_and_roles_are_warnings(workspace: Workspace, server
     assert warnings_of(result.stderr) == [
         "warning: debate-config.json: `debate.round`: unknown key — did you mean `debate.rounds`?",
         "warning: --agents: no enabled agent has the role nosuchrole (roles available: architect, security)",
+        "warning: only one agent (System Architect) takes part: there will be no critiques, and each refinement "
+        "has only the agent's own proposal to work from",
     ]
 
 

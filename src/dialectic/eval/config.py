@@ -16,8 +16,8 @@ from pydantic import Field, ValidationError, field_validator
 from dialectic.config import AgentConfig, ConfigModel, unique_ids
 from dialectic.config_loader import describe_validation_error
 from dialectic.errors import ConfigError
-from dialectic.user_files import EVAL_CONFIG_FILE, read_user_text
 from dialectic.llm.registry import describe_known_providers, known_providers
+from dialectic.user_files import EVAL_CONFIG_FILE, read_user_text
 
 EVALUATOR_ROLE = "evaluator"
 DEFAULT_EVAL_TEMPERATURE = 0.1
