@@ -8,6 +8,8 @@ one-line message and an exit status.
 
 from __future__ import annotations
 
+from dialectic.redaction import redact
+
 EXIT_SUCCESS = 0
 EXIT_GENERAL_ERROR = 1
 EXIT_INVALID_ARGS = 2
@@ -88,7 +90,8 @@ class ProviderError(DialecticError):
         status_code: int | None = None,
         detail: str | None = None,
     ) -> None:
-        super().__init__(message, detail=detail)
+        # A provider's words may echo the request's credentials: they are redacted before anyone sees or saves them.
+        super().__init__(redact(message), detail=redact(detail) if detail else detail)
         self.provider = provider
         self.status_code = status_code
 

@@ -21,10 +21,10 @@ from dialectic.cli.bench_command import bench
 from dialectic.cli.browse import export, list_debates, report, show
 from dialectic.cli.commands import debate, resume
 from dialectic.cli.eval_command import evaluate
-from dialectic.cli.redaction import redact
 from dialectic.cli.session import InterruptedRun
 from dialectic.cli.signals import EXIT_INTERRUPTED, Terminated, exit_code_for, signal_name
 from dialectic.errors import EXIT_GENERAL_ERROR, EXIT_INVALID_ARGS, DialecticError
+from dialectic.redaction import redact
 
 app = typer.Typer(
     name="dialectic",

@@ -21,6 +21,7 @@ from importlib import metadata
 from dialectic.config import DEFAULT_MODELS, AgentConfig
 from dialectic.errors import ConfigError, MissingApiKeyError
 from dialectic.llm.base import LLMProvider
+from dialectic.redaction import note_key_env
 
 ENTRY_POINT_GROUP = "dialectic.providers"
 
@@ -105,7 +106,11 @@ class ProviderRegistry:
 
     def specs(self) -> dict[str, ProviderSpec]:
         """Every known provider by name; registered ones win over plugins, plugins over built-ins."""
-        return {**self._builtins, **self._load_plugins(), **self._registered}
+        specs = {**self._builtins, **self._load_plugins(), **self._registered}
+        for spec in specs.values():
+            if spec.api_key_env:
+                note_key_env(spec.api_key_env)  # its value is never shown
+        return specs
 
     def names(self) -> tuple[str, ...]:
         return tuple(sorted(self.specs()))
@@ -205,6 +210,7 @@ def resolve_settings(agent: AgentConfig, env: Mapping[str, str] | None = None) -
     key_env = agent.api_key_env or spec.api_key_env
     if key_env:
         _KEY_ENVS_USED.add(key_env)
+        note_key_env(key_env)
     api_key = environ.get(key_env) if key_env else None
     if key_env and not api_key and (agent.api_key_env or not agent.base_url):
         raise MissingApiKeyError(agent.provider, key_env)

@@ -7,9 +7,9 @@ import io
 import pytest
 
 from dialectic.cli.console import Terminal
-from dialectic.cli.redaction import REDACTED, redact, secret_values
 from dialectic.config import AgentConfig
 from dialectic.llm.registry import resolve_settings
+from dialectic.redaction import REDACTED, redact, secret_values
 
 OPENAI_KEY = "sk-proj-Ab12Cd34Ef56Gh78Ij90"
 
@@ -76,3 +76,18 @@ def test_every_terminal_line_is_redacted() -> None:
     stream = io.StringIO()
     Terminal(stream).line(f"critique failed: bad request (400): your key {OPENAI_KEY} is invalid")
     assert stream.getvalue() == f"critique failed: bad request (400): your key {REDACTED} is invalid\n"
+
+
+def test_provider_errors_are_redacted_when_made(monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a stored contribution's error says can never hold a key the server echoed."""
+    from dialectic.errors import BadRequest
+    from dialectic.redaction import note_key_env
+
+    monkeypatch.setenv("MY_PROXY_CREDENTIAL", "proxy-secret-value-123")
+    note_key_env("MY_PROXY_CREDENTIAL")
+    error = BadRequest(
+        "openai: bad request (400): key proxy-secret-value-123 rejected",
+        detail="Authorization: Bearer sk-abcdef0123456789",
+    )
+    assert "proxy-secret-value-123" not in error.message and REDACTED in error.message
+    assert error.detail is not None and "sk-abcdef0123456789" not in error.detail

@@ -1,9 +1,10 @@
-"""Keys and tokens removed from text before it is shown.
+"""Keys and tokens removed from text before it is shown or saved.
 
 A provider's error body may echo the request's credentials (some proxies print the
 ``Authorization`` header back, some servers quote the key they rejected). Every error line,
-``--verbose`` detail and progress line the CLI prints goes through :func:`redact`, which
-removes two kinds of secret:
+``--verbose`` detail and progress line the CLI prints goes through :func:`redact`, and so does
+every provider error's message and detail when it is made (so a stored contribution's error
+cannot hold a key either). It removes two kinds of secret:
 
 * the values of the API-key environment variables in use: every provider's key variable,
   the ``apiKeyEnv`` names the configuration used, and any variable whose name says it holds
@@ -20,7 +21,14 @@ import os
 import re
 from collections.abc import Iterable, Mapping
 
-from dialectic.llm.registry import key_env_names
+_KEY_ENV_NAMES: set[str] = set()
+"""API-key variables named by providers and configurations (see :func:`note_key_env`)."""
+
+
+def note_key_env(name: str) -> None:
+    """Remember that environment variable ``name`` holds an API key, so its value is never shown."""
+    _KEY_ENV_NAMES.add(name)
+
 
 REDACTED = "[redacted]"
 MIN_SECRET_CHARS = 6
@@ -42,7 +50,7 @@ _HEX = re.compile(r"^[0-9a-fA-F]+$")
 def secret_values(environ: Mapping[str, str] | None = None, names: Iterable[str] = ()) -> list[str]:
     """The values worth hiding: key variables of the providers and config, and secret-named variables."""
     env = os.environ if environ is None else environ
-    wanted = set(names) | set(key_env_names())
+    wanted = set(names) | _KEY_ENV_NAMES
     wanted |= {name for name in env if _SECRET_NAME.search(name)}
     values = {env[name].strip() for name in wanted if name in env}
     return sorted((v for v in values if len(v) >= MIN_SECRET_CHARS), key=len, reverse=True)
