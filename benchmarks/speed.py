@@ -25,6 +25,7 @@ import asyncio
 import json
 import os
 import pstats
+import re
 import resource
 import statistics
 import subprocess
@@ -127,7 +128,8 @@ def run_debate(server: FakeLLMServer, config: Path, home: Path) -> Run:
         raise SystemExit(f"dialectic debate failed ({result.returncode}): {result.stderr[-2000:]}")
     requests = [r for r in server.requests[requests_before:] if r.path != "/v1/models"]
     answered = server.answered_at[answers_before:]
-    debate_id = result.stderr.split("Debate ", 1)[1].split()[0] if "Debate deb-" in result.stderr else ""
+    found = re.search(r"Debate (deb-\d{8}-\d{6}-[0-9A-F]{4}) saved", result.stderr)
+    debate_id = found.group(1) if found else ""
     export = subprocess.run(
         [DIALECTIC, "export", debate_id], env=env, capture_output=True, text=True, check=True
     ).stdout
