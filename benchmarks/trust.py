@@ -110,7 +110,7 @@ def kills(trials: int, seed: int) -> None:
         print(f"clean run: {clean_calls} calls, {clean_wall:.1f} s\n")
         print("| trial | killed after s | saved results | resume calls | missing | completed | repeated |")
         print("|--:|--:|--:|--:|--:|---|--:|")
-        complete = repeated_total = 0
+        complete = repeated_total = before_creation = 0
         for trial in range(1, trials + 1):
             env = environment(work / f"trial-{trial}")
             delay = rng.uniform(0.2, clean_wall * 0.95)
@@ -128,7 +128,7 @@ def kills(trials: int, seed: int) -> None:
             rows = json.loads(listing.stdout or "[]")
             if not rows:
                 print(f"| {trial} | {delay:.2f} | — | — | — | killed before the debate was created | — |")
-                complete += 1
+                before_creation += 1
                 continue
             debate_id = rows[0]["id"]
             saved = llm_results(export(debate_id, env))
@@ -142,7 +142,11 @@ def kills(trials: int, seed: int) -> None:
             complete += done
             repeated_total += repeated
             print(f"| {trial} | {delay:.2f} | {saved} | {calls} | {missing} | {done} | {repeated} |")
-        print(f"\n{complete}/{trials} complete; saved calls repeated: {repeated_total}")
+        resumed_trials = trials - before_creation
+        print(
+            f"\n{complete}/{resumed_trials} killed debates completed on resume; saved calls repeated: "
+            f"{repeated_total}; {before_creation} trial(s) killed before the debate existed (nothing to resume)"
+        )
 
 
 def main() -> None:

@@ -1,15 +1,18 @@
 """Progress on stderr, as an :class:`~dialectic.events.EventBus` subscriber.
 
-On a terminal a transient Rich ``Live`` display shows the round, the phase with its
-done/expected count, a spinner per agent at work and the contribution counts. Elsewhere
-(pipes, CI logs) every event becomes one plain line. Either way, failed and truncated
-contributions, warnings and retries are printed as lines of their own, and nothing is
-ever written to stdout.
+On a terminal a transient Rich ``Live`` display shows, for every round with work under way,
+what is saved, running and still to come (work flows across rounds, see
+:mod:`dialectic.cli.work_board`), a spinner per call in flight, the contribution counts, the
+time so far and an estimate of the time left. Elsewhere (pipes, CI logs) every event becomes
+one plain line, the round lines carrying the estimate. Either way, failed and truncated
+contributions, warnings and retries are printed as lines of their own, and nothing is ever
+written to stdout.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from rich.console import Group, RenderableType
@@ -21,17 +24,8 @@ from rich.text import Text
 from dialectic import events as ev
 from dialectic.cli.console import Terminal
 from dialectic.cli.wording import plural
-from dialectic.domain import Contribution
-
-_PHASE_TITLES = {
-    "clarification": "Clarifying questions",
-    "summarization": "Summaries",
-    "proposal": "Proposals",
-    "critique": "Critiques",
-    "refinement": "Refinements",
-    "evaluation": "Evaluation",
-    "synthesis": "Synthesis",
-}
+from dialectic.cli.work_board import Running, WorkBoard, duration
+from dialectic.domain import Contribution, DebateState
 
 
 def one_agent_warning(name: str) -> str:
@@ -49,18 +43,19 @@ def _seconds(latency_ms: int | None) -> str:
 class ProgressReporter:
     """Turns engine events into the live display (``term.interactive``) or plain lines."""
 
-    def __init__(self, term: Terminal) -> None:
+    def __init__(self, term: Terminal, *, clock: Callable[[], float] = time.monotonic) -> None:
         self._term = term
         self._live_mode = term.interactive
+        self._clock = clock
         self._names: dict[str, str] = {}
-        self._round = 0
-        self._total_rounds = 0
-        self._phase = ""
-        self._expected = 0
-        self._done = 0
-        self._contributions = 0
-        self._failed = 0
-        self._active: dict[tuple[str, str], Spinner] = {}
+        self._board = WorkBoard()
+        self._started_at: float | None = None
+        self._synthesizing = False
+        self._spinners: dict[tuple[object, ...], Spinner] = {}
+
+    def preload(self, state: DebateState) -> None:
+        """A resumed debate: count what was saved before, so the display agrees with the store."""
+        self._board.preload(state)
 
     @contextmanager
     def running(self) -> Iterator[None]:
@@ -77,7 +72,7 @@ class ProgressReporter:
             redirect_stderr=False,
         ):
             yield
-        self._active.clear()
+        self._board.running.clear()
 
     def __call__(self, event: ev.Event) -> None:
         line = self._track(event)
@@ -95,28 +90,21 @@ class ProgressReporter:
 
     def _track(self, event: ev.Event) -> str | None:
         """Update the display's state from ``event`` and return its plain line, if it has one."""
+        self._board.track(event)
         if isinstance(event, ev.DebateStarted):
             self._names = {p.id: p.name for p in (*event.agents, event.judge)}
-            self._total_rounds = event.total_rounds
+            self._started_at = self._clock()
             verb = "Resuming" if event.resumed else "Started"
             return (
                 f"{verb} debate {event.debate_id}: {plural(len(event.agents), 'agent')}, "
                 f"{plural(event.total_rounds, 'round')}"
             )
         if isinstance(event, ev.RoundStarted):
-            self._round, self._total_rounds = event.round_number, event.total_rounds
-            return f"Round {event.round_number}/{event.total_rounds}"
+            left = self._left()
+            return f"Round {event.round_number}/{event.total_rounds}" + (f" (~{left} left)" if left else "")
         if isinstance(event, ev.PhaseStarted):
-            self._phase, self._expected, self._done = event.phase, event.expected, 0
             return f"{event.phase}: {event.expected} expected"
-        if isinstance(event, ev.AgentStarted):
-            self._active[(event.agent_id, event.activity)] = Spinner(
-                "dots", Text(f"{event.agent_name} {event.activity}")
-            )
-            return None
-        if isinstance(event, ev.AgentCompleted):
-            self._active.pop((event.agent_id, event.activity), None)
-            self._done += 1
+        if isinstance(event, ev.AgentStarted | ev.AgentCompleted):
             return None
         if isinstance(event, ev.ContributionAdded):
             return self._contribution_line(event.agent_name, event.contribution)
@@ -133,7 +121,7 @@ class ProgressReporter:
                 f"(threshold {event.threshold}), {verdict}"
             )
         if isinstance(event, ev.SynthesisStarted):
-            self._phase, self._expected, self._done = "synthesis", 1, 0
+            self._synthesizing = True
             return "synthesis: the judge is writing the solution"
         if isinstance(event, ev.ParticipantDropped):
             return (
@@ -161,13 +149,27 @@ class ProgressReporter:
             return "Debate interrupted"
         return None
 
+    def _spinner(self, key: tuple[object, ...], work: Running) -> Spinner:
+        """One spinner per call in flight, kept while it runs so it animates."""
+        spinner = self._spinners.get(key)
+        if spinner is None:
+            where = f" · round {work.round_number}" if work.round_number else ""
+            spinner = self._spinners[key] = Spinner("dots", Text(f"{work.agent_name} {work.activity}{where}"))
+        for gone in [k for k in self._spinners if k not in self._board.running]:
+            del self._spinners[gone]
+        return spinner
+
+    def _left(self) -> str | None:
+        if self._started_at is None:
+            return None
+        seconds = self._board.estimate_left(self._clock() - self._started_at)
+        return duration(seconds) if seconds is not None else None
+
     def _contribution_line(self, agent_name: str, c: Contribution) -> str:
-        self._contributions += 1
         who = agent_name
         if c.target_agent_id:
             who += f" → {self._names.get(c.target_agent_id, c.target_agent_id)}"
         if not c.ok:
-            self._failed += 1
             return f"{c.type} failed: {who}: {c.error or 'unknown error'}"
         meta = c.metadata
         if meta.carried_over:
@@ -178,21 +180,25 @@ class ProgressReporter:
         return f"{c.type}: {who} done ({detail})"
 
     def __rich__(self) -> RenderableType:
-        if not self._round and not self._phase:
+        board = self._board
+        rounds = board.rounds_with_work()
+        if not rounds and not board.running:
             return Spinner("dots", Text("Preparing the debate"))
-        rows: list[RenderableType] = []
-        if self._round:
-            rows.append(Text(f"┌─ Round {self._round}/{self._total_rounds}", style="bold"))
-        if self._phase:
-            title = _PHASE_TITLES.get(self._phase, self._phase)
-            rows.append(Text(f"│  {title} ({min(self._done, self._expected)}/{self._expected})"))
-        if self._active:
+        rows: list[RenderableType] = [Text(f"┌─ {board.round_line(n)}", style="bold") for n in rounds]
+        if self._synthesizing and not board.synthesized:
+            rows.append(Text("│  Synthesis: the judge is writing the solution"))
+        if board.running:
             grid = Table.grid()
-            for spinner in self._active.values():
-                grid.add_row(Text("│  "), spinner)
+            for key, work in board.running.items():
+                grid.add_row(Text("│  "), self._spinner(key, work))
             rows.append(grid)
-        counts = plural(self._contributions, "contribution")
-        if self._failed:
-            counts += f", {self._failed} failed"
+        counts = plural(board.contributions(), "contribution")
+        if board.failed:
+            counts += f", {board.failed} failed"
+        if self._started_at is not None:
+            counts += f" · {duration(self._clock() - self._started_at)} so far"
+            left = self._left()
+            if left:
+                counts += f" · ~{left} left"
         rows.append(Text(f"└─ {counts}", style="dim"))
         return Group(*rows)

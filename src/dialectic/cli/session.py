@@ -89,6 +89,7 @@ class DebateSession:
     def resume(self, state: DebateState) -> DebateState:
         """Continue a stored debate; a suspended one only once its questions are answered here."""
         self.debate_id, self.status = state.id, state.status
+        self._progress.preload(state)
         with self._stoppable():
             answers: dict[str, str] | None = None
             if state.status == "suspended":
