@@ -118,7 +118,14 @@ class DebateSettings(ConfigModel):
     interactive_clarifications: bool = False
     clarifications_max_per_agent: int = Field(default=5, ge=1)
     clarifications_max_iterations: int = Field(default=3, ge=1)
-    max_concurrency: int = Field(default=4, ge=1, description="Concurrent calls per provider.")
+    max_concurrency: int = Field(
+        default=64,
+        ge=1,
+        description=(
+            "Concurrent calls per provider endpoint: generous, so a debate runs at the speed of its "
+            "dependencies; rate limits are met by backing off on the provider's Retry-After."
+        ),
+    )
     min_agents: int = Field(
         default=2,
         ge=1,

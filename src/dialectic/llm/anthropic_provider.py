@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -25,6 +24,7 @@ from dialectic.errors import InvalidResponse, ProviderAuthError, ProviderError, 
 from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, Completion, CompletionRequest, Delta
 from dialectic.llm.retry import error_for_status
 from dialectic.llm.timeouts import http_timeout_parts, silence_message
+from dialectic.llm.wire_timing import EVENT_HOOKS, measure
 
 DEFAULT_MAX_TOKENS = 1024
 PROVIDER = "anthropic"
@@ -111,7 +111,11 @@ class AnthropicProvider:
         # An empty key would make the SDK send an empty credential header; servers reached through a
         # custom base URL (the only case without a key) accept any value.
         self._client = anthropic.AsyncAnthropic(
-            api_key=api_key or "not-needed", base_url=base_url, timeout=_http_timeout(timeout_s), max_retries=0
+            api_key=api_key or "not-needed",
+            base_url=base_url,
+            timeout=_http_timeout(timeout_s),
+            max_retries=0,
+            http_client=anthropic.DefaultAsyncHttpxClient(timeout=_http_timeout(timeout_s), event_hooks=EVENT_HOOKS),
         )
 
     def _translate(self, error: Exception, request: CompletionRequest) -> ProviderError:
@@ -140,12 +144,13 @@ class AnthropicProvider:
         return options
 
     async def complete(self, request: CompletionRequest) -> Completion:
-        started = time.perf_counter()
+        create = self._client.messages.create
         try:
-            message = await self._client.messages.create(**self._options(request))
+            with measure() as wire:
+                message = await create(**self._options(request))
         except (anthropic.AnthropicError, ValueError) as error:
             raise self._translate(error, request) from error
-        latency_ms = int((time.perf_counter() - started) * 1000)
+        latency_ms = wire.latency_ms()
         if not isinstance(message, AnthropicMessage):
             raise self._invalid(request, "the Messages API did not answer with a message object")
         try:

@@ -8,7 +8,6 @@ never retries (``max_retries=0``): :mod:`dialectic.llm.retry` does, from the tra
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
@@ -22,6 +21,7 @@ from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, Completion, Completio
 from dialectic.llm.json_text import parse_json_text
 from dialectic.llm.retry import error_for_status, is_about_model
 from dialectic.llm.timeouts import http_timeout_parts, silence_message
+from dialectic.llm.wire_timing import EVENT_HOOKS, measure
 
 
 def _server_message(body: object) -> tuple[str | None, str | None]:
@@ -111,7 +111,11 @@ class OpenAIProvider:
         self.name = name
         self.timeout_s = timeout_s
         self._client = openai.AsyncOpenAI(
-            api_key=api_key, base_url=base_url, timeout=_http_timeout(timeout_s), max_retries=0
+            api_key=api_key,
+            base_url=base_url,
+            timeout=_http_timeout(timeout_s),
+            max_retries=0,
+            http_client=openai.DefaultAsyncHttpxClient(timeout=_http_timeout(timeout_s), event_hooks=EVENT_HOOKS),
         )
         self._endpoint = str(self._client.base_url)
 
@@ -157,9 +161,10 @@ class OpenAIProvider:
             options["text"] = {
                 "format": {"type": "json_schema", "name": schema.name, "schema": schema.schema, "strict": False}
             }
-        started = time.perf_counter()
-        response = await self._client.responses.create(**options)
-        latency_ms = int((time.perf_counter() - started) * 1000)
+        create = self._client.responses.create
+        with measure() as wire:
+            response = await create(**options)
+        latency_ms = wire.latency_ms()
         self._responses_api[self._endpoint] = True
         if not isinstance(response, Response):
             raise self._invalid(request, "the Responses API did not answer with a response object")
@@ -194,9 +199,10 @@ class OpenAIProvider:
                 "type": "json_schema",
                 "json_schema": {"name": schema.name, "schema": schema.schema},
             }
-        started = time.perf_counter()
-        response = await self._client.chat.completions.create(**options)
-        latency_ms = int((time.perf_counter() - started) * 1000)
+        create = self._client.chat.completions.create
+        with measure() as wire:
+            response = await create(**options)
+        latency_ms = wire.latency_ms()
         if not isinstance(response, ChatCompletion):
             raise self._invalid(request, "Chat Completions did not answer with a completion object")
         try:

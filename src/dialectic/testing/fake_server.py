@@ -222,6 +222,7 @@ class FakeLLMServer:
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out as separate writes: no 40 ms delayed-ACK stall
     server_version = "FakeLLM/1.0"
     fake: FakeLLMServer
 
