@@ -111,11 +111,90 @@ class RoundEvaluation(Model):
     structured: bool = True
 
 
+RUBRIC: tuple[str, ...] = (
+    "logical_consistency",
+    "evidence",
+    "engagement",
+    "novelty",
+    "persuasiveness",
+    "relevance",
+)
+"""The judge's rubric for a participant's turn (seed ``004_…`` §4.1), each scored 0–10."""
+DEFAULT_RUBRIC_WEIGHTS: dict[str, float] = {
+    "logical_consistency": 0.20,
+    "evidence": 0.20,
+    "engagement": 0.20,
+    "novelty": 0.15,
+    "persuasiveness": 0.15,
+    "relevance": 0.10,
+}
+
+
+class RubricScores(Model):
+    logical_consistency: float = Field(ge=0, le=10)
+    evidence: float = Field(ge=0, le=10)
+    engagement: float = Field(ge=0, le=10)
+    novelty: float = Field(ge=0, le=10)
+    persuasiveness: float = Field(ge=0, le=10)
+    relevance: float = Field(ge=0, le=10)
+
+    def weighted(self, weights: dict[str, float] | None = None) -> float:
+        """The weighted mean on 0–10 (weights need not sum to 1)."""
+        chosen = weights or DEFAULT_RUBRIC_WEIGHTS
+        total = sum(chosen.get(name, 0.0) for name in RUBRIC)
+        if total <= 0:
+            return 0.0
+        return sum(getattr(self, name) * chosen.get(name, 0.0) for name in RUBRIC) / total
+
+
+class ParticipantAssessment(Model):
+    agent_id: str
+    scores: RubricScores
+    score: float = Field(ge=0, le=10)
+    """The rubric's weighted score."""
+    strengths: list[str] = Field(default_factory=list)
+    weaknesses: list[str] = Field(default_factory=list)
+
+
+class AssessmentFlags(Model):
+    repetitive: bool = False
+    drifting: bool = False
+    diminishing_returns: bool = False
+    convergence_reached: bool = False
+
+
+QualityTrend = Literal["improving", "stable", "declining"]
+
+
+class RoundAssessment(Model):
+    """The judge's structured view of one round (and what the detectors measured)."""
+
+    round_number: int
+    participants: list[ParticipantAssessment] = Field(default_factory=list)
+    quality: float = Field(default=0, ge=0, le=10)
+    """The round's quality: the mean of the participants' weighted scores."""
+    quality_trend: QualityTrend = "stable"
+    flags: AssessmentFlags = Field(default_factory=AssessmentFlags)
+    should_continue: bool = True
+    reason: str = ""
+    similarity: float | None = None
+    """Semantic similarity between the participants' latest positions (0–1), when measured."""
+    repetition: float | None = None
+    """Highest similarity between a participant's consecutive turns (0–1), when measured."""
+    measured_by: str | None = None
+    """What measured the similarities (an embedding model, or the lexical fallback)."""
+    structured: bool = True
+    """False when the judge's reply did not parse and only the detectors' figures are real."""
+
+
 class DebateRound(Model):
     round_number: int
     contributions: list[Contribution] = Field(default_factory=list)
     summaries: dict[str, DebateSummary] = Field(default_factory=dict)
     evaluation: RoundEvaluation | None = None
+    assessment: RoundAssessment | None = None
+    phase: str | None = None
+    """The protocol's name for this round (``opening``, ``rebuttal``, ``closing``…), when it has one."""
     timestamp: datetime = Field(default_factory=utc_now)
 
     def of_type(self, kind: ContributionType, *, include_failed: bool = False) -> list[Contribution]:
@@ -197,6 +276,59 @@ class Participant(Model):
     model: str
     provider: str
     temperature: float | None = None
+    position: str | None = None
+    """The stance the agent argues (``for``, ``against``, or words), when it has one."""
+    persona: str | None = None
+    """A short character description that colours how the agent argues."""
+
+
+VoteRule = Literal["majority", "supermajority", "weighted", "confidence"]
+
+
+class Vote(Model):
+    voter_id: str
+    choice_id: str
+    """The agent whose final proposal the voter chose."""
+    label: str = ""
+    """The anonymous label the voter saw for it (``Proposal B``)."""
+    confidence: int | None = Field(default=None, ge=0, le=100)
+    reason: str = ""
+
+
+class VoteOutcome(Model):
+    """The result of a vote on the final proposals."""
+
+    rule: VoteRule
+    threshold: float | None = None
+    """For ``supermajority``: the share of the (weighted) votes needed."""
+    votes: list[Vote] = Field(default_factory=list)
+    tally: dict[str, float] = Field(default_factory=dict)
+    """Agent id → (weighted) votes received."""
+    winner_id: str | None = None
+    consensus: bool = False
+    """Whether the winner reached the rule's bar (a plurality that falls short is not consensus)."""
+    tie: bool = False
+
+
+class KeyPoints(Model):
+    agent_id: str
+    points: list[str] = Field(default_factory=list)
+
+
+class Verdict(Model):
+    """The judge's final verdict on the debate, beside the synthesized solution."""
+
+    summary: str
+    key_points: list[KeyPoints] = Field(default_factory=list)
+    agreements: list[str] = Field(default_factory=list)
+    disagreements: list[str] = Field(default_factory=list)
+    winner_id: str | None = None
+    winner_reasoning: str = ""
+    quality: int = Field(default=0, ge=0, le=100)
+    insights: list[str] = Field(default_factory=list)
+    judge_shares_model_with: list[str] = Field(default_factory=list)
+    """Agents running on the judge's own model: self-preference is a known bias, so it is said."""
+    structured: bool = True
 
 
 class DroppedParticipant(Model):
@@ -231,6 +363,8 @@ class DebateState(Model):
     clarifications: list[AgentClarifications] = Field(default_factory=list)
     clarification_iterations: int = 0
     judge_summary: DebateSummary | None = None
+    vote: VoteOutcome | None = None
+    verdict: Verdict | None = None
     dropped: list[DroppedParticipant] = Field(default_factory=list)
     """Agents out of the debate, in the order they were dropped (a resumed failed debate clears them)."""
     discarded: list[DiscardedWork] = Field(default_factory=list)
