@@ -6,13 +6,17 @@ a usage mistake one line and exit 2, Ctrl-C a note on what was saved and exit 13
 129, SIGTERM 143: 128 + the signal number), and anything unexpected one line and exit 1
 (the traceback only with ``--verbose``). Everything printed here passes through
 :func:`~dialectic.cli.redaction.redact`, so a provider's error body never shows a key.
+
+A command loads only what it uses: building the app imports the commands' declarations
+(their flags and help), and each command imports its implementation when it runs, so
+``--help`` and ``--version`` load neither the engine, the store, pydantic nor an SDK.
+``tests/test_imports.py`` holds every command to that.
 """
 
 from __future__ import annotations
 
 import sys
 import traceback
-from importlib import metadata
 from typing import Annotated
 
 import typer
@@ -21,8 +25,7 @@ from dialectic.cli.bench_command import bench
 from dialectic.cli.browse import export, list_debates, report, show
 from dialectic.cli.commands import debate, resume
 from dialectic.cli.eval_command import evaluate
-from dialectic.cli.session import InterruptedRun
-from dialectic.cli.signals import EXIT_INTERRUPTED, Terminated, exit_code_for, signal_name
+from dialectic.cli.interruptions import EXIT_INTERRUPTED, InterruptedRun, Terminated, exit_code_for, signal_name
 from dialectic.errors import EXIT_GENERAL_ERROR, EXIT_INVALID_ARGS, DialecticError
 from dialectic.redaction import redact
 
@@ -39,6 +42,8 @@ app = typer.Typer(
 
 def package_version() -> str:
     """The installed distribution's version (``pyproject.toml``'s ``version``)."""
+    from importlib import metadata  # only --version pays for it
+
     try:
         return metadata.version("dialectic")
     except metadata.PackageNotFoundError:

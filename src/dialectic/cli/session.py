@@ -4,8 +4,9 @@ One event loop serves the whole command (the provider clients belong to it), the
 display runs while the engine does, and between engine calls the clarifying questions of a
 suspended debate are answered and the debate resumed, until it completes or cannot be
 answered here. Ctrl-C, SIGTERM and SIGHUP cancel the engine's task (the engine saves the
-debate as interrupted) and surface as :class:`InterruptedRun`, whose message is the one
-notice the user gets about it (:meth:`DebateSession.announce_saved` stays silent then).
+debate as interrupted) and surface as :class:`~dialectic.cli.interruptions.InterruptedRun`,
+whose message is the one notice the user gets about it (:meth:`DebateSession.announce_saved`
+stays silent then).
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from typing import Any
 from dialectic import events as ev
 from dialectic.cli.answers import Answerer, describe_pending, ran_out_warning
 from dialectic.cli.console import Terminal
+from dialectic.cli.interruptions import EXIT_INTERRUPTED, InterruptedRun, Terminated, exit_code_for, signal_name
 from dialectic.cli.progress import ProgressReporter
-from dialectic.cli.signals import EXIT_INTERRUPTED, StopSignals, Terminated, exit_code_for, signal_name
+from dialectic.cli.signals import StopSignals
 from dialectic.cli.verbose import VerboseSetup
 from dialectic.domain import DebateState
 from dialectic.engine import DebateEngine, DebateRequest
@@ -38,14 +40,6 @@ _STATUS_OF_EVENT: dict[type[ev.Event], str] = {
     ev.DebateInterrupted: "interrupted",
     ev.DebateFailed: "failed",
 }
-
-
-class InterruptedRun(Exception):
-    """Ctrl-C, SIGTERM or SIGHUP stopped the command; the message says what was saved and how to continue."""
-
-    def __init__(self, message: str, exit_code: int = EXIT_INTERRUPTED) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 def resume_command(debate_id: str, store_flag: str | None) -> str:
