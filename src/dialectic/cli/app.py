@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import os
 import sys
-import traceback
 from typing import Annotated, NoReturn
 
 import typer
@@ -118,6 +117,8 @@ def run(argv: list[str]) -> int:
     except Exception as exc:
         _error(f"unexpected {type(exc).__name__}: {exc}")
         if verbose:
+            import traceback  # only here: it costs every command ~15 ms to import
+
             sys.stderr.write(redact(traceback.format_exc()))
         return EXIT_GENERAL_ERROR
     return result if isinstance(result, int) else 0
