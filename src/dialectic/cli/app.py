@@ -21,6 +21,7 @@ from dialectic.cli.bench_command import bench
 from dialectic.cli.browse import export, list_debates, report, show
 from dialectic.cli.commands import debate, resume
 from dialectic.cli.eval_command import evaluate
+from dialectic.cli.leaderboard_command import leaderboard
 from dialectic.cli.session import InterruptedRun
 from dialectic.cli.signals import EXIT_INTERRUPTED, Terminated, exit_code_for, signal_name
 from dialectic.errors import EXIT_GENERAL_ERROR, EXIT_INVALID_ARGS, DialecticError
@@ -69,6 +70,7 @@ app.command("export")(export)
 app.command("report")(report)
 app.command("eval")(evaluate)
 app.command("bench")(bench)
+app.command("leaderboard")(leaderboard)
 
 
 def _error(message: str) -> None:
