@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from dialectic.agents.outputs import ConfidenceOutput
+from dialectic.testing.samples import ConfidenceOutput
 from dialectic.llm import local_provider
 from dialectic.llm.base import Completion, CompletionRequest, JsonSchema, Message
 from dialectic.llm.client import LLMClient, extract_json, parse_structured

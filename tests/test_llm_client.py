@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 
-from dialectic.agents.outputs import ConfidenceOutput
+from dialectic.testing.samples import ConfidenceOutput
 from dialectic.llm.base import FINISH_LENGTH, CompletionRequest, Message
 from dialectic.llm.client import LLMClient, extract_json
 from dialectic.llm.retry import RetryPolicy

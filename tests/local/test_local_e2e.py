@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from dialectic.agents.outputs import ConfidenceOutput
+from dialectic.testing.samples import ConfidenceOutput
 from dialectic.errors import ContextWindowExceeded, ProviderTimeout
 from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, CompletionRequest, Delta, JsonSchema, Message
 from dialectic.llm.client import LLMClient
