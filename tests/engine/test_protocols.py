@@ -143,3 +143,27 @@ def test_critique_refine_gives_no_verdict_unless_asked(harness: Callable[..., Ha
     h = harness(scripted_judge())
     assert h.start(make_config(agents=2, rounds=1)).verdict is None
     assert h.start(make_config(agents=2, rounds=1, verdict="on")).verdict is not None
+
+
+def test_the_report_shows_format_phases_assessments_votes_and_verdict(harness: Callable[..., Harness]) -> None:
+    from dialectic.report import render_report
+
+    h = harness(scripted_judge())
+    state = h.start(make_config(agents=3, rounds=1, format="vote", assessment="on", personas="auto"))
+    text = render_report(state)
+    for needle in (
+        "- **Format:** vote",
+        "### Positions and personas",
+        "#### Judge assessment",
+        "| Participant | Logical consistency |",
+        "## Vote",
+        "**Rule:** majority",
+        "## Verdict",
+        "**Debate quality:** 70/100",
+        "the same model as",
+    ):
+        assert needle in text, needle
+    structured = h.start(make_config(agents=2, rounds=3, format="structured"))
+    text = render_report(structured)
+    assert "### Round 1 — opening" in text and "#### Opening statements" in text
+    assert "### Round 3 — closing" in text and "#### Closing statements" in text
