@@ -22,9 +22,13 @@ from dialectic.domain import (
     DebateSummary,
     DiscardedWork,
     DroppedParticipant,
+    EarlyStop,
     Model,
+    RoundAssessment,
     RoundEvaluation,
     Solution,
+    Verdict,
+    VoteOutcome,
     utc_now,
 )
 
@@ -47,6 +51,8 @@ class StatusChanged(ChangeBase):
 class RoundStarted(ChangeBase):
     kind: Literal["round_started"] = "round_started"
     round_number: int
+    phase: str | None = None
+    """The protocol's name for the round (``opening``, ``rebuttal``, ``closing``…), when it has one."""
 
 
 class ContributionRecorded(ChangeBase):
@@ -111,6 +117,39 @@ class WorkDiscarded(ChangeBase):
     discarded: DiscardedWork
 
 
+class Stance(Model):
+    agent_id: str
+    position: str
+    persona: str
+
+
+class PersonasAssigned(ChangeBase):
+    """The judge gave the participants positions and personas before round 1."""
+
+    kind: Literal["personas_assigned"] = "personas_assigned"
+    stances: list[Stance]
+
+
+class AssessmentRecorded(ChangeBase):
+    kind: Literal["assessment_recorded"] = "assessment_recorded"
+    assessment: RoundAssessment
+
+
+class DebateStoppedEarly(ChangeBase):
+    kind: Literal["debate_stopped_early"] = "debate_stopped_early"
+    stop: EarlyStop
+
+
+class VoteRecorded(ChangeBase):
+    kind: Literal["vote_recorded"] = "vote_recorded"
+    outcome: VoteOutcome
+
+
+class VerdictRecorded(ChangeBase):
+    kind: Literal["verdict_recorded"] = "verdict_recorded"
+    verdict: Verdict
+
+
 class CursorMoved(ChangeBase):
     """The runner's cursor: the node to run next (``None`` when the debate has ended)."""
 
@@ -132,6 +171,11 @@ Change = Annotated[
     | ParticipantDropped
     | ParticipantsReinstated
     | WorkDiscarded
+    | PersonasAssigned
+    | AssessmentRecorded
+    | DebateStoppedEarly
+    | VoteRecorded
+    | VerdictRecorded
     | CursorMoved,
     Field(discriminator="kind"),
 ]
@@ -157,7 +201,8 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
         state.status = change.status
         state.error = change.error
     elif isinstance(change, RoundStarted):
-        _round_at(state, change.round_number, change.at)
+        started = _round_at(state, change.round_number, change.at)
+        started.phase = change.phase or started.phase
         state.current_round = max(state.current_round, change.round_number)
     elif isinstance(change, ContributionRecorded):
         _round_at(state, change.round_number, change.at).contributions.append(change.contribution)
@@ -183,6 +228,20 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
         state.dropped = [d for d in state.dropped if d.agent_id not in change.agent_ids]
     elif isinstance(change, WorkDiscarded):
         state.discarded.append(change.discarded)
+    elif isinstance(change, PersonasAssigned):
+        by_id = {s.agent_id: s for s in change.stances}
+        for agent in state.agents:
+            if agent.id in by_id:
+                agent.position, agent.persona = by_id[agent.id].position, by_id[agent.id].persona
+        state.personas_assigned = True
+    elif isinstance(change, AssessmentRecorded):
+        _round_at(state, change.assessment.round_number, change.at).assessment = change.assessment
+    elif isinstance(change, DebateStoppedEarly):
+        state.stopped_early = change.stop
+    elif isinstance(change, VoteRecorded):
+        state.vote = change.outcome
+    elif isinstance(change, VerdictRecorded):
+        state.verdict = change.verdict
     elif isinstance(change, CursorMoved):
         state.next_node = change.next_node
     state.updated_at = change.at

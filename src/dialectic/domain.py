@@ -48,10 +48,29 @@ class Usage(Model):
         )
 
 
-ContributionType = Literal["proposal", "critique", "refinement"]
+ContributionType = Literal["proposal", "critique", "refinement", "response", "opening", "rebuttal", "closing"]
+"""``proposal``/``critique``/``refinement`` in critique-refine debates; ``response`` is a turn of the turn
+formats (free-form, round-limited, convergence-seeking, simultaneous); ``opening``/``rebuttal``/``closing``
+are the turns of a structured debate."""
+TURN_KINDS: tuple[ContributionType, ...] = ("response", "opening", "rebuttal", "closing")
 ContributionStatus = Literal["ok", "failed"]
 DebateStatus = Literal["pending", "running", "suspended", "interrupted", "completed", "failed"]
-Phase = Literal["clarification", "summarization", "proposal", "critique", "refinement", "evaluation", "synthesis"]
+Phase = Literal[
+    "clarification",
+    "personas",
+    "summarization",
+    "proposal",
+    "critique",
+    "refinement",
+    "response",
+    "opening",
+    "rebuttal",
+    "closing",
+    "evaluation",
+    "vote",
+    "synthesis",
+    "verdict",
+]
 
 
 class ContributionMetadata(Model):
@@ -331,6 +350,13 @@ class Verdict(Model):
     structured: bool = True
 
 
+class EarlyStop(Model):
+    """The debate ended before its last round: after which round, and why."""
+
+    round_number: int
+    reason: str
+
+
 class DroppedParticipant(Model):
     """An agent taken out of the rest of the debate because its calls kept failing."""
 
@@ -363,6 +389,9 @@ class DebateState(Model):
     clarifications: list[AgentClarifications] = Field(default_factory=list)
     clarification_iterations: int = 0
     judge_summary: DebateSummary | None = None
+    personas_assigned: bool = False
+    """True once the judge assigned positions and personas (``debate.personas: auto``): never asked twice."""
+    stopped_early: EarlyStop | None = None
     vote: VoteOutcome | None = None
     verdict: Verdict | None = None
     dropped: list[DroppedParticipant] = Field(default_factory=list)

@@ -19,8 +19,10 @@ from dialectic.domain import (
     DroppedParticipant,
     Participant,
     Phase,
-    RoundEvaluation,
+    RoundAssessment,
     Solution,
+    Verdict,
+    VoteOutcome,
 )
 
 log = logging.getLogger(__name__)
@@ -38,6 +40,8 @@ class DebateStarted(Event):
     agents: tuple[Participant, ...]
     judge: Participant
     resumed: bool = False
+    format: str = "critique-refine"
+    """The deliberation protocol (``debate.format``)."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +102,31 @@ class WorkDiscarded(Event):
 
 
 @dataclass(frozen=True)
+class PersonasAssigned(Event):
+    agents: tuple[Participant, ...]
+    """Every agent, with the position and persona the judge gave it."""
+
+
+@dataclass(frozen=True)
+class AssessmentAdded(Event):
+    round_number: int
+    assessment: RoundAssessment
+    stop: bool
+    reason: str
+    """Why the debate stops (or goes on) after this round."""
+
+
+@dataclass(frozen=True)
+class VoteCompleted(Event):
+    outcome: VoteOutcome
+
+
+@dataclass(frozen=True)
+class VerdictAdded(Event):
+    verdict: Verdict
+
+
+@dataclass(frozen=True)
 class ContributionAdded(Event):
     round_number: int
     agent_name: str
@@ -116,14 +145,6 @@ class SummaryAdded(Event):
 class QuestionsPending(Event):
     groups: tuple[AgentClarifications, ...]
     """Only the unanswered questions, grouped by the agent that asked them."""
-
-
-@dataclass(frozen=True)
-class EvaluationCompleted(Event):
-    round_number: int
-    evaluation: RoundEvaluation
-    threshold: int
-    stop: bool
 
 
 @dataclass(frozen=True)

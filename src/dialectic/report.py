@@ -32,6 +32,13 @@ from dialectic.domain import (
     PromptSource,
     Solution,
 )
+from dialectic.report_deliberation import (
+    assessment_blocks,
+    protocol_facts,
+    stance_rows,
+    verdict_blocks,
+    vote_blocks,
+)
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -41,6 +48,10 @@ _SECTIONS: tuple[tuple[ContributionType, str], ...] = (
     ("proposal", "Proposals"),
     ("critique", "Critiques"),
     ("refinement", "Refinements"),
+    ("response", "Turns"),
+    ("opening", "Opening statements"),
+    ("rebuttal", "Rebuttals"),
+    ("closing", "Closing statements"),
 )
 _MAX_LEVEL = 6
 
@@ -59,7 +70,9 @@ def render_report(state: DebateState, *, verbose: bool = False) -> str:
         *_rounds(state, people, verbose),
         *_failed(state, people),
         *_dropped(state, people),
+        *(vote_blocks(state.vote, people.name) if state.vote is not None else []),
         *_synthesis(state, people, verbose),
+        *(verdict_blocks(state.verdict, people.name) if state.verdict is not None else []),
         *_totals(state),
     ]
     return "\n\n".join(block for block in blocks if block) + "\n"
@@ -163,6 +176,7 @@ def _header(state: DebateState) -> list[str]:
         f"- **Created:** {_when(state.created_at)}",
         f"- **Updated:** {_when(state.updated_at)}",
         f"- **Rounds:** {state.current_round}",
+        *protocol_facts(state),
     ]
     pending = state.pending_questions()
     if pending:
@@ -201,7 +215,9 @@ def _participants(state: DebateState) -> list[str]:
         if state.judge
         else "_No judge recorded._"
     )
-    return ["## Agents", agents, "## Judge", judge]
+    stances = stance_rows(state)
+    positions = ["### Positions and personas", "\n".join(stances)] if stances else []
+    return ["## Agents", agents, *positions, "## Judge", judge]
 
 
 def _clarifications(state: DebateState) -> list[str]:
@@ -262,8 +278,10 @@ def _summary(summary: DebateSummary, below: int, verbose: bool) -> list[str]:
 
 
 def _round(r: DebateRound, people: _People, verbose: bool) -> list[str]:
-    blocks = [f"### Round {r.round_number}"]
-    for kind, title in _SECTIONS:
+    blocks = [f"### Round {r.round_number}" + (f" — {r.phase}" if r.phase and r.phase != "response" else "")]
+    present = {c.type for c in r.contributions}
+    shown = [(k, t) for k, t in _SECTIONS if k in present] or list(_SECTIONS[:3])
+    for kind, title in shown:
         blocks.append(f"#### {title}")
         found = r.of_type(kind, include_failed=True)
         for c in found:
@@ -275,6 +293,8 @@ def _round(r: DebateRound, people: _People, verbose: bool) -> list[str]:
         for summary in r.summaries.values():
             blocks.append(f"##### {people.label(summary.agent_id, summary.agent_role)}")
             blocks += _summary(summary, 5, verbose)
+    if r.assessment is not None:
+        blocks += assessment_blocks(r.assessment, people.name)
     if r.evaluation is not None:
         blocks += ["#### Judge evaluation", f"**Confidence:** {r.evaluation.confidence}/100"]
         if not r.evaluation.structured:

@@ -13,7 +13,7 @@ from typing import Any
 
 from jinja2 import Environment, StrictUndefined, TemplateError
 
-from dialectic.agents.outputs import ConfidenceOutput, QuestionList, SynthesisOutput
+from dialectic.agents.outputs import QuestionList, SynthesisOutput
 from dialectic.agents.templates import JUDGE_ROLE, builtin_role_prompt, render
 from dialectic.config import AgentConfig, SummarizationConfig
 from dialectic.domain import ClarificationItem, Contribution, Participant, PromptSource
@@ -87,6 +87,11 @@ class Speaker:
     system_prompt: str
     system_source: PromptSource
 
+    def __post_init__(self) -> None:
+        self.stance: str = ""
+        """Position and persona lines appended to the system prompt (see :meth:`set_stance`)."""
+        self.set_stance(self.config.position, self.config.persona)
+
     @property
     def id(self) -> str:
         return self.config.id
@@ -102,13 +107,25 @@ class Speaker:
     def participant(self) -> Participant:
         c = self.config
         return Participant(
-            id=c.id, name=c.name, role=c.role, model=c.model, provider=c.provider, temperature=c.temperature
+            id=c.id,
+            name=c.name,
+            role=c.role,
+            model=c.model,
+            provider=c.provider,
+            temperature=c.temperature,
+            position=c.position,
+            persona=c.persona,
         )
+
+    def set_stance(self, position: str | None, persona: str | None) -> None:
+        """The position and persona the speaker argues with (configured, or assigned by the judge)."""
+        self.stance = render("stance.md.j2", position=position, persona=persona).strip()
 
     def request(self, user: str, tag: str, *, max_tokens: int | None = None) -> CompletionRequest:
         timeout = self.config.timeout / 1000 if self.config.timeout else None
+        system = f"{self.system_prompt}\n\n{self.stance}" if self.stance else self.system_prompt
         return CompletionRequest(
-            messages=(Message("system", self.system_prompt), Message("user", user)),
+            messages=(Message("system", system), Message("user", user)),
             model=self.config.model,
             temperature=self.config.temperature,
             max_tokens=max_tokens or self.config.max_tokens,
@@ -283,16 +300,6 @@ class Judge(Speaker):
             max_length=self.summarization.max_length,
         )
         return await self.client.complete(self.request(user, "judge-summary"), on_retry=on_retry)
-
-    async def evaluate(
-        self, *, problem: str, round_number: int, debate: str, previous: str, on_retry: RetryHook | None = None
-    ) -> StructuredResult[ConfidenceOutput]:
-        user = render(
-            "judge_evaluate.md.j2", problem=problem, round_number=round_number, debate=debate, previous=previous
-        )
-        return await self.client.complete_structured(
-            self.request(user, "evaluation"), ConfidenceOutput, on_retry=on_retry
-        )
 
 
 def system_prompt_for(config: AgentConfig, custom: PromptFile, *, judge: bool) -> str:

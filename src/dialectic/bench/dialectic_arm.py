@@ -19,7 +19,7 @@ from dialectic.bench.metering import Meter, MeteredPool
 from dialectic.bench.records import Reply
 from dialectic.bench.tasks import Item
 from dialectic.bench.templates import render
-from dialectic.domain import Contribution, DebateState, Solution
+from dialectic.domain import TURN_KINDS, Contribution, DebateState, Solution
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.errors import ProviderError
 from dialectic.events import EventBus
@@ -31,9 +31,18 @@ if TYPE_CHECKING:
 JUDGE = "judge"
 
 
-async def run_dialectic(item: Item, env: ArmEnv, meter: Meter) -> tuple[list[str], list[list[Reply]], Reply]:
-    """Stages, the agents' replies per stage, and the judge's reply (which decides)."""
-    settings = env.dialectic_config.debate.model_copy(update={"interactive_clarifications": False})
+async def run_dialectic(
+    item: Item, env: ArmEnv, meter: Meter, *, protocol: str | None = None
+) -> tuple[list[str], list[list[Reply]], Reply]:
+    """Stages, the agents' replies per stage, and the judge's reply (which decides).
+
+    ``protocol`` runs another deliberation format than the configuration's; the verdict is
+    off in every arm (it does not change the answer, only the cost).
+    """
+    update: dict[str, object] = {"interactive_clarifications": False, "verdict": "off"}
+    if protocol is not None:
+        update["format"] = protocol
+    settings = env.dialectic_config.debate.model_copy(update=update)
     config = env.dialectic_config.model_copy(update={"debate": settings})
     store = MemoryStore()
     try:
@@ -61,7 +70,9 @@ def _agent_stages(state: DebateState, item: Item) -> tuple[list[str], list[list[
     stages: list[str] = []
     rounds: list[list[Reply]] = []
     for rnd in state.rounds:
-        kinds = ("proposal", "refinement") if rnd.round_number == 1 else ("refinement",)
+        kinds: tuple[str, ...] = ("proposal", "refinement") if rnd.round_number == 1 else ("refinement",)
+        if any(c.type in TURN_KINDS for c in rnd.contributions):
+            kinds = TURN_KINDS
         for kind in kinds:
             found = {c.agent_id: c for c in rnd.contributions if c.type == kind and c.target_agent_id is None}
             if not found:

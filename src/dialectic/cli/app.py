@@ -26,6 +26,7 @@ from dialectic.cli.browse import export, list_debates, report, show
 from dialectic.cli.commands import debate, resume
 from dialectic.cli.eval_command import evaluate
 from dialectic.cli.interruptions import EXIT_INTERRUPTED, InterruptedRun, Terminated, exit_code_for, signal_name
+from dialectic.cli.leaderboard_command import leaderboard
 from dialectic.errors import EXIT_GENERAL_ERROR, EXIT_INVALID_ARGS, DialecticError
 from dialectic.redaction import redact
 
@@ -74,6 +75,7 @@ app.command("export")(export)
 app.command("report")(report)
 app.command("eval")(evaluate)
 app.command("bench")(bench)
+app.command("leaderboard")(leaderboard)
 
 
 def _error(message: str) -> None:

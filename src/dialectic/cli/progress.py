@@ -23,6 +23,7 @@ from rich.text import Text
 
 from dialectic import events as ev
 from dialectic.cli.console import Terminal
+from dialectic.cli.deliberation_lines import assessment_line, verdict_line, vote_line
 from dialectic.cli.wording import plural
 from dialectic.cli.work_board import Running, WorkBoard, duration
 from dialectic.domain import Contribution, DebateState
@@ -95,8 +96,9 @@ class ProgressReporter:
             self._names = {p.id: p.name for p in (*event.agents, event.judge)}
             self._started_at = self._clock()
             verb = "Resuming" if event.resumed else "Started"
+            shape = "" if event.format == "critique-refine" else f" ({event.format})"
             return (
-                f"{verb} debate {event.debate_id}: {plural(len(event.agents), 'agent')}, "
+                f"{verb} debate {event.debate_id}{shape}: {plural(len(event.agents), 'agent')}, "
                 f"{plural(event.total_rounds, 'round')}"
             )
         if isinstance(event, ev.RoundStarted):
@@ -114,12 +116,14 @@ class ProgressReporter:
         if isinstance(event, ev.QuestionsPending):
             count = sum(len(group.items) for group in event.groups)
             return f"{plural(count, 'clarifying question')} need{'s' if count == 1 else ''} answers"
-        if isinstance(event, ev.EvaluationCompleted):
-            verdict = "stopping early" if event.stop else "continuing"
-            return (
-                f"evaluation: round {event.round_number} confidence {event.evaluation.confidence} "
-                f"(threshold {event.threshold}), {verdict}"
-            )
+        if isinstance(event, ev.AssessmentAdded):
+            return assessment_line(event, self._names)
+        if isinstance(event, ev.VoteCompleted):
+            return vote_line(event.outcome, self._names)
+        if isinstance(event, ev.VerdictAdded):
+            return verdict_line(event.verdict, self._names)
+        if isinstance(event, ev.PersonasAssigned):
+            return "personas: " + "; ".join(f"{a.name}: {a.position or 'no position'}" for a in event.agents)
         if isinstance(event, ev.SynthesisStarted):
             self._synthesizing = True
             return "synthesis: the judge is writing the solution"

@@ -12,6 +12,7 @@ from dialectic.config import SystemConfig
 from dialectic.domain import DebateState, new_debate_id
 from dialectic.engine.context import RunContext
 from dialectic.engine.lease import HeldLease, LeaseHold, LeasePolicy
+from dialectic.engine.personas_step import apply_stances
 from dialectic.engine.roster import Roster, build_roster
 from dialectic.engine.runner import node_named, run_graph
 from dialectic.errors import DebateStateError, StoreError
@@ -102,6 +103,7 @@ class DebateEngine:
         config_dir = Path(str(state.config.get(CONFIG_DIR_KEY, ".")))
         roster = build_roster(config, config_dir, self.providers, self.retry)
         ctx = RunContext(state=state, store=lease.store, bus=self.bus, roster=roster)
+        apply_stances(roster, state)  # positions and personas the judge assigned before are kept
         self._announce(ctx, resumed=True)
         ctx.flush_warnings(lease.notices)
         ctx.flush_warnings(roster.warnings)
@@ -125,6 +127,7 @@ class DebateEngine:
                 tuple(ctx.state.agents),
                 roster.judge.participant(),
                 resumed=resumed,
+                format=roster.settings.format,
             )
         )
 

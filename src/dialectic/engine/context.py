@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
@@ -31,6 +32,8 @@ class RunContext:
     store: DebateStore
     bus: EventBus
     roster: Roster
+    last_progress: float = field(default_factory=time.monotonic)
+    """When work was last saved (``time.monotonic``): the turn formats' round timeout measures from it."""
     work: DebateWork | None = None
     """The debate's task graph for this run; built by the first node that needs it."""
     _deferred: list[Change] = field(default_factory=list)
@@ -51,6 +54,7 @@ class RunContext:
         self.store.append(self.state.id, *changes)
         for change in changes:
             apply_change(self.state, change)
+        self.last_progress = time.monotonic()
 
     def defer(self, change: Change, event: ev.Event | None = None) -> None:
         """Save ``change`` with the cursor move that ends this node (one transaction), then announce ``event``."""
