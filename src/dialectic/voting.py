@@ -45,7 +45,9 @@ def count_votes(
 
     ``candidates`` are the agents whose proposals are on the ballot; ``voters`` the agents
     entitled to vote (default: the candidates). ``threshold`` is only for ``supermajority``
-    (a share from 0.5 to 1) and ``weights`` (voter id → weight ≥ 0) only for ``weighted``.
+    (a share in (0, 1], as the configuration allows; below one half a leader may still reach it
+    without a majority, but a tie at the top never has a winner) and ``weights`` (voter id →
+    weight ≥ 0) only for ``weighted``.
     Raises ValueError for a vote for an unknown candidate, a vote from a non-voter, two votes
     from one voter, a ``confidence`` vote without a confidence, and for parameters the rule
     does not use or cannot take.
@@ -91,8 +93,8 @@ def _check_parameters(
     if threshold is not None:
         if rule != "supermajority":
             raise ValueError(f"a threshold is only for the supermajority rule, not '{rule}'")
-        if not 0.5 <= threshold <= 1:
-            raise ValueError(f"a supermajority threshold is a share from 0.5 to 1, not {threshold}")
+        if not 0 < threshold <= 1:
+            raise ValueError(f"a supermajority threshold is a share above 0 and at most 1, not {threshold}")
     if weights is not None:
         if rule != "weighted":
             raise ValueError(f"weights are only for the weighted rule, not '{rule}'")
