@@ -21,6 +21,7 @@ import pytest
 
 from dialectic.bench.arms import DEFAULT_ARMS
 from dialectic.cli import bench_command, browse, commands
+from dialectic.config import FORMATS
 from dialectic.config_loader import DEFAULT_CONFIG_FILENAME
 from dialectic.domain import DebateStatus
 from dialectic.store import open_store
@@ -178,3 +179,4 @@ def test_the_help_states_the_defaults_the_code_uses() -> None:
     assert commands.DEFAULT_CONFIG_FILENAME == DEFAULT_CONFIG_FILENAME
     assert browse.STATUSES == (*get_args(DebateStatus), STALE)
     assert bench_command.DEFAULT_ARMS == DEFAULT_ARMS
+    assert commands.FORMATS_HELP == ", ".join(FORMATS)

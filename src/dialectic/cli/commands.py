@@ -21,6 +21,8 @@ from dialectic.cli.options import (
     VerboseOption,
 )
 
+FORMATS_HELP = "critique-refine, free-form, round-limited, structured, convergence-seeking, simultaneous, vote"
+"""The formats as ``--format``'s help lists them (a test holds them equal to :data:`dialectic.config.FORMATS`)."""
 DEFAULT_CONFIG_FILENAME = "debate-config.json"
 """``--config``'s default as the help states it: the same as
 :data:`dialectic.config_loader.DEFAULT_CONFIG_FILENAME` (a test holds them equal), written out
@@ -37,6 +39,12 @@ def debate(
         str | None, typer.Option("--agents", "-a", help="Comma-separated roles to keep, e.g. architect,security.")
     ] = None,
     rounds: Annotated[int | None, typer.Option("--rounds", "-r", help="Number of rounds (at least 1).")] = None,
+    debate_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format", help=f"Deliberation protocol: {FORMATS_HELP} (default: the config's, else critique-refine)."
+        ),
+    ] = None,
     config: Annotated[
         Path | None, typer.Option("--config", "-c", help=f"Configuration file (default: ./{DEFAULT_CONFIG_FILENAME}).")
     ] = None,
@@ -72,6 +80,7 @@ def debate(
         problem_file=problem_file,
         agents=agents,
         rounds=rounds,
+        debate_format=debate_format,
         config=config,
         output=output,
         report=report,

@@ -50,6 +50,7 @@ def run_debate(
     problem_file: Path | None,
     agents: str | None,
     rounds: int | None,
+    debate_format: str | None,
     config: Path | None,
     output: str | None,
     report: str | None,
@@ -81,6 +82,7 @@ def run_debate(
         provider=provider,
         model=model,
         allow_outside_prompts=allow_outside_prompts,
+        debate_format=debate_format,
     )
     resolved = with_local_limits(resolved)
     for warning in override_warnings:

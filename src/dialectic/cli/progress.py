@@ -87,7 +87,17 @@ class ProgressReporter:
         if isinstance(event, ev.ContributionAdded):
             c = event.contribution
             return not c.ok or c.metadata.truncated
-        return isinstance(event, ev.Warning | ev.CallRetrying | ev.QuestionsPending | ev.ParticipantDropped)
+        return isinstance(
+            event,
+            ev.Warning
+            | ev.CallRetrying
+            | ev.QuestionsPending
+            | ev.ParticipantDropped
+            | ev.AssessmentAdded
+            | ev.VoteCompleted
+            | ev.VerdictAdded
+            | ev.PersonasAssigned,
+        )
 
     def _track(self, event: ev.Event) -> str | None:
         """Update the display's state from ``event`` and return its plain line, if it has one."""

@@ -17,13 +17,15 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from dialectic import events as ev
 from dialectic.cli.answers import question_line
 from dialectic.cli.command_setup import open_debate_store
 from dialectic.cli.console import Terminal
+from dialectic.cli.deliberation_lines import assessment_line, verdict_line, vote_line
 from dialectic.cli.output import check_output, check_report, export_json, write_output, write_report
 from dialectic.cli.session import resume_command
 from dialectic.cli.verbose import participant_names
-from dialectic.domain import DebateState, Participant, utc_now
+from dialectic.domain import TURN_KINDS, DebateState, Participant, utc_now
 from dialectic.report import render_report
 from dialectic.store import DebateListing, DebateStore, Lease
 from dialectic.store.leases import STALE, describe_holder, owner_process_gone, shown_status
@@ -151,12 +153,33 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
             f"  {question_line(g, i)} -> {i.answer or '(unanswered)'}" for g in state.clarifications for i in g.items
         ]
     names = participant_names(state)
+    fmt = str(state.config.get("debate", {}).get("format", "critique-refine"))
+    if fmt != "critique-refine":
+        lines.append(f"Format: {fmt}")
+    lines += [
+        f"  {a.name}: {a.position or 'no position'}" + (f" — {a.persona}" if a.persona else "")
+        for a in state.agents
+        if a.position or a.persona
+    ]
     for rnd in state.rounds:
-        counts = ", ".join(f"{len(rnd.of_type(kind))} {kind}s" for kind in ("proposal", "critique", "refinement"))
+        kinds = [k for k in ("proposal", "critique", "refinement", *TURN_KINDS) if rnd.of_type(k, include_failed=True)]
+        counts = ", ".join(
+            f"{len(rnd.of_type(kind))} {kind}s" for kind in kinds or ["proposal", "critique", "refinement"]
+        )
         failed = [c for c in rnd.contributions if not c.ok]
         suffix = f", {len(failed)} failed" if failed else ""
-        lines.append(f"Round {rnd.round_number}: {counts}{suffix}")
+        phase = f" ({rnd.phase})" if rnd.phase and rnd.phase != "response" else ""
+        lines.append(f"Round {rnd.round_number}{phase}: {counts}{suffix}")
         lines += [f"  failed {c.type} by {names.get(c.agent_id, c.agent_id)}: {c.error}" for c in failed]
+        if rnd.assessment is not None:
+            event = ev.AssessmentAdded(state.id, rnd.round_number, rnd.assessment, False, "")
+            lines.append("  " + assessment_line(event, names).rstrip(", "))
+    if state.stopped_early is not None:
+        lines.append(f"Stopped early after round {state.stopped_early.round_number}: {state.stopped_early.reason}")
+    if state.vote is not None:
+        lines.append(vote_line(state.vote, names).capitalize())
+    if state.verdict is not None:
+        lines.append(verdict_line(state.verdict, names).capitalize())
     for d in state.dropped:
         lines.append(f"Dropped: {names.get(d.agent_id, d.agent_id)} in round {d.round_number}: {d.reason}")
     for work in state.discarded:
