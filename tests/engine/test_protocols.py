@@ -167,3 +167,29 @@ def test_the_report_shows_format_phases_assessments_votes_and_verdict(harness: C
     text = render_report(structured)
     assert "### Round 1 — opening" in text and "#### Opening statements" in text
     assert "### Round 3 — closing" in text and "#### Closing statements" in text
+
+
+def test_auto_personas_are_not_asked_again_on_resume(harness: Callable[..., Harness]) -> None:
+    from dialectic.errors import TooFewAgentsError
+    from dialectic.llm.scripted import ScriptedProvider
+
+    asking = scripted_judge()
+
+    def failing_refinements(request: Any) -> Any:
+        if request.tag.startswith("refinement"):
+            from dialectic.errors import ProviderUnavailable
+
+            return ProviderUnavailable("scripted: down", provider="scripted", status_code=503)
+        return asking(request)
+
+    h = harness(failing_refinements)
+    with pytest.raises(TooFewAgentsError) as raised:
+        h.start(make_config(agents=2, rounds=1, personas="auto"))
+    debate_id = raised.value.debate_id or ""
+    assert h.store.load(debate_id).personas_assigned
+    recovered = ScriptedProvider(asking)
+    done = h.resume(debate_id, provider=recovered)
+    assert done.status == "completed"
+    assert not any(c.tag.startswith("personas") for c in recovered.calls)
+    proposal_system = next(c.system for c in recovered.calls if c.tag.startswith("refinement"))
+    assert "Your position in this debate: Position of Agent" in proposal_system

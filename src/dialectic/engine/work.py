@@ -42,6 +42,7 @@ from dialectic.context.history import history_for, perspective_text
 from dialectic.domain import (
     Contribution,
     ContributionMetadata,
+    ContributionType,
     DebateSummary,
     DiscardedWork,
     RoundAssessment,
@@ -345,29 +346,40 @@ class DebateWork:
             ctx.warn(f"{agent.name} has no refinement from round {number - 1}; asking for a new proposal")
             await self._history_ready(number, agent)
         history, is_summary = self._history(number, agent)
-        key: Key = ("proposal", number, agent.id)
+        return await self._own_contribution(
+            number,
+            agent,
+            "proposal",
+            "proposing",
+            lambda: agent.propose(
+                problem=ctx.problem,
+                context="",
+                clarifications=ctx.clarifications_text(),
+                history=history,
+                history_is_summary=is_summary,
+                on_retry=ctx.retry_hook(agent, "proposing"),
+            ),
+        )
+
+    async def _own_contribution(
+        self,
+        number: int,
+        agent: DebateAgent,
+        kind: ContributionType,
+        activity: str,
+        make_call: Callable[[], Awaitable[Completion]],
+    ) -> Contribution | None:
+        """An agent's proposal or refinement: asked for (with a second chance), saved once its round is
+        sure to happen — or, when it keeps failing, recorded as failed and the agent dropped."""
+        key: Key = (kind, number, agent.id)
         try:
-            completion = await with_second_chance(
-                lambda: self._call(
-                    key,
-                    agent,
-                    "proposing",
-                    agent.propose(
-                        problem=ctx.problem,
-                        context="",
-                        clarifications=ctx.clarifications_text(),
-                        history=history,
-                        history_is_summary=is_summary,
-                        on_retry=ctx.retry_hook(agent, "proposing"),
-                    ),
-                )
-            )
+            completion = await with_second_chance(lambda: self._call(key, agent, activity, make_call()))
         except ProviderError as exc:
             await self._save_or_discard(number, None)
-            self._drop(agent, number, "proposal", exc, key)
+            self._drop(agent, number, kind, exc, key)
             return None
         await self._save_or_discard(number, completion)
-        return ctx.add_contribution(number, agent, contribution_from(agent, "proposal", completion))
+        return self.ctx.add_contribution(number, agent, contribution_from(agent, kind, completion))
 
     async def _critique(self, number: int, critic: DebateAgent, target: DebateAgent) -> Contribution | None:
         ctx = self.ctx
@@ -424,30 +436,21 @@ class DebateWork:
             if c is not None and c.ok
         ]
         history, is_summary = self._history(number, agent)
-        key: Key = ("refinement", number, agent.id)
-        try:
-            completion = await with_second_chance(
-                lambda: self._call(
-                    key,
-                    agent,
-                    "refining",
-                    agent.refine(
-                        problem=ctx.problem,
-                        clarifications=ctx.clarifications_text(),
-                        history=history,
-                        history_is_summary=is_summary,
-                        original=original,
-                        critiques=critiques,
-                        on_retry=ctx.retry_hook(agent, "refining"),
-                    ),
-                )
-            )
-        except ProviderError as exc:
-            await self._save_or_discard(number, None)
-            self._drop(agent, number, "refinement", exc, key)
-            return None
-        await self._save_or_discard(number, completion)
-        return ctx.add_contribution(number, agent, contribution_from(agent, "refinement", completion))
+        return await self._own_contribution(
+            number,
+            agent,
+            "refinement",
+            "refining",
+            lambda: agent.refine(
+                problem=ctx.problem,
+                clarifications=ctx.clarifications_text(),
+                history=history,
+                history_is_summary=is_summary,
+                original=original,
+                critiques=critiques,
+                on_retry=ctx.retry_hook(agent, "refining"),
+            ),
+        )
 
     async def _summary(self, number: int, agent: DebateAgent) -> DebateSummary | None:
         """``agent``'s summary of its own history before round ``number``, when that history is long."""
