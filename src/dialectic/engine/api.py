@@ -77,13 +77,11 @@ class DebateEngine:
             judge=roster.judge.participant(),
             config=snapshot,
         )
+        control = control or RunControl()
         async with LeaseHold(self.store, state.id, self.lease, create=DebateCreated(state=state)) as lease:
+            control.attach(state.id)
             ctx = RunContext(
-                state=lease.store.load(state.id),
-                store=lease.store,
-                bus=self.bus,
-                roster=roster,
-                control=control or RunControl(),
+                state=lease.store.load(state.id), store=lease.store, bus=self.bus, roster=roster, control=control
             )
             self._announce(ctx, resumed=False)
             return await run_graph(ctx, node_named(None))
@@ -100,8 +98,10 @@ class DebateEngine:
         self, debate_id: str, answers: Mapping[str, str] | None = None, *, control: RunControl | None = None
     ) -> DebateState:
         """Continue a saved debate; :class:`~dialectic.errors.DebateBusyError` if another run holds it."""
+        control = control or RunControl()
         async with LeaseHold(self.store, debate_id, self.lease) as lease:
-            return await self._resume(lease, debate_id, answers, control or RunControl())
+            control.attach(debate_id)
+            return await self._resume(lease, debate_id, answers, control)
 
     async def _resume(
         self, lease: HeldLease, debate_id: str, answers: Mapping[str, str] | None, control: RunControl

@@ -18,13 +18,27 @@ class PauseRequested(Exception):
 
 
 class RunControl:
-    """The calls of one run in flight, and whether the run was asked to pause."""
+    """A caller's handle on one run: the debate it runs, its calls in flight, and whether to pause."""
 
     def __init__(self) -> None:
+        self.debate_id: str | None = None
+        """Set once the run holds the debate's lease (for a new debate: once it exists)."""
+        self._attached = asyncio.Event()
         self._pausing = False
         self._in_flight = 0
         self._idle = asyncio.Event()
         self._idle.set()
+
+    def attach(self, debate_id: str) -> None:
+        """Called by the engine once the run holds ``debate_id``."""
+        self.debate_id = debate_id
+        self._attached.set()
+
+    async def attached(self) -> str:
+        """The debate's id, once the run holds it."""
+        await self._attached.wait()
+        assert self.debate_id is not None
+        return self.debate_id
 
     @property
     def pausing(self) -> bool:
