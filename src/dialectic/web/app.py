@@ -54,7 +54,7 @@ def create_app(ctx: WebContext) -> FastAPI:
     app.include_router(session_router)
     app.include_router(router)
 
-    @app.get("/", include_in_schema=False)
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     def page() -> FileResponse:
         return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-store"})
 
