@@ -90,10 +90,6 @@ class TokenCheck:
             )
 
 
-class BodyTooLarge(Exception):
-    pass
-
-
 class RequestGuard:
     """ASGI middleware: the host check, the body-size limit, no state change from a foreign origin,
     and the page's security headers."""
@@ -124,33 +120,29 @@ class RequestGuard:
         if refusal is not None:
             await error_response(refusal)(scope, receive, send)
             return
-        started = False
         is_page = not str(scope.get("path", "")).startswith(self.api_paths)
-
-        async def counted_send(message: Message) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-                if is_page:
-                    message["headers"] = [*message.get("headers", []), *self.page_headers]
-            await send(message)
-
+        refused = False
         received = 0
 
+        async def guarded_send(message: Message) -> None:
+            if refused:
+                return  # the 413 went out instead of whatever the app answers
+            if message["type"] == "http.response.start" and is_page:
+                message["headers"] = [*message.get("headers", []), *self.page_headers]
+            await send(message)
+
         async def counted_receive() -> Message:
-            nonlocal received
+            nonlocal received, refused
             message = await receive()
-            if message["type"] == "http.request":
+            if message["type"] == "http.request" and not refused:
                 received += len(message.get("body", b""))
                 if received > self.max_body_bytes:
-                    raise BodyTooLarge()
+                    await error_response(self._too_large())(scope, receive, send)
+                    refused = True
+                    return {"type": "http.disconnect"}
             return message
 
-        try:
-            await self.app(scope, counted_receive, counted_send)
-        except BodyTooLarge:
-            if not started:
-                await error_response(self._too_large())(scope, receive, send)
+        await self.app(scope, counted_receive, guarded_send)
 
     def _refusal(self, scope: Scope, headers: dict[str, str]) -> ApiError | None:
         if self.loopback_only and not is_loopback(_host_name(headers.get("host", ""))):
