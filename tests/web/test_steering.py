@@ -98,7 +98,8 @@ def test_a_debate_another_live_process_runs_is_refused_with_409(serve: Callable[
         store = api.ctx.store
         state = DebateState(id="deb-elsewhere", problem="p", status="running", config=make_config().to_json_dict())
         owner = LeaseOwner.for_this_run()  # this process is alive: its lease is held
-        store.acquire_lease("deb-elsewhere", owner, now=utc_now(), ttl=timedelta(minutes=5), create=DebateCreated(state=state))
+        create = DebateCreated(state=state)
+        store.acquire_lease("deb-elsewhere", owner, now=utc_now(), ttl=timedelta(minutes=5), create=create)
         store.append("deb-elsewhere", StatusChanged(status="interrupted"))
         refused = await api.client.post("/api/debates/deb-elsewhere/resume")
         assert refused.status_code == 409 and refused.json()["error"] == "busy"
