@@ -302,7 +302,7 @@
     };
     $("debate-rounds").replaceChildren();
     $("debate-warnings").replaceChildren();
-    $("debate-live").textContent = "Loading…";
+    note("Loading…");
     $("dl-export").href = `/api/debates/${encodeURIComponent(id)}/export`;
     $("dl-report").href = `/api/debates/${encodeURIComponent(id)}/report`;
     await api(`/debates/${encodeURIComponent(id)}`); // 404 (or the sign-in) before the stream opens
@@ -361,7 +361,7 @@
       if (current === debate && !debate.ended) note("Connection lost; reconnecting…");
     };
     stream.onopen = () => {
-      if (current === debate && debate.note === "Connection lost; reconnecting…") note("");
+      if (current === debate && ["Loading…", "Connection lost; reconnecting…"].includes(debate.note)) note("");
     };
   }
 
