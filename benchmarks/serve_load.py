@@ -122,9 +122,8 @@ def proc_figures(pid: int) -> tuple[float, float]:
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     ticks = os.sysconf("SC_CLK_TCK")
     cpu = (int(fields[11]) + int(fields[12])) / ticks
-    peak_kib = next(
-        int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines() if line.startswith("VmHWM")
-    )
+    status = Path(f"/proc/{pid}/status").read_text().splitlines()
+    peak_kib = next(int(line.split()[1]) for line in status if line.startswith("VmHWM"))
     return cpu, peak_kib / 1024
 
 
@@ -147,7 +146,11 @@ async def run_size(url: str, size: int, store_path: Path, pid: int) -> dict[str,
     cpu_after, peak_mib = proc_figures(pid)
     with SqliteStore(store_path, create=False) as store:
         counts = {w.debate_id: len(store.changes(w.debate_id)) for w in watches if not w.errors}
-    problems = [f"{w.debate_id}: {p}" for w in watches for p in [*w.errors, *check_sequence(w, counts.get(w.debate_id, -1))]]
+    problems = [
+        f"{w.debate_id}: {problem}"
+        for w in watches
+        for problem in [*w.errors, *check_sequence(w, counts.get(w.debate_id, -1))]
+    ]
     latencies = [ms for w in watches for ms in w.latencies_ms]
     return {
         "debates": size,
