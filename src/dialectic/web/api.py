@@ -146,16 +146,19 @@ def debate_events(
     ``end`` once the debate is at rest."""
     feed, subscriber = ctx.hub.subscribe(debate_id, parse_event_id(last_event_id or after))
 
-    async def stream() -> AsyncIterator[ServerSentEvent]:
+    async def stream() -> AsyncIterator[bytes]:
         try:
             while True:
                 item = await subscriber.next(POLL_S)
                 if item is None:
-                    if subscriber.closed:
+                    if subscriber.done:
                         return
                     ctx.hub.poll(feed)
                     continue
-                yield ServerSentEvent(data=item.data, event=item.event, id=item.id)
+                batch = [item, *subscriber.ready()]  # a burst goes out in one write
+                yield b"".join(ServerSentEvent(data=o.data, event=o.event, id=o.id).encode() for o in batch)
+                if subscriber.done:
+                    return
         finally:
             ctx.hub.unsubscribe(feed, subscriber)
 

@@ -46,12 +46,14 @@ END_EVENT = "end"
 
 
 class Subscriber:
-    """One client's queue. ``closed`` once it ended (its debate came to rest, or it fell too far behind)."""
+    """One client's queue. ``closed`` once no more will be put in (its debate came to rest, or it fell
+    too far behind); ``done`` once the client has taken everything, the end included."""
 
     def __init__(self, limit: int = QUEUE_LIMIT) -> None:
         self._queue: asyncio.Queue[Outgoing | None] = asyncio.Queue()
         self._limit = limit
         self.closed = False
+        self.done = False
 
     def put(self, item: Outgoing) -> None:
         if self.closed:
@@ -68,12 +70,26 @@ class Subscriber:
             self._queue.put_nowait(None)
 
     async def next(self, timeout: float) -> Outgoing | None:
-        """The next event; ``None`` at the end, or when ``timeout`` passed with nothing to send (then
-        ``closed`` tells which)."""
+        """The next event; ``None`` at the end (``done``) or when ``timeout`` passed with nothing to send."""
+        if self.done:
+            return None
         try:
-            return await asyncio.wait_for(self._queue.get(), timeout)
+            item = await asyncio.wait_for(self._queue.get(), timeout)
         except TimeoutError:
             return None
+        self.done = item is None
+        return item
+
+    def ready(self) -> list[Outgoing]:
+        """Every event already queued, without waiting (sent together: one write for a burst of deltas)."""
+        items: list[Outgoing] = []
+        while not self.done and not self._queue.empty():
+            item = self._queue.get_nowait()
+            if item is None:
+                self.done = True
+            else:
+                items.append(item)
+        return items
 
 
 @dataclass

@@ -9,6 +9,7 @@ as HTML; every other string it shows as text.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 from typing import Any
 
@@ -115,7 +116,13 @@ def live_name(event: ev.Event) -> str | None:
 
 def event_payload(event: ev.Event) -> Json:
     """A live event's fields, camelCase, with models and tuples as JSON."""
-    return {to_camel(f.name): _json_value(getattr(event, f.name)) for f in dataclasses.fields(event)}
+    return {camel: _json_value(getattr(event, name)) for name, camel in _field_names(type(event))}
+
+
+@functools.cache
+def _field_names(kind: type[ev.Event]) -> tuple[tuple[str, str], ...]:
+    """``(field, camelCase name)`` of an event class (worked out once: token deltas come by the thousand)."""
+    return tuple((f.name, to_camel(f.name)) for f in dataclasses.fields(kind))
 
 
 def _json_value(value: Any) -> Any:
