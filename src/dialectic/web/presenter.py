@@ -9,7 +9,6 @@ as HTML; every other string it shows as text.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import json
 from typing import Any
 
@@ -116,13 +115,14 @@ def live_name(event: ev.Event) -> str | None:
 
 def event_payload(event: ev.Event) -> Json:
     """A live event's fields, camelCase, with models and tuples as JSON."""
-    return {camel: _json_value(getattr(event, name)) for name, camel in _field_names(type(event))}
+    kind = type(event)
+    names = _FIELD_NAMES.get(kind)
+    if names is None:  # worked out once per class: token deltas come by the thousand
+        names = _FIELD_NAMES[kind] = tuple((f.name, to_camel(f.name)) for f in dataclasses.fields(event))
+    return {camel: _json_value(getattr(event, name)) for name, camel in names}
 
 
-@functools.cache
-def _field_names(kind: type[ev.Event]) -> tuple[tuple[str, str], ...]:
-    """``(field, camelCase name)`` of an event class (worked out once: token deltas come by the thousand)."""
-    return tuple((f.name, to_camel(f.name)) for f in dataclasses.fields(kind))
+_FIELD_NAMES: dict[type[ev.Event], tuple[tuple[str, str], ...]] = {}
 
 
 def _json_value(value: Any) -> Any:
