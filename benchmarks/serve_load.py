@@ -12,8 +12,8 @@ once through the API and watches each with one SSE client until its stream ends.
   repeat and as many as the store holds; the live events' ids ``N.k`` strictly increase;
 * the server's peak RSS and the CPU it used (from ``/proc``).
 
-The server gets a fresh store for each size. The client, the fake server and ``dialectic serve``
-share the machine, so the latency includes the client's own scheduling.
+The server gets a fresh store for each size. The clients, the fake server and ``dialectic serve``
+are three processes on one machine, so the latency includes the clients' own scheduling.
 
     .venv/bin/python benchmarks/serve_load.py [--sizes 50,100] [--latency 0.3] [--rounds 2] [--agents 3]
 """
@@ -37,7 +37,6 @@ from pathlib import Path
 import httpx2 as httpx
 
 from dialectic.store import SqliteStore
-from dialectic.testing.fake_server import FakeLLMServer
 
 ROLES = ("architect", "performance", "kiss", "security", "testing")
 TIME_LIMIT_S = 900.0
@@ -69,31 +68,32 @@ class Watch:
 
 
 async def watch(client: httpx.AsyncClient, debate_id: str) -> Watch:
+    """Read the stream as raw bytes (parsing only the stored changes' JSON, to keep the client light)."""
     seen = Watch(debate_id)
+    buffer = b""
     async with client.stream("GET", f"/api/debates/{debate_id}/events") as response:
         connected = time.time()
-        event, event_id, data = "message", None, ""
-        async for line in response.aiter_lines():
-            if line.startswith("event: "):
-                event = line[7:]
-            elif line.startswith("id: "):
-                event_id = line[4:]
-            elif line.startswith("data: "):
-                data = line[6:]
-            elif line == "" and data:
-                received = time.time()
-                if event == "end":
-                    seen.final_status = json.loads(data)["status"]
-                    break
-                if event_id is not None and "." in event_id:
-                    seq, n = event_id.split(".")
+        async for chunk in response.aiter_raw():
+            received = time.time()
+            buffer += chunk
+            *blocks, buffer = buffer.replace(b"\r\n", b"\n").split(b"\n\n")
+            for block in blocks:
+                fields = dict(line.split(b": ", 1) for line in block.split(b"\n") if b": " in line)
+                event, event_id = fields.get(b"event", b"message"), fields.get(b"id")
+                if event == b"end":
+                    seen.final_status = json.loads(fields[b"data"])["status"]
+                    return seen
+                if event_id is None:
+                    continue
+                if b"." in event_id:
+                    seq, n = event_id.split(b".")
                     seen.live_ids.append((int(seq), int(n)))
-                elif event_id is not None:
+                else:
                     seen.stored_ids.append(int(event_id))
-                    at = datetime.fromisoformat(json.loads(data)["at"].replace("Z", "+00:00")).timestamp()
+                    at = datetime.fromisoformat(json.loads(fields[b"data"])["at"].replace("Z", "+00:00")).timestamp()
                     if at >= connected:
                         seen.latencies_ms.append((received - at) * 1000)
-                event, event_id, data = "message", None, ""
+    seen.errors.append("the stream ended without an end event")
     return seen
 
 
@@ -196,11 +196,18 @@ def main() -> int:
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
     results = []
-    with FakeLLMServer(latency_s=args.latency) as llm, tempfile.TemporaryDirectory(prefix="serve-load-") as tmp:
+    llm = subprocess.Popen(  # its own process: its threads do not compete with the clients for the GIL
+        [sys.executable, "-m", "dialectic.testing.fake_server", "--latency", str(args.latency)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert llm.stdout is not None
+    llm_url = llm.stdout.readline().strip() + "/v1"
+    with tempfile.TemporaryDirectory(prefix="serve-load-") as tmp:
         for size in sizes:
             directory = Path(tmp) / f"size-{size}"
             directory.mkdir()
-            config = write_config(directory, llm.openai_base_url, args.agents, args.rounds)
+            config = write_config(directory, llm_url, args.agents, args.rounds)
             process, url = serve(directory, config, max_running=max(sizes))
             try:
                 result = asyncio.run(run_size(url, size, directory / "store" / "debates.sqlite3", process.pid))
@@ -209,6 +216,8 @@ def main() -> int:
                 process.wait(timeout=60)
             results.append(result)
             print(json.dumps(result), flush=True)
+    llm.send_signal(signal.SIGTERM)
+    llm.wait(timeout=30)
     failed = [r for r in results if r["completed"] != r["debates"] or r["sequence_problem_count"]]
     print(f"{'FAILED' if failed else 'OK'}: " + "; ".join(
         f"{r['debates']} debates: {r['completed']} completed in {r['wall_s']} s, latency p50 {r['latency_p50_ms']} ms "
