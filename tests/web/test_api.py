@@ -67,11 +67,14 @@ def test_a_watched_run_streams_token_deltas_that_add_up_to_each_contribution(ser
     async def scenario(api: Api) -> None:
         debate_id = await api.start()
         watching = asyncio.ensure_future(api.events(debate_id))
-        for _ in range(1000):  # until the stream is subscribed (polling with a bound, no timing)
+        for _ in range(100_000):  # until the stream is subscribed (polling the loop with a bound, no timing)
             feed = api.ctx.hub._feeds.get(debate_id)
             if feed is not None and feed.subscribers:
                 break
             await asyncio.sleep(0)
+        else:
+            raise AssertionError("the event stream never subscribed")
+        assert provider.waiting == 2  # the proposals are still held: their tokens come after this
         provider.gate.set()
         events = await watching
         texts: dict[tuple[str, int, str, str | None], str] = {}
