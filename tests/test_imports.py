@@ -60,6 +60,11 @@ NOT_FOR_A_COMMANDS_HELP = (
     "dotenv",
     "asyncio",
     "sqlite3",
+    "fastapi",
+    "uvicorn",
+    "starlette",
+    "dialectic.web",
+    "dialectic.cli.serve_run",
 )
 NOT_FOR_HELP = (*NOT_FOR_A_COMMANDS_HELP, "pydantic")
 """A command's own ``--help`` does load pydantic: typer coerces the unset ``--help`` flag of the
@@ -116,7 +121,7 @@ def test_help_and_version_load_nothing_heavy(argv: list[str], tmp_path: Path) ->
     assert loaded.among(NOT_FOR_HELP) == []
 
 
-@pytest.mark.parametrize("command", ["debate", "resume", "list", "show", "export", "report", "eval", "bench"])
+@pytest.mark.parametrize("command", ["debate", "resume", "list", "show", "export", "report", "eval", "bench", "serve"])
 def test_a_commands_help_loads_none_of_its_implementation(command: str, tmp_path: Path) -> None:
     loaded = run_cli([command, "--help"], tmp_path)
     assert loaded.code == 0, loaded.stderr

@@ -54,7 +54,9 @@ formats (free-form, round-limited, convergence-seeking, simultaneous); ``opening
 are the turns of a structured debate."""
 TURN_KINDS: tuple[ContributionType, ...] = ("response", "opening", "rebuttal", "closing")
 ContributionStatus = Literal["ok", "failed"]
-DebateStatus = Literal["pending", "running", "suspended", "interrupted", "completed", "failed"]
+DebateStatus = Literal["pending", "running", "suspended", "paused", "interrupted", "completed", "failed"]
+"""``suspended``: waiting for answers; ``paused``: stopped between steps on request; ``interrupted``:
+cancelled mid-step (Ctrl-C, a signal, a cancel). All three, and ``failed``, can be resumed."""
 Phase = Literal[
     "clarification",
     "personas",

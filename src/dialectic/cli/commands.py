@@ -106,7 +106,7 @@ def resume(
     store: StoreOption = None,
     env_file: EnvFileOption = None,
 ) -> None:
-    """Continue a suspended, interrupted or failed debate from where it stopped."""
+    """Continue a suspended, paused, interrupted or failed debate from where it stopped."""
     from dialectic.cli.debate_run import resume_debate
 
     resume_debate(

@@ -37,6 +37,7 @@ _STATUS_OF_EVENT: dict[type[ev.Event], str] = {
     ev.DebateStarted: "running",
     ev.DebateCompleted: "completed",
     ev.DebateSuspended: "suspended",
+    ev.DebatePaused: "paused",
     ev.DebateInterrupted: "interrupted",
     ev.DebateFailed: "failed",
 }

@@ -12,6 +12,7 @@ from dialectic.config import SystemConfig
 from dialectic.domain import DebateState, new_debate_id
 from dialectic.engine.context import RunContext
 from dialectic.engine.lease import HeldLease, LeaseHold, LeasePolicy
+from dialectic.engine.pausing import RunControl
 from dialectic.engine.personas_step import apply_stances
 from dialectic.engine.roster import Roster, build_roster
 from dialectic.engine.runner import node_named, run_graph
@@ -24,7 +25,7 @@ from dialectic.store.base import DebateStore
 CONFIG_DIR_KEY = "configDir"
 """Saved with the debate's configuration so a resumed debate reads the same prompt files."""
 
-RESUMABLE = ("suspended", "interrupted", "failed", "running", "pending")
+RESUMABLE = ("suspended", "paused", "interrupted", "failed", "running", "pending")
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,8 @@ class DebateEngine:
         """``None``: each debate retries as its ``debate.retry`` configuration says."""
         self.lease = lease or LeasePolicy()
 
-    async def start(self, request: DebateRequest) -> DebateState:
+    async def start(self, request: DebateRequest, *, control: RunControl | None = None) -> DebateState:
+        """Create the debate and run it until it completes, suspends, pauses (through ``control``) or fails."""
         config = request.config
         if request.clarify and not config.debate.interactive_clarifications:
             config = config.model_copy(
@@ -75,8 +77,12 @@ class DebateEngine:
             judge=roster.judge.participant(),
             config=snapshot,
         )
+        control = control or RunControl()
         async with LeaseHold(self.store, state.id, self.lease, create=DebateCreated(state=state)) as lease:
-            ctx = RunContext(state=lease.store.load(state.id), store=lease.store, bus=self.bus, roster=roster)
+            control.attach(state.id)
+            ctx = RunContext(
+                state=lease.store.load(state.id), store=lease.store, bus=self.bus, roster=roster, control=control
+            )
             self._announce(ctx, resumed=False)
             return await run_graph(ctx, node_named(None))
 
@@ -88,12 +94,18 @@ class DebateEngine:
                 return candidate
         raise StoreError(f"could not find an unused debate id in {self.store.location}")
 
-    async def resume(self, debate_id: str, answers: Mapping[str, str] | None = None) -> DebateState:
+    async def resume(
+        self, debate_id: str, answers: Mapping[str, str] | None = None, *, control: RunControl | None = None
+    ) -> DebateState:
         """Continue a saved debate; :class:`~dialectic.errors.DebateBusyError` if another run holds it."""
+        control = control or RunControl()
         async with LeaseHold(self.store, debate_id, self.lease) as lease:
-            return await self._resume(lease, debate_id, answers)
+            control.attach(debate_id)
+            return await self._resume(lease, debate_id, answers, control)
 
-    async def _resume(self, lease: HeldLease, debate_id: str, answers: Mapping[str, str] | None) -> DebateState:
+    async def _resume(
+        self, lease: HeldLease, debate_id: str, answers: Mapping[str, str] | None, control: RunControl
+    ) -> DebateState:
         state = lease.store.load(debate_id)
         if state.status == "completed":
             raise DebateStateError(f"debate {debate_id} is already completed; nothing to resume")
@@ -102,7 +114,7 @@ class DebateEngine:
         config = SystemConfig.model_validate(state.config)
         config_dir = Path(str(state.config.get(CONFIG_DIR_KEY, ".")))
         roster = build_roster(config, config_dir, self.providers, self.retry)
-        ctx = RunContext(state=state, store=lease.store, bus=self.bus, roster=roster)
+        ctx = RunContext(state=state, store=lease.store, bus=self.bus, roster=roster, control=control)
         apply_stances(roster, state)  # positions and personas the judge assigned before are kept
         self._announce(ctx, resumed=True)
         ctx.flush_warnings(lease.notices)

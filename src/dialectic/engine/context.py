@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import time
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
@@ -12,10 +13,11 @@ from dialectic import events as ev
 from dialectic.changes import Change, ContributionRecorded, apply_change
 from dialectic.context.history import format_clarifications
 from dialectic.domain import Contribution, ContributionMetadata, ContributionType, DebateState
+from dialectic.engine.pausing import PauseRequested, RunControl
 from dialectic.errors import ProviderError
 from dialectic.events import EventBus
 from dialectic.llm.base import Completion
-from dialectic.llm.client import RetryHook
+from dialectic.llm.client import RetryHook, streaming_to
 from dialectic.store.base import DebateStore
 
 T = TypeVar("T")
@@ -36,6 +38,8 @@ class RunContext:
     """When work was last saved (``time.monotonic``): the turn formats' round timeout measures from it."""
     work: DebateWork | None = None
     """The debate's task graph for this run; built by the first node that needs it."""
+    control: RunControl = field(default_factory=RunControl)
+    """Counts the calls in flight and refuses new ones once a pause was requested."""
     _deferred: list[Change] = field(default_factory=list)
     _deferred_events: list[ev.Event] = field(default_factory=list)
 
@@ -96,17 +100,41 @@ class RunContext:
         kind: str | None = None,
         target_id: str | None = None,
     ) -> T:
-        """Await one LLM call between ``AgentStarted`` and ``AgentCompleted`` (``ok`` says how it ended)."""
+        """Await one LLM call between ``AgentStarted`` and ``AgentCompleted`` (``ok`` says how it ended).
+
+        The reply streams as :class:`~dialectic.events.TokenDelta` events while a subscriber wants
+        them. A pausing run refuses the call before it starts (:class:`PauseRequested`).
+        """
+        try:
+            self.control.begin_call()
+        except PauseRequested:
+            if inspect.iscoroutine(call):
+                call.close()  # it never runs: no "coroutine was never awaited" warning
+            raise
         self.emit(ev.AgentStarted(self.debate_id, speaker.id, speaker.name, activity, round_number, kind, target_id))
         ok = False
         try:
-            result = await call
+            if self.bus.wants_deltas:
+                with streaming_to(self._delta_hook(speaker, round_number, kind, target_id)):
+                    result = await call
+            else:
+                result = await call
             ok = True
             return result
         finally:
+            self.control.end_call()
             self.emit(
                 ev.AgentCompleted(self.debate_id, speaker.id, speaker.name, activity, ok, round_number, kind, target_id)
             )
+
+    def _delta_hook(
+        self, speaker: Speaker, round_number: int | None, kind: str | None, target_id: str | None
+    ) -> Callable[[int, str], None]:
+        def publish(offset: int, text: str) -> None:
+            delta = ev.TokenDelta(self.debate_id, speaker.id, speaker.name, round_number, kind, target_id, offset, text)
+            self.emit(delta)
+
+        return publish
 
     def flush_warnings(self, warnings: list[str]) -> None:
         for message in warnings:

@@ -1,7 +1,9 @@
 """Runs the node graph: one node at a time, saving the cursor after every step.
 
 That one rule gives resume after a crash (from the last saved step), suspension for a
-human (a node that needs answers is saved as next and not run) and clean interruption.
+human (a node that needs answers is saved as next and not run), clean interruption, and
+pausing on request (see :mod:`dialectic.engine.pausing`): the calls in flight finish and are
+saved, then the run stops between steps with status ``paused``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dialectic.changes import CursorMoved, StatusChanged
 from dialectic.domain import DebateState
 from dialectic.engine.context import RunContext
 from dialectic.engine.nodes import NODES, End, InitializationNode, Node, Suspend
+from dialectic.engine.pausing import PauseRequested
 from dialectic.errors import DialecticError
 
 
@@ -45,6 +48,10 @@ async def run_graph(ctx: RunContext, start: Node) -> DebateState:
                 return ctx.state
             ctx.commit(CursorMoved(next_node=outcome.name))
             node = outcome
+            if ctx.control.pausing:
+                raise PauseRequested()
+    except PauseRequested:
+        pass  # paused below, outside the handlers, so that a cancellation while pausing is an interruption
     except asyncio.CancelledError:
         await _stop(ctx, "interrupted", None)
         ctx.emit(ev.DebateInterrupted(ctx.debate_id))
@@ -59,6 +66,21 @@ async def run_graph(ctx: RunContext, start: Node) -> DebateState:
         await _stop(ctx, "failed", message)
         ctx.emit(ev.DebateFailed(ctx.debate_id, message))
         raise
+    return await _pause(ctx)
+
+
+async def _pause(ctx: RunContext) -> DebateState:
+    """Let the calls in flight finish (their work saves itself), then stop with status ``paused``."""
+    ctx.emit(ev.DebatePausing(ctx.debate_id, ctx.control.in_flight))
+    try:
+        await ctx.control.idle()
+    except asyncio.CancelledError:
+        await _stop(ctx, "interrupted", None)
+        ctx.emit(ev.DebateInterrupted(ctx.debate_id))
+        raise
+    await _stop(ctx, "paused", None)
+    ctx.emit(ev.DebatePaused(ctx.debate_id))
+    return ctx.state
 
 
 async def _stop(ctx: RunContext, status: str, error: str | None) -> None:
