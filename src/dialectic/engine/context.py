@@ -10,12 +10,19 @@ from typing import TYPE_CHECKING, TypeVar
 
 from dialectic import events as ev
 from dialectic.changes import Change, ContributionRecorded, apply_change
+from dialectic.config import BudgetSettings
 from dialectic.context.history import format_clarifications
-from dialectic.domain import Contribution, ContributionMetadata, ContributionType, DebateState
+from dialectic.domain import CallStatus, Contribution, ContributionMetadata, ContributionType, DebateState
+from dialectic.engine.budget import BudgetGuard
+from dialectic.engine.calls import CallInfo, CallScope, CallWatcher
+from dialectic.engine.ledger_book import LedgerBook
 from dialectic.errors import ProviderError
 from dialectic.events import EventBus
+from dialectic.ledger import LedgerTotals
 from dialectic.llm.base import Completion
 from dialectic.llm.client import RetryHook
+from dialectic.llm.observe import observing
+from dialectic.pricing import PriceTable
 from dialectic.store.base import DebateStore
 
 T = TypeVar("T")
@@ -36,6 +43,14 @@ class RunContext:
     """When work was last saved (``time.monotonic``): the turn formats' round timeout measures from it."""
     work: DebateWork | None = None
     """The debate's task graph for this run; built by the first node that needs it."""
+    prices: PriceTable = field(default_factory=PriceTable.of)
+    """What the debate's calls cost (the configuration's ``pricing`` over the built-in table)."""
+    guard: BudgetGuard = field(default_factory=lambda: BudgetGuard(BudgetSettings(), PriceTable.of(), LedgerTotals()))
+    """The debate's budget, asked before every provider request."""
+    watchers: list[CallWatcher] = field(default_factory=list)
+    """Told of every call (the tracer)."""
+    book: LedgerBook = field(default_factory=LedgerBook)
+    """Ledger entries of calls that ended, until they are saved with their results."""
     _deferred: list[Change] = field(default_factory=list)
     _deferred_events: list[ev.Event] = field(default_factory=list)
 
@@ -50,11 +65,18 @@ class RunContext:
         return self.state.problem
 
     def record(self, *changes: Change) -> None:
-        """Append to the store first, then apply in memory: the saved log is the truth."""
-        self.store.append(self.state.id, *changes)
-        for change in changes:
+        """Append to the store first, then apply in memory: the saved log is the truth.
+
+        The ledger entries of the calls whose results ``changes`` keep go into the same append
+        (see :mod:`dialectic.engine.ledger_book`).
+        """
+        calls = self.book.settle(changes, self.state.current_round)
+        self.store.append(self.state.id, *changes, *calls)
+        for change in (*changes, *calls):
             apply_change(self.state, change)
         self.last_progress = time.monotonic()
+        for call in calls:
+            self.emit(ev.CallRecorded(self.debate_id, call.entry))
 
     def defer(self, change: Change, event: ev.Event | None = None) -> None:
         """Save ``change`` with the cursor move that ends this node (one transaction), then announce ``event``."""
@@ -96,16 +118,50 @@ class RunContext:
         kind: str | None = None,
         target_id: str | None = None,
     ) -> T:
-        """Await one LLM call between ``AgentStarted`` and ``AgentCompleted`` (``ok`` says how it ended)."""
+        """Await one LLM call between ``AgentStarted`` and ``AgentCompleted`` (``ok`` says how it ended).
+
+        Every provider request the call makes is observed (:class:`~dialectic.engine.calls.CallScope`):
+        the budget is asked first, the tokens and cost are counted, the watchers are told; the
+        call's ledger entry then waits in :attr:`book` to be saved with its result.
+        """
+        info = CallInfo(
+            debate_id=self.debate_id,
+            kind=kind or activity,
+            activity=activity,
+            agent_id=speaker.id,
+            agent_name=speaker.name,
+            provider=speaker.config.provider,
+            model=speaker.config.model,
+            round_number=round_number,
+            target_id=target_id,
+        )
+        scope = CallScope(
+            info, guard=self.guard, prices=self.prices, watches=[w.call_started(info) for w in self.watchers]
+        )
         self.emit(ev.AgentStarted(self.debate_id, speaker.id, speaker.name, activity, round_number, kind, target_id))
-        ok = False
+        status: CallStatus = "failed"
+        failure: BaseException | None = None
         try:
-            result = await call
-            ok = True
+            with observing(scope):
+                result = await call
+            status = "ok"
             return result
+        except asyncio.CancelledError as exc:
+            status, failure = "cancelled", exc
+            raise
+        except BaseException as exc:
+            failure = exc
+            raise
         finally:
+            error = None if failure is None or status == "cancelled" else (str(failure) or type(failure).__name__)
+            entry = scope.entry(status, error)
+            if entry is not None:
+                self.book.add(entry)
+            scope.finish(entry, failure)
             self.emit(
-                ev.AgentCompleted(self.debate_id, speaker.id, speaker.name, activity, ok, round_number, kind, target_id)
+                ev.AgentCompleted(
+                    self.debate_id, speaker.id, speaker.name, activity, status == "ok", round_number, kind, target_id
+                )
             )
 
     def flush_warnings(self, warnings: list[str]) -> None:

@@ -8,7 +8,10 @@ off, so agents, the judge and the benchmark harness all behave the same way:
   room (structured output), and if it is still cut off the completion says
   ``truncated=True`` — it is never passed on as if it were complete;
 * structured output is validated against a Pydantic model, repaired once by showing
-  the model its error, and otherwise reported as not parsed so the caller can fall back.
+  the model its error, and otherwise reported as not parsed so the caller can fall back;
+* every provider request is reported to the observer of the work it is for, if one is
+  installed (:mod:`dialectic.llm.observe`): that is how the ledger, the budget and the
+  tracer see retries, continuations and repairs.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from dialectic.domain import Usage
 from dialectic.errors import ProviderError
 from dialectic.llm.base import Completion, CompletionRequest, JsonSchema, LLMProvider, Message
 from dialectic.llm.json_text import loads_model_json
+from dialectic.llm.observe import current_observer
 from dialectic.llm.prompts import CONTINUE_PROMPT, REPAIR_PROMPT, render
 from dialectic.llm.retry import RetryPolicy, with_retries
 
@@ -65,9 +69,21 @@ class LLMClient:
         return self._limiter if self._limiter is not None else nullcontext()
 
     async def _call(self, request: CompletionRequest, on_retry: RetryHook | None) -> Completion:
+        observer = current_observer()
+
         async def attempt() -> Completion:
-            async with self._slot():
-                return await self.provider.complete(request)
+            if observer is None:
+                async with self._slot():
+                    return await self.provider.complete(request)
+            await observer.before(self.provider.name, request)  # outside the slot: it may wait for the budget
+            try:
+                async with self._slot():
+                    completion = await self.provider.complete(request)
+            except BaseException as error:
+                observer.failed(request, error)
+                raise
+            observer.succeeded(request, completion)
+            return completion
 
         return await with_retries(attempt, self.retry, on_retry=on_retry)
 
