@@ -112,7 +112,8 @@ def usd(amount: float) -> str:
     if amount < 0.01:
         return "$" + f"{amount:.6f}".rstrip("0")
     if amount < 1:
-        return f"${amount:.4f}"
+        digits = f"{amount:.4f}".rstrip("0")
+        return "$" + (digits if len(digits.split(".")[1]) >= 2 else f"{amount:.2f}")
     return f"${amount:,.2f}"
 
 
@@ -164,8 +165,12 @@ def _rebuilt(state: DebateState) -> list[LedgerEntry]:
 
     def add_summary(summary: DebateSummary, kind: str, round_number: int | None) -> None:
         m = summary.metadata
+        unsplit = m.input_tokens is None and m.output_tokens is None
         meta = ContributionMetadata(
-            input_tokens=m.input_tokens, output_tokens=m.output_tokens, latency_ms=m.latency_ms, model=m.model
+            input_tokens=m.tokens_used if unsplit else m.input_tokens,  # a bare total is counted as input
+            output_tokens=m.output_tokens,
+            latency_ms=m.latency_ms,
+            model=m.model,
         )
         add(kind, summary.agent_id, round_number, meta, True)
 
