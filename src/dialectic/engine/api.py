@@ -10,7 +10,7 @@ from dialectic import events as ev
 from dialectic.changes import AnswersRecorded, BudgetChanged, DebateCreated, ParticipantsReinstated, StatusChanged
 from dialectic.config import SystemConfig
 from dialectic.domain import DebateState, new_debate_id, new_trace_id
-from dialectic.engine.budget import BudgetGuard, check_budget_prices
+from dialectic.engine.budget import BudgetGuard, check_budget_prices, with_limits
 from dialectic.engine.calls import CallWatcher
 from dialectic.engine.context import RunContext
 from dialectic.engine.lease import HeldLease, LeaseHold, LeasePolicy
@@ -126,7 +126,8 @@ class DebateEngine:
         config = SystemConfig.model_validate(state.config)
         if budget is not None and (budget.max_cost_usd is not None or budget.max_tokens is not None):
             changed = BudgetChanged(max_cost_usd=budget.max_cost_usd, max_tokens=budget.max_tokens)
-            check_budget_prices(_with_budget(config, changed), PriceTable.of(config.pricing))
+            limited = with_limits(config, budget.max_cost_usd, budget.max_tokens)
+            check_budget_prices(limited, PriceTable.of(config.pricing))
             lease.store.append(debate_id, changed)
             state = lease.store.load(debate_id)
             config = SystemConfig.model_validate(state.config)
@@ -185,15 +186,3 @@ class DebateEngine:
             ctx.warn(f"ignoring answers to unknown or already answered questions: {', '.join(unknown)}")
         if usable:
             ctx.record(AnswersRecorded(answers=usable))
-
-
-def _with_budget(config: SystemConfig, change: BudgetChanged) -> SystemConfig:
-    """``config`` with the limits ``change`` sets (the others as they were)."""
-    budget = config.debate.budget.model_copy(
-        update={
-            key: value
-            for key, value in (("max_cost_usd", change.max_cost_usd), ("max_tokens", change.max_tokens))
-            if value is not None
-        }
-    )
-    return config.model_copy(update={"debate": config.debate.model_copy(update={"budget": budget})})

@@ -158,3 +158,14 @@ def check_budget_prices(config: SystemConfig, prices: PriceTable) -> None:
 def budget_guard(config: SystemConfig, spent: LedgerTotals) -> BudgetGuard:
     prices = PriceTable.of(config.pricing)
     return BudgetGuard(config.debate.budget, prices, spent)
+
+
+def with_limits(config: SystemConfig, max_cost_usd: float | None, max_tokens: int | None) -> SystemConfig:
+    """``config`` with these budget limits (a ``None`` keeps the configured one)."""
+    changes = {
+        key: value for key, value in (("max_cost_usd", max_cost_usd), ("max_tokens", max_tokens)) if value is not None
+    }
+    if not changes:
+        return config
+    budget = config.debate.budget.model_copy(update=changes)
+    return config.model_copy(update={"debate": config.debate.model_copy(update={"budget": budget})})
