@@ -175,3 +175,26 @@ def test_a_model_without_a_price_costs_unknown_never_zero(store: DebateStore, pr
     assert state.ledger and all(e.cost_usd is None for e in state.ledger)
     totals = ledger_totals(state.ledger)
     assert not totals.cost_known and totals.unpriced_calls == totals.calls
+
+
+class CachingProvider(ScriptedProvider):
+    """The scripted model, as a provider whose prompt cache served half of every prompt."""
+
+    async def complete(self, request: Any) -> Any:
+        from dataclasses import replace
+
+        completion = await super().complete(request)
+        usage = completion.usage.model_copy(update={"cached_input_tokens": completion.usage.input_tokens // 2})
+        return replace(completion, usage=usage)
+
+
+def test_cached_input_tokens_are_counted_and_cost_the_cached_price(store: DebateStore) -> None:
+    data = make_config(agents=2, rounds=1).to_json_dict()
+    data["pricing"] = {"scripted/m": {"input": 10.0, "output": 20.0, "cachedInput": 1.0}}
+    state, _ = metered_run(store, SystemConfig.model_validate(data), CachingProvider())
+    for e in state.ledger:
+        assert e.cached_input_tokens == e.input_tokens // 2
+        hits = e.cached_input_tokens
+        expected = ((e.input_tokens - hits) * 10.0 + hits * 1.0 + e.output_tokens * 20.0) / 1_000_000
+        assert e.cost_usd == pytest.approx(expected)
+    assert ledger_totals(state.ledger).cached_input_tokens == sum(e.input_tokens // 2 for e in state.ledger)
