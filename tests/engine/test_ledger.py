@@ -198,3 +198,30 @@ def test_cached_input_tokens_are_counted_and_cost_the_cached_price(store: Debate
         expected = ((e.input_tokens - hits) * 10.0 + hits * 1.0 + e.output_tokens * 20.0) / 1_000_000
         assert e.cost_usd == pytest.approx(expected)
     assert ledger_totals(state.ledger).cached_input_tokens == sum(e.input_tokens // 2 for e in state.ledger)
+
+
+class BrokenWatcher:
+    """A watcher (a tracer, say) with a bug in every method."""
+
+    def call_started(self, info: Any) -> Any:
+        return self
+
+    def request_started(self, provider: str, request: Any) -> None:
+        raise RuntimeError("watcher bug")
+
+    def request_finished(self, request: Any, completion: Any, error: Any) -> None:
+        raise RuntimeError("watcher bug")
+
+    def finished(self, entry: Any, error: Any) -> None:
+        raise RuntimeError("watcher bug")
+
+
+def test_a_failing_watcher_never_stops_a_debate_nor_its_ledger(store: DebateStore) -> None:
+    provider = ScriptedProvider()
+    engine = DebateEngine(
+        store, ProviderPool(overrides={"scripted": provider}), EventBus(), retry=FAST_RETRY, watchers=[BrokenWatcher()]
+    )
+    config = make_config(agents=2, rounds=1)
+    state = asyncio.run(engine.start(DebateRequest(problem="P", config=config, config_dir=Path("."))))
+    assert state.status == "completed"
+    assert ledger_totals(state.ledger).requests == len(provider.calls)

@@ -11,6 +11,7 @@ call's watchers (the tracer) as requests start and end. When the call ends it be
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -19,6 +20,8 @@ from dialectic.domain import CallStatus, LedgerEntry, Usage
 from dialectic.engine.budget import NO_TICKET, BudgetGuard, Ticket
 from dialectic.llm.base import Completion, CompletionRequest
 from dialectic.pricing import PriceTable
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -88,8 +91,7 @@ class CallScope:
         ticket = await self._guard.admit(self.info.label(), self.info.provider, self.info.model, request)
         self._tickets[id(request)] = ticket
         self.attempts += 1
-        for watch in self._watches:
-            watch.request_started(provider, request)
+        self._tell(lambda watch: watch.request_started(provider, request))
 
     def succeeded(self, request: CompletionRequest, completion: Completion) -> None:
         usage = completion.usage
@@ -109,13 +111,11 @@ class CallScope:
         )
         self.requests += 1
         self.cost = None if cost is None or self.cost is None else self.cost + cost
-        for watch in self._watches:
-            watch.request_finished(request, completion, None)
+        self._tell(lambda watch: watch.request_finished(request, completion, None))
 
     def failed(self, request: CompletionRequest, error: BaseException) -> None:
         self._guard.release(self._tickets.pop(id(request), NO_TICKET))
-        for watch in self._watches:
-            watch.request_finished(request, None, error)
+        self._tell(lambda watch: watch.request_finished(request, None, error))
 
     def entry(self, status: CallStatus, error: str | None) -> LedgerEntry | None:
         """The call's ledger entry; ``None`` when it sent no request (refused by the budget, cancelled first)."""
@@ -142,5 +142,12 @@ class CallScope:
         )
 
     def finish(self, entry: LedgerEntry | None, error: BaseException | None) -> None:
+        self._tell(lambda watch: watch.finished(entry, error))
+
+    def _tell(self, what: Callable[[CallWatch], None]) -> None:
+        """Tell every watcher; one that fails is logged and never stops the call (a tracer bug must not lose it)."""
         for watch in self._watches:
-            watch.finished(entry, error)
+            try:
+                what(watch)
+            except Exception:
+                log.exception("call watcher failed on %s", self.info.label())

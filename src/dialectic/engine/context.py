@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass, field
@@ -14,7 +15,7 @@ from dialectic.config import BudgetSettings
 from dialectic.context.history import format_clarifications
 from dialectic.domain import CallStatus, Contribution, ContributionMetadata, ContributionType, DebateState
 from dialectic.engine.budget import BudgetGuard
-from dialectic.engine.calls import CallInfo, CallScope, CallWatcher
+from dialectic.engine.calls import CallInfo, CallScope, CallWatch, CallWatcher
 from dialectic.engine.ledger_book import LedgerBook
 from dialectic.errors import ProviderError
 from dialectic.events import EventBus
@@ -26,6 +27,7 @@ from dialectic.pricing import PriceTable
 from dialectic.store.base import DebateStore
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from dialectic.agents.participants import Speaker
@@ -135,9 +137,7 @@ class RunContext:
             round_number=round_number,
             target_id=target_id,
         )
-        scope = CallScope(
-            info, guard=self.guard, prices=self.prices, watches=[w.call_started(info) for w in self.watchers]
-        )
+        scope = CallScope(info, guard=self.guard, prices=self.prices, watches=self._watches_of(info))
         self.emit(ev.AgentStarted(self.debate_id, speaker.id, speaker.name, activity, round_number, kind, target_id))
         status: CallStatus = "failed"
         failure: BaseException | None = None
@@ -163,6 +163,16 @@ class RunContext:
                     self.debate_id, speaker.id, speaker.name, activity, status == "ok", round_number, kind, target_id
                 )
             )
+
+    def _watches_of(self, info: CallInfo) -> list[CallWatch]:
+        """Each watcher's watch of this call; a watcher that fails is logged and left out."""
+        watches: list[CallWatch] = []
+        for watcher in self.watchers:
+            try:
+                watches.append(watcher.call_started(info))
+            except Exception:
+                log.exception("call watcher failed to start watching %s", info.label())
+        return watches
 
     def flush_warnings(self, warnings: list[str]) -> None:
         for message in warnings:
