@@ -53,6 +53,7 @@ NOT_FOR_A_COMMANDS_HELP = (
     "dialectic.cli.stored_views",
     "dialectic.cli.session",
     "dialectic.cli.command_setup",
+    "dialectic.tracing",
     "jinja2",
     "yaml",
     "matplotlib",
@@ -69,9 +70,11 @@ NOT_FOR_A_COMMANDS_HELP = (
 NOT_FOR_HELP = (*NOT_FOR_A_COMMANDS_HELP, "pydantic")
 """A command's own ``--help`` does load pydantic: typer coerces the unset ``--help`` flag of the
 app through a pydantic ``TypeAdapter`` whenever it parses a command line that names a command."""
-NOT_FOR_A_SCRIPTED_DEBATE = (*SDKS, *HARNESSES, "matplotlib")
-NOT_FOR_AN_OPENAI_DEBATE = ("anthropic", "llama_cpp", *HARNESSES, "matplotlib")
-NOT_FOR_STORED_DEBATES = (*SDKS, *HARNESSES, "matplotlib")
+TRACING = ("opentelemetry", "dialectic.tracing.otel")
+"""Loaded only by a traced run (``--trace``)."""
+NOT_FOR_A_SCRIPTED_DEBATE = (*SDKS, *HARNESSES, *TRACING, "matplotlib")
+NOT_FOR_AN_OPENAI_DEBATE = ("anthropic", "llama_cpp", *HARNESSES, *TRACING, "matplotlib")
+NOT_FOR_STORED_DEBATES = (*SDKS, *HARNESSES, *TRACING, "matplotlib")
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from dialectic.domain import (
     DebateSummary,
     DiscardedWork,
     DroppedParticipant,
+    LedgerEntry,
     Participant,
     Phase,
     RoundAssessment,
@@ -47,6 +48,8 @@ class DebateStarted(Event):
     resumed: bool = False
     format: str = "critique-refine"
     """The deliberation protocol (``debate.format``)."""
+    trace_id: str | None = None
+    """The debate's trace id (every run of it is traced under this one)."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,29 @@ class PhaseStarted(Event):
 class PhaseCompleted(Event):
     round_number: int
     phase: Phase
+
+
+@dataclass(frozen=True)
+class NodeStarted(Event):
+    """The runner starts a step of the debate's graph (``proposal``, ``synthesis``…)."""
+
+    node: str
+    round_number: int
+    """The debate's current round as the step starts (0 before the first)."""
+
+
+@dataclass(frozen=True)
+class NodeFinished(Event):
+    node: str
+    outcome: str
+    """The next step's name, ``end``, ``suspend``, or ``error``."""
+
+
+@dataclass(frozen=True)
+class CallRecorded(Event):
+    """A call's ledger entry was saved (with the result it paid for)."""
+
+    entry: LedgerEntry
 
 
 @dataclass(frozen=True)

@@ -30,14 +30,21 @@ async def run_graph(ctx: RunContext, start: Node) -> DebateState:
     node = start
     try:
         while True:
-            outcome = await node.run(ctx)
+            ctx.emit(ev.NodeStarted(ctx.debate_id, node.name, ctx.state.current_round))
+            try:
+                outcome = await node.run(ctx)
+            except BaseException:
+                ctx.emit(ev.NodeFinished(ctx.debate_id, node.name, "error"))
+                raise
             if isinstance(outcome, End):
                 ctx.commit(CursorMoved(next_node=None), StatusChanged(status="completed"))
+                ctx.emit(ev.NodeFinished(ctx.debate_id, node.name, "end"))
                 assert ctx.state.final_solution is not None
                 ctx.emit(ev.DebateCompleted(ctx.debate_id, ctx.state.final_solution))
                 return ctx.state
             if isinstance(outcome, Suspend):
                 ctx.commit(CursorMoved(next_node=outcome.resume_at.name), StatusChanged(status="suspended"))
+                ctx.emit(ev.NodeFinished(ctx.debate_id, node.name, "suspend"))
                 groups = tuple(
                     g.model_copy(update={"items": [i for i in g.items if not i.answered]})
                     for g in ctx.state.clarifications
@@ -47,6 +54,7 @@ async def run_graph(ctx: RunContext, start: Node) -> DebateState:
                 ctx.emit(ev.DebateSuspended(ctx.debate_id, outcome.reason))
                 return ctx.state
             ctx.commit(CursorMoved(next_node=outcome.name))
+            ctx.emit(ev.NodeFinished(ctx.debate_id, node.name, outcome.name))
             node = outcome
             if ctx.control.pausing:
                 raise PauseRequested()
@@ -57,7 +65,7 @@ async def run_graph(ctx: RunContext, start: Node) -> DebateState:
         ctx.emit(ev.DebateInterrupted(ctx.debate_id))
         raise
     except DialecticError as exc:
-        await _stop(ctx, "failed", exc.message)
+        await _stop(ctx, "failed", exc.message, exc.stop_reason)
         exc.debate_id = ctx.debate_id
         ctx.emit(ev.DebateFailed(ctx.debate_id, exc.message))
         raise
@@ -83,8 +91,8 @@ async def _pause(ctx: RunContext) -> DebateState:
     return ctx.state
 
 
-async def _stop(ctx: RunContext, status: str, error: str | None) -> None:
+async def _stop(ctx: RunContext, status: str, error: str | None, reason: str | None = None) -> None:
     """Cancel in-flight calls and save why the debate stopped; the cursor stays on the unfinished node."""
     ctx.take_uncommitted()
     await ctx.cancel_work()
-    ctx.record(StatusChanged(status=status, error=error))  # type: ignore[arg-type]
+    ctx.record(StatusChanged(status=status, error=error, reason=reason))  # type: ignore[arg-type]

@@ -10,7 +10,10 @@ off, so agents, the judge and the benchmark harness all behave the same way:
 * structured output is validated against a Pydantic model, repaired once by showing
   the model its error, and otherwise reported as not parsed so the caller can fall back;
 * a free-text reply is streamed from the provider when someone watches it (see
-  :func:`streaming_to`); what the call returns is the same complete reply either way.
+  :func:`streaming_to`); what the call returns is the same complete reply either way;
+* every provider request is reported to the observer of the work it is for, if one is
+  installed (:mod:`dialectic.llm.observe`): that is how the ledger, the budget and the
+  tracer see retries, continuations and repairs — streamed or not.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from dialectic.llm.base import (
     complete_via_stream,
 )
 from dialectic.llm.json_text import loads_model_json
+from dialectic.llm.observe import current_observer
 from dialectic.llm.prompts import CONTINUE_PROMPT, REPAIR_PROMPT, render
 from dialectic.llm.retry import RetryPolicy, with_retries
 
@@ -103,13 +107,29 @@ class LLMClient:
     async def _call(
         self, request: CompletionRequest, on_retry: RetryHook | None, stream: DeltaHook | None = None, offset: int = 0
     ) -> Completion:
-        """One reply, retried as the policy says; with ``stream``, its pieces go there from ``offset`` on."""
+        """One reply, retried as the policy says; with ``stream``, its pieces go there from ``offset`` on.
 
-        async def attempt() -> Completion:
+        Each attempt is reported to the observer of the work it is for, when one is installed.
+        """
+        observer = current_observer()
+
+        async def request_once() -> Completion:
             async with self._slot():
                 if stream is None:
                     return await self.provider.complete(request)
                 return await complete_via_stream(self.provider, request, _Pieces(stream, offset))
+
+        async def attempt() -> Completion:
+            if observer is None:
+                return await request_once()
+            await observer.before(self.provider.name, request)  # outside the slot: it may wait for the budget
+            try:
+                completion = await request_once()
+            except BaseException as error:
+                observer.failed(request, error)
+                raise
+            observer.succeeded(request, completion)
+            return completion
 
         return await with_retries(attempt, self.retry, on_retry=on_retry)
 
