@@ -23,7 +23,7 @@ from dialectic.agents.outputs import AssessmentOutput
 from dialectic.changes import AssessmentRecorded
 from dialectic.config import DebateSettings, TerminationCondition
 from dialectic.context.history import rounds_text
-from dialectic.detectors import LexicalSimilarity, SimilarityModel, convergence, diminishing_returns, repetition
+from dialectic.detectors import SimilarityModel, convergence, diminishing_returns, repetition
 from dialectic.domain import (
     TURN_KINDS,
     AssessmentFlags,
@@ -35,6 +35,7 @@ from dialectic.domain import (
 from dialectic.engine.context import RunContext
 from dialectic.engine.protocols import Protocol, protocol
 from dialectic.errors import ProviderError
+from dialectic.similarity.choice import default_similarity
 
 REPETITIVE_SIMILARITY = 0.9
 """A participant whose turn is this similar to its previous one is repeating itself."""
@@ -144,7 +145,7 @@ async def assess(
     if rnd.assessment is not None:
         stop, reason = decide(condition, rnd.assessment, format_name=chosen.name, may_stop=may_stop)
         return Decision(rnd.assessment, stop, reason)
-    model = similarity or LexicalSimilarity()
+    model = similarity or default_similarity()
     current = latest_positions(ctx.state, number)
     previous_positions = latest_positions(ctx.state, number - 1)
     converged = convergence(list(current.values()), model)
