@@ -29,7 +29,15 @@ from dialectic.similarity.packaged_model import (
     libraries_installed,
     read_members,
 )
-from dialectic.similarity.separation import LabelledPair, best_threshold, load_pairs, pair_scores, roc_auc, separation
+from dialectic.similarity.separation import (
+    LabelledPair,
+    auc_difference,
+    best_threshold,
+    load_pairs,
+    pair_scores,
+    roc_auc,
+    separation,
+)
 
 np = pytest.importorskip("numpy")
 
@@ -435,3 +443,15 @@ def test_the_local_models_embeddings_score_paraphrases_above_unrelated_pairs() -
     assert min(scores[p.id] for p in pairs if p.kind == "paraphrase") > max(
         scores[p.id] for p in pairs if p.kind == "unrelated"
     )
+
+
+def test_the_paired_difference_is_zero_for_one_measure_and_positive_for_a_better_one() -> None:
+    pairs = [LabelledPair(f"p{i}", "paraphrase", f"t{i}", "a", "b") for i in range(4)] + [
+        LabelledPair(f"d{i}", "disagreement", f"t{i}", "a", "c", "negation") for i in range(4)
+    ]
+    muddled = {**{f"p{i}": 0.5 + i / 10 for i in range(4)}, **{f"d{i}": 0.55 + i / 10 for i in range(4)}}
+    clean = {**{f"p{i}": 0.9 for i in range(4)}, **{f"d{i}": 0.1 for i in range(4)}}
+    assert auc_difference(pairs, muddled, muddled, "disagreement") == (0.0, 0.0, 0.0)
+    gain, low, high = auc_difference(pairs, muddled, clean, "disagreement/negation")
+    assert gain == pytest.approx(1 - roc_auc([0.5, 0.6, 0.7, 0.8], [0.55, 0.65, 0.75, 0.85]))
+    assert 0 < low <= gain <= high

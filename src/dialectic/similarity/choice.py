@@ -13,18 +13,14 @@ import importlib.util
 
 from dialectic.detectors import LexicalSimilarity, SimilarityModel
 from dialectic.errors import ConfigError
-from dialectic.similarity.packaged_model import Finder
+from dialectic.similarity.packaged_model import MINILM, Finder, ModelNotInstalled, install_command, libraries_installed
 
 
 def choose_similarity(find: Finder = importlib.util.find_spec) -> SimilarityModel:
-    """The embedding model if its libraries and data are installed and intact, else the named fallback."""
-    from dialectic.similarity.packaged_model import (
-        MINILM,
-        ModelNotInstalled,
-        install_command,
-        libraries_installed,
-    )
+    """The embedding model if its libraries and data are installed and intact, else the named fallback.
 
+    numpy and the model are imported only here, when a round is first assessed.
+    """
     if not libraries_installed(find):
         return LexicalSimilarity("install dialectic[embeddings] for semantic similarity")
     from dialectic.similarity.minilm import load_encoder

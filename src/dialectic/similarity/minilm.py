@@ -60,8 +60,9 @@ class MiniLMEncoder:
     def encode(self, texts: Sequence[str]) -> Vectors:
         """One unit vector per text; long texts are the token-weighted mean of their windows."""
         windows: list[tuple[int, list[int]]] = []
-        for index, encoding in enumerate(self.tokenizer.encode_batch(list(texts), add_special_tokens=False)):
-            for window in token_windows(encoding.ids, self.window - 2):
+        for index, text in enumerate(texts):
+            # encode, not encode_batch: no tokenizer thread pool (it warns when the process later forks)
+            for window in token_windows(self.tokenizer.encode(text, add_special_tokens=False).ids, self.window - 2):
                 windows.append((index, [self._cls, *window, self._sep]))
         totals = np.zeros((len(texts), self.config.hidden_size), dtype=np.float32)
         order = sorted(range(len(windows)), key=lambda k: len(windows[k][1]))

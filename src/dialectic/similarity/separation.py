@@ -87,6 +87,34 @@ def auc_interval(
     return values[int(0.025 * rounds)], values[int(0.975 * rounds) - 1]
 
 
+def auc_difference(
+    pairs: Sequence[LabelledPair],
+    first: dict[str, float],
+    second: dict[str, float],
+    group: str,
+    *,
+    rounds: int = BOOTSTRAP_ROUNDS,
+    seed: int = 0,
+) -> tuple[float, float, float]:
+    """How much higher ``second`` scores' AUC is than ``first``'s, paraphrases against ``group``
+    (``disagreement`` for both kinds), with a 95% paired-bootstrap interval: the same resampled
+    pairs score both measures, so what the two share cancels out.
+    """
+    positives = [p.id for p in pairs if p.kind == "paraphrase"]
+    negatives = [p.id for p in pairs if group in (p.kind, p.group)]
+
+    def gain(pos: Sequence[str], neg: Sequence[str]) -> float:
+        return roc_auc([second[i] for i in pos], [second[i] for i in neg]) - roc_auc(
+            [first[i] for i in pos], [first[i] for i in neg]
+        )
+
+    rng = random.Random(seed)
+    values = sorted(
+        gain(rng.choices(positives, k=len(positives)), rng.choices(negatives, k=len(negatives))) for _ in range(rounds)
+    )
+    return gain(positives, negatives), values[int(0.025 * rounds)], values[int(0.975 * rounds) - 1]
+
+
 def best_threshold(positives: Sequence[float], negatives: Sequence[float]) -> tuple[float, float]:
     """The threshold with the best balanced accuracy (score ≥ threshold → positive), and that accuracy.
 
