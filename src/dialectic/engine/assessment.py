@@ -24,7 +24,7 @@ from dialectic.agents.outputs import AssessmentOutput
 from dialectic.changes import AssessmentRecorded
 from dialectic.config import DebateSettings, TerminationCondition
 from dialectic.context.history import rounds_text
-from dialectic.detectors import SimilarityModel, convergence, diminishing_returns, repetition
+from dialectic.detectors import LexicalSimilarity, SimilarityModel, convergence, diminishing_returns, repetition
 from dialectic.domain import (
     TURN_KINDS,
     AssessmentFlags,
