@@ -166,3 +166,22 @@ def test_a_fixed_debate_takes_exactly_its_critical_path(seed: int) -> None:
     bound = critical_path(state)
     assert bound > 0
     assert wall == pytest.approx(bound, abs=0.01 * len(state.all_contributions()))
+
+
+def test_thread_work_costs_no_virtual_time() -> None:
+    """Work in a thread (e.g. an embedding model) does not let a timer fire while it runs."""
+    import threading
+
+    release = threading.Event()
+
+    async def go() -> tuple[float, bool]:
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        timer = asyncio.ensure_future(asyncio.sleep(600))
+        worker = asyncio.ensure_future(asyncio.to_thread(release.wait, 5))
+        threading.Timer(0.02, release.set).start()  # the thread's work takes real time; the loop is idle meanwhile
+        assert await worker
+        return loop.time() - started, timer.done()
+
+    elapsed, timer_fired = run_virtual(go())
+    assert elapsed == 0.0 and not timer_fired

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 
-from dialectic.cli.output import export_json
+from dialectic.export import export_json
 from dialectic.report import render_report
 from tests.web.conftest import Api, GatedProvider
 

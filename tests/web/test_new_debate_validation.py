@@ -121,7 +121,7 @@ def test_agents_are_chosen_and_edited(serve: Callable[..., None]) -> None:
 def test_a_whole_configuration_may_be_sent(serve: Callable[..., None]) -> None:
     async def scenario(api: Api) -> None:
         config = make_config(agents=3, rounds=1).to_json_dict()
-        del config["limits"], config["allowOutsidePrompts"]
+        del config["limits"], config["allowOutsidePrompts"], config["pricing"]
         debate_id = await api.start(config=config)
         await api.finished(debate_id)
         assert len(api.ctx.store.load(debate_id).agents) == 3
@@ -138,6 +138,7 @@ def test_a_whole_configuration_may_be_sent(serve: Callable[..., None]) -> None:
         (lambda c: c["agents"][0].update(apiKey="sk-stolen"), "API keys cannot be set"),
         (lambda c: c["agents"][0].update(baseUrl="https://collector.invalid/v1"), "only use the endpoints"),
         (lambda c: c.update(limits={"maxRounds": 1000}), "the limits are the server's"),
+        (lambda c: c.update(pricing={"openai": {"gpt-4o": {"input": 0, "output": 0}}}), "the prices are the server's"),
         (lambda c: c.update(allowOutsidePrompts=True), "not accepted over the API"),
         (lambda c: c["agents"][0].update(temperature=9), "invalid configuration: agents[0].temperature"),
         (lambda c: c["agents"][0].update(provider="carrier-pigeon"), "unknown provider 'carrier-pigeon'"),

@@ -12,7 +12,6 @@ device, FIFO or socket, and anything under ``/proc``, ``/sys`` or ``/dev``, is r
 
 from __future__ import annotations
 
-import json
 import os
 import stat
 import sys
@@ -23,7 +22,7 @@ from pathlib import Path
 from dialectic.cli.console import Terminal
 from dialectic.domain import DebateState
 from dialectic.errors import DialecticError, InvalidArgumentsError
-from dialectic.ledger import entries_of, ledger_totals
+from dialectic.export import export_json
 from dialectic.report import render_report
 from dialectic.user_files import special_file_kind, system_directory_of
 
@@ -184,15 +183,6 @@ def check_report(path: str | Path, flag: str) -> OutputTarget:
     if given.exists() and _is_null_device(given):
         return OutputTarget(Path(os.devnull), discard=True)
     return check_output(report_path(given), flag)
-
-
-def export_json(state: DebateState) -> str:
-    """The debate in the seed's JSON shape (camelCase keys), pretty-printed, with its ``ledger`` and ``totals``."""
-    data = state.to_json_dict()
-    entries = entries_of(state)
-    data["ledger"] = [entry.to_json_dict() for entry in entries]
-    data["totals"] = ledger_totals(entries).to_json_dict()
-    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def solution_text(state: DebateState) -> str:

@@ -22,10 +22,11 @@ from dialectic.cli.answers import question_line
 from dialectic.cli.command_setup import open_debate_store
 from dialectic.cli.console import Terminal
 from dialectic.cli.deliberation_lines import assessment_line, verdict_line, vote_line
-from dialectic.cli.output import check_output, check_report, export_json, write_output, write_report
+from dialectic.cli.output import check_output, check_report, write_output, write_report
 from dialectic.cli.session import resume_command
 from dialectic.cli.verbose import participant_names
 from dialectic.domain import TURN_KINDS, DebateState, Participant, utc_now
+from dialectic.export import export_json
 from dialectic.ledger import debate_totals, usage_text
 from dialectic.report import render_report
 from dialectic.store import DebateListing, DebateStore, Lease

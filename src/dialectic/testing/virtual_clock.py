@@ -5,6 +5,10 @@ its clock forward to that timer. Code that waits with ``asyncio.sleep`` (the scr
 model's latency, back-off, timeouts) runs in an instant and measures exact, repeatable
 durations with ``loop.time()`` — scheduling can be tested against a timeline, not a stopwatch.
 
+Work handed to a thread (``asyncio.to_thread``, ``run_in_executor``) costs no virtual time:
+while any is running, the loop waits for it for real and the clock stands still, so a timer
+cannot fire "during" it however long it really takes on a loaded machine.
+
 Real I/O still works (the selector is polled without blocking), but a test that waits on
 real I/O while no timer is due would spin: use it for code whose waiting is all timers.
 """
@@ -13,15 +17,18 @@ from __future__ import annotations
 
 import asyncio
 import selectors
-from collections.abc import Coroutine
-from typing import Any, TypeVar
+from collections.abc import Callable, Coroutine
+from concurrent.futures import Executor
+from typing import Any, TypeVar, TypeVarTuple
 
 T = TypeVar("T")
+Ts = TypeVarTuple("Ts")
 
 
 class _Clock:
     def __init__(self) -> None:
         self.now = 0.0
+        self.threads_running = 0
 
 
 class _JumpingSelector(selectors.DefaultSelector):
@@ -32,6 +39,8 @@ class _JumpingSelector(selectors.DefaultSelector):
         self._clock = clock
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
+        if self._clock.threads_running and timeout != 0:
+            return super().select(None)  # a thread's result wakes the loop; the clock stands still meanwhile
         ready = super().select(0)
         if not ready and timeout is not None and timeout > 0:
             self._clock.now += timeout
@@ -45,6 +54,15 @@ class VirtualClockLoop(asyncio.SelectorEventLoop):
 
     def time(self) -> float:
         return self._virtual.now
+
+    def run_in_executor(self, executor: Executor | None, func: Callable[[*Ts], T], *args: *Ts) -> asyncio.Future[T]:
+        self._virtual.threads_running += 1
+        future = super().run_in_executor(executor, func, *args)
+        future.add_done_callback(self._thread_done)
+        return future
+
+    def _thread_done(self, _: asyncio.Future[Any]) -> None:
+        self._virtual.threads_running -= 1
 
 
 def run_virtual(main: Coroutine[Any, Any, T]) -> T:

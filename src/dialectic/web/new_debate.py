@@ -176,7 +176,8 @@ def submitted_config(data: dict[str, Any], server: ServerConfig) -> SystemConfig
     """A configuration sent with the request, held to what a request may do (see the module's docstring)."""
     for key in data:
         if key not in TOP_LEVEL_KEYS:
-            what = "the limits are the server's" if key == "limits" else "it may have agents, judge and debate"
+            server_owned = {"limits": "the limits are the server's", "pricing": "the prices are the server's"}
+            what = server_owned.get(key, "it may have agents, judge and debate")
             raise ConfigError(f"config.{key}: not accepted over the API ({what})")
     speakers: list[tuple[str, Any]] = [(f"agents[{i}]", a) for i, a in enumerate(data.get("agents") or [])]
     if data.get("judge") is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from datetime import datetime
 from typing import Any, get_args
 
@@ -10,6 +9,7 @@ from dialectic.agents.participants import ROLE_TITLES
 from dialectic.agents.templates import known_roles
 from dialectic.config import FORMATS, AgentConfig, TerminationCondition
 from dialectic.domain import DebateState, DebateStatus
+from dialectic.export import export_json
 from dialectic.llm.registry import known_providers
 from dialectic.report import render_report
 from dialectic.store.base import DebateListing, DebateStore
@@ -23,8 +23,8 @@ but no live process runs it)."""
 
 
 def export_text(state: DebateState) -> str:
-    """The debate as ``dialectic export`` writes it: the seed's JSON shape, pretty-printed."""
-    return json.dumps(state.to_json_dict(), indent=2, ensure_ascii=False) + "\n"
+    """The debate as ``dialectic export`` writes it: the seed's JSON shape, its ledger and totals."""
+    return export_json(state)
 
 
 def report_text(state: DebateState) -> str:
