@@ -19,6 +19,7 @@ from dialectic.errors import DebateStateError, StoreError
 from dialectic.events import EventBus
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
+from dialectic.problem_kind import choose_kind
 from dialectic.store.base import DebateStore
 
 CONFIG_DIR_KEY = "configDir"
@@ -61,6 +62,9 @@ class DebateEngine:
             config = config.model_copy(
                 update={"debate": config.debate.model_copy(update={"interactive_clarifications": True})}
             )
+        kind = choose_kind(config.debate.problem_kind, request.problem)
+        # The kind is resolved once and saved with the debate: a resumed debate keeps its prompts.
+        config = config.model_copy(update={"debate": config.debate.model_copy(update={"problem_kind": kind.kind})})
         config_dir = request.config_dir.resolve()
         roster = build_roster(config, config_dir, self.providers, self.retry)
         snapshot = config.to_json_dict()
@@ -78,6 +82,11 @@ class DebateEngine:
         async with LeaseHold(self.store, state.id, self.lease, create=DebateCreated(state=state)) as lease:
             ctx = RunContext(state=lease.store.load(state.id), store=lease.store, bus=self.bus, roster=roster)
             self._announce(ctx, resumed=False)
+            ctx.emit(
+                ev.Notice(
+                    ctx.debate_id, f"problem kind: {kind.kind} ({kind.reason}); set debate.problemKind to change it"
+                )
+            )
             return await run_graph(ctx, node_named(None))
 
     def _fresh_id(self) -> str:
