@@ -53,6 +53,7 @@ NOT_FOR_A_COMMANDS_HELP = (
     "dialectic.cli.stored_views",
     "dialectic.cli.session",
     "dialectic.cli.command_setup",
+    "dialectic.tracing",
     "jinja2",
     "yaml",
     "matplotlib",
@@ -60,13 +61,20 @@ NOT_FOR_A_COMMANDS_HELP = (
     "dotenv",
     "asyncio",
     "sqlite3",
+    "fastapi",
+    "uvicorn",
+    "starlette",
+    "dialectic.web",
+    "dialectic.cli.serve_run",
 )
 NOT_FOR_HELP = (*NOT_FOR_A_COMMANDS_HELP, "pydantic")
 """A command's own ``--help`` does load pydantic: typer coerces the unset ``--help`` flag of the
 app through a pydantic ``TypeAdapter`` whenever it parses a command line that names a command."""
-NOT_FOR_A_SCRIPTED_DEBATE = (*SDKS, *HARNESSES, "matplotlib")
-NOT_FOR_AN_OPENAI_DEBATE = ("anthropic", "llama_cpp", *HARNESSES, "matplotlib")
-NOT_FOR_STORED_DEBATES = (*SDKS, *HARNESSES, "matplotlib")
+TRACING = ("opentelemetry", "dialectic.tracing.otel")
+"""Loaded only by a traced run (``--trace``)."""
+NOT_FOR_A_SCRIPTED_DEBATE = (*SDKS, *HARNESSES, *TRACING, "matplotlib")
+NOT_FOR_AN_OPENAI_DEBATE = ("anthropic", "llama_cpp", *HARNESSES, *TRACING, "matplotlib")
+NOT_FOR_STORED_DEBATES = (*SDKS, *HARNESSES, *TRACING, "matplotlib")
 
 
 @dataclass(frozen=True)
@@ -116,7 +124,7 @@ def test_help_and_version_load_nothing_heavy(argv: list[str], tmp_path: Path) ->
     assert loaded.among(NOT_FOR_HELP) == []
 
 
-@pytest.mark.parametrize("command", ["debate", "resume", "list", "show", "export", "report", "eval", "bench"])
+@pytest.mark.parametrize("command", ["debate", "resume", "list", "show", "export", "report", "eval", "bench", "serve"])
 def test_a_commands_help_loads_none_of_its_implementation(command: str, tmp_path: Path) -> None:
     loaded = run_cli([command, "--help"], tmp_path)
     assert loaded.code == 0, loaded.stderr

@@ -23,6 +23,7 @@ from dialectic.domain import (
     DiscardedWork,
     DroppedParticipant,
     EarlyStop,
+    LedgerEntry,
     Model,
     RoundAssessment,
     RoundEvaluation,
@@ -46,6 +47,8 @@ class StatusChanged(ChangeBase):
     kind: Literal["status_changed"] = "status_changed"
     status: DebateStatus
     error: str | None = None
+    reason: str | None = None
+    """Why a failed debate stopped, when it is a reason a user acts on (``budget``)."""
 
 
 class RoundStarted(ChangeBase):
@@ -150,6 +153,21 @@ class VerdictRecorded(ChangeBase):
     verdict: Verdict
 
 
+class CallRecorded(ChangeBase):
+    """One call the debate made and what it cost (a line of the ledger), saved with the result it paid for."""
+
+    kind: Literal["call_recorded"] = "call_recorded"
+    entry: LedgerEntry
+
+
+class BudgetChanged(ChangeBase):
+    """The debate's budget was set anew (``dialectic resume ID --budget-usd 2``); ``None`` leaves a limit as it was."""
+
+    kind: Literal["budget_changed"] = "budget_changed"
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+
+
 class CursorMoved(ChangeBase):
     """The runner's cursor: the node to run next (``None`` when the debate has ended)."""
 
@@ -176,6 +194,8 @@ Change = Annotated[
     | DebateStoppedEarly
     | VoteRecorded
     | VerdictRecorded
+    | CallRecorded
+    | BudgetChanged
     | CursorMoved,
     Field(discriminator="kind"),
 ]
@@ -200,6 +220,7 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
     if isinstance(change, StatusChanged):
         state.status = change.status
         state.error = change.error
+        state.failure_reason = change.reason
     elif isinstance(change, RoundStarted):
         started = _round_at(state, change.round_number, change.at)
         started.phase = change.phase or started.phase
@@ -242,6 +263,10 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
         state.vote = change.outcome
     elif isinstance(change, VerdictRecorded):
         state.verdict = change.verdict
+    elif isinstance(change, CallRecorded):
+        state.ledger.append(change.entry)
+    elif isinstance(change, BudgetChanged):
+        _set_budget(state, change)
     elif isinstance(change, CursorMoved):
         state.next_node = change.next_node
     state.updated_at = change.at
@@ -262,6 +287,17 @@ def _round_at(state: DebateState, number: int, at: datetime) -> DebateRound:
     state.rounds.append(created)
     state.rounds.sort(key=lambda r: r.round_number)
     return created
+
+
+def _set_budget(state: DebateState, change: BudgetChanged) -> None:
+    """The new limits in the saved configuration (camelCase, as the debate was created with)."""
+    debate = state.config.setdefault("debate", {})
+    budget = dict(debate.get("budget") or {})
+    if change.max_cost_usd is not None:
+        budget["maxCostUsd"] = change.max_cost_usd
+    if change.max_tokens is not None:
+        budget["maxTokens"] = change.max_tokens
+    debate["budget"] = budget
 
 
 def _merge_questions(state: DebateState, groups: list[AgentClarifications]) -> None:

@@ -142,6 +142,25 @@ class RetrySettings(ConfigModel):
     max_retry_after_ms: int = Field(default=60_000, ge=0, description="Cap on a server's Retry-After hint.")
 
 
+class BudgetSettings(ConfigModel):
+    """Ceilings on what a debate may spend: a call that could pass one is not made (:mod:`dialectic.engine.budget`)."""
+
+    max_cost_usd: float | None = Field(default=None, gt=0, description="US dollars the debate may spend in all.")
+    max_tokens: int | None = Field(default=None, ge=1, description="Tokens (input + output) the debate may use in all.")
+
+    @property
+    def limited(self) -> bool:
+        return self.max_cost_usd is not None or self.max_tokens is not None
+
+
+class ModelPrice(ConfigModel):
+    """US dollars per million tokens; ``cachedInput`` defaults to the input price."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
+
+
 class DebateSettings(ConfigModel):
     rounds: int = Field(default=3, ge=1)
     termination_condition: TerminationCondition = Field(default_factory=TerminationCondition)
@@ -191,6 +210,7 @@ class DebateSettings(ConfigModel):
     problem_kind: Literal["auto", "design", "reasoning"] = Field(
         default="auto", description="design: a design document; reasoning: one right answer, worked step by step."
     )
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
 
     def termination(self) -> TerminationCondition:
         """The termination condition in force: the configured one, or the format's own default."""
@@ -251,6 +271,8 @@ class SystemConfig(ConfigModel):
     judge: AgentConfig = Field(default_factory=default_judge)
     debate: DebateSettings = Field(default_factory=DebateSettings)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    pricing: dict[str, ModelPrice] = Field(default_factory=dict)
+    """``provider/model`` → price, over the built-in table (:mod:`dialectic.pricing`)."""
     allow_outside_prompts: bool = False
     """Set by ``--allow-outside-prompts`` only (never read from a file); saved with the debate for ``resume``."""
 
@@ -258,6 +280,15 @@ class SystemConfig(ConfigModel):
     @classmethod
     def _unique_ids(cls, agents: list[AgentConfig]) -> list[AgentConfig]:
         return unique_ids(agents, "agent")
+
+    @field_validator("pricing")
+    @classmethod
+    def _provider_and_model(cls, pricing: dict[str, ModelPrice]) -> dict[str, ModelPrice]:
+        for key in pricing:
+            provider, _, model = key.partition("/")
+            if not provider.strip() or not model.strip():
+                raise ValueError(f"'{key}' must be written provider/model, e.g. openai/gpt-4o-mini")
+        return pricing
 
     def participants(self) -> list[AgentConfig]:
         """Enabled agents, in configured order."""

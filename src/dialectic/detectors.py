@@ -1,8 +1,9 @@
 """Detectors that read a debate without a model call: convergence, repetition, diminishing returns.
 
 Pure functions over texts and assessments. Similarity comes from a :class:`SimilarityModel`:
-an embedding model when one is installed, else :class:`LexicalSimilarity` (TF-IDF cosine over
-the texts compared), which says so in its ``name`` so every figure shows what measured it.
+an embedding model when one is installed (:func:`dialectic.similarity.choice.default_similarity`),
+else :class:`LexicalSimilarity` (TF-IDF cosine over the texts compared), which says so in its
+``name`` so every figure shows what measured it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ _STOPWORDS = frozenset(
 
 class SimilarityModel(Protocol):
     name: str
-    """What measures similarity (shown beside the figures), e.g. ``lexical (TF-IDF cosine)``."""
+    """What measures similarity (shown beside the figures), e.g. ``all-MiniLM-L6-v2 embeddings, cosine``."""
 
     def similarities(self, texts: Sequence[str]) -> list[list[float]]:
         """The cosine similarity (0–1) of every pair of ``texts``, as a square matrix."""
@@ -38,9 +39,15 @@ def words(text: str) -> list[str]:
 
 
 class LexicalSimilarity:
-    """TF-IDF cosine, the IDF taken over the texts being compared (no model, no download)."""
+    """TF-IDF cosine, the IDF taken over the texts being compared (no model, no download).
 
-    name = "lexical (TF-IDF cosine)"
+    ``note`` says why this measure was used when a semantic one was wanted (e.g. how to install
+    it); it becomes part of the ``name`` shown beside every figure.
+    """
+
+    def __init__(self, note: str = "") -> None:
+        self.note = note
+        self.name = f"lexical TF-IDF cosine: {note}" if note else "lexical TF-IDF cosine"
 
     def similarities(self, texts: Sequence[str]) -> list[list[float]]:
         counts = [Counter(words(t)) for t in texts]

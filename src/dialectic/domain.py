@@ -35,16 +35,33 @@ class Model(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+def new_trace_id() -> str:
+    """A W3C trace id (32 hex digits, not all zero): the one trace a debate's runs are recorded under."""
+    while True:
+        candidate = secrets.token_hex(16)
+        if int(candidate, 16):
+            return candidate
+
+
 class Usage(Model):
     input_tokens: int = 0
+    """Every input token, cached ones included."""
     output_tokens: int = 0
     total_tokens: int = 0
+    cached_input_tokens: int | None = None
+    """Input tokens read from the provider's prompt cache; ``None`` when the provider does not say."""
 
     def __add__(self, other: Usage) -> Usage:
+        cached = (
+            None
+            if self.cached_input_tokens is None and other.cached_input_tokens is None
+            else (self.cached_input_tokens or 0) + (other.cached_input_tokens or 0)
+        )
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
+            cached_input_tokens=cached,
         )
 
 
@@ -54,7 +71,9 @@ formats (free-form, round-limited, convergence-seeking, simultaneous); ``opening
 are the turns of a structured debate."""
 TURN_KINDS: tuple[ContributionType, ...] = ("response", "opening", "rebuttal", "closing")
 ContributionStatus = Literal["ok", "failed"]
-DebateStatus = Literal["pending", "running", "suspended", "interrupted", "completed", "failed"]
+DebateStatus = Literal["pending", "running", "suspended", "paused", "interrupted", "completed", "failed"]
+"""``suspended``: waiting for answers; ``paused``: stopped between steps on request; ``interrupted``:
+cancelled mid-step (Ctrl-C, a signal, a cancel). All three, and ``failed``, can be resumed."""
 Phase = Literal[
     "clarification",
     "personas",
@@ -378,6 +397,50 @@ class DiscardedWork(Model):
     output_tokens: int = 0
 
 
+CallStatus = Literal["ok", "failed", "cancelled"]
+
+
+class LedgerEntry(Model):
+    """One call the debate made, and what it cost: a line of the debate's usage ledger.
+
+    A call is one piece of work asked of a model (a proposal, a summary, a vote, the verdict…);
+    it may take several provider requests (retries, a continuation of a cut-off reply, a repair
+    of malformed structured output), all counted here.
+    """
+
+    kind: str
+    """What the call was for: ``proposal``, ``critique``, ``summary``, ``clarification``, ``assessment``…"""
+    activity: str = ""
+    """In words, as the live display says it (``critiquing Simplicity Advocate``)."""
+    agent_id: str
+    """Who made it: an agent, or the judge."""
+    round_number: int | None = None
+    target_agent_id: str | None = None
+    provider: str
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int | None = None
+    """Input tokens served from the provider's prompt cache, where the provider reports them."""
+    requests: int = 0
+    """Provider requests that answered."""
+    attempts: int = 0
+    """Provider requests made, failed ones included."""
+    latency_ms: int = 0
+    """From the call's start to its end, waits between retries included."""
+    cost_usd: float | None = None
+    """``None``: the model has no price (see ``pricing``), so the cost is unknown — never taken as 0."""
+    status: CallStatus = "ok"
+    error: str | None = None
+    discarded: bool = False
+    """The reply was paid for but not kept: work ahead of an early stop, or cut short when the debate stopped."""
+    at: datetime = Field(default_factory=utc_now)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
 class DebateState(Model):
     id: str
     problem: str
@@ -397,12 +460,18 @@ class DebateState(Model):
     dropped: list[DroppedParticipant] = Field(default_factory=list)
     """Agents out of the debate, in the order they were dropped (a resumed failed debate clears them)."""
     discarded: list[DiscardedWork] = Field(default_factory=list)
+    ledger: list[LedgerEntry] = Field(default_factory=list)
+    """Every call the debate made, in the order they were saved (see :mod:`dialectic.ledger`)."""
+    trace_id: str | None = None
+    """The trace every run of this debate is recorded under when tracing is on (``None`` for older debates)."""
     prompt_sources: PromptSources = Field(default_factory=PromptSources)
     agents: list[Participant] = Field(default_factory=list)
     judge: Participant | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     """The resolved configuration (camelCase) the debate runs with; resume rebuilds from it."""
     error: str | None = None
+    failure_reason: str | None = None
+    """Why a failed debate stopped, when it is a reason a user acts on (``budget``)."""
     next_node: str | None = None
     """The node the runner will execute next; ``None`` once the debate has ended."""
     created_at: datetime = Field(default_factory=utc_now)
@@ -440,14 +509,3 @@ class DebateState(Model):
 
     def pending_questions(self) -> list[ClarificationItem]:
         return [item for item in self.clarification_items() if not item.answered]
-
-    def total_usage(self) -> Usage:
-        total = Usage()
-        for c in self.all_contributions():
-            m = c.metadata
-            total = total + Usage(
-                input_tokens=m.input_tokens or 0,
-                output_tokens=m.output_tokens or 0,
-                total_tokens=m.tokens_used or 0,
-            )
-        return total

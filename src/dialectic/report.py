@@ -39,6 +39,7 @@ from dialectic.report_deliberation import (
     verdict_blocks,
     vote_blocks,
 )
+from dialectic.report_usage import totals_blocks
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -73,7 +74,7 @@ def render_report(state: DebateState, *, verbose: bool = False) -> str:
         *(vote_blocks(state.vote, people.name) if state.vote is not None else []),
         *_synthesis(state, people, verbose),
         *(verdict_blocks(state.verdict, people.name) if state.verdict is not None else []),
-        *_totals(state),
+        *totals_blocks(state),
     ]
     return "\n\n".join(block for block in blocks if block) + "\n"
 
@@ -369,40 +370,3 @@ def _total(m: ContributionMetadata) -> int:
     if m.tokens_used is not None:
         return m.tokens_used
     return (m.input_tokens or 0) + (m.output_tokens or 0)
-
-
-def _totals(state: DebateState) -> list[str]:
-    """Counts, tokens and latency over every call: contributions, summaries (the judge's
-    included) and the synthesis. Carried-over proposals made no call and have no latency."""
-    contributions = state.all_contributions()
-    failed = sum(1 for c in contributions if not c.ok)
-    truncated = sum(1 for c in contributions if c.metadata.truncated)
-    calls = [c.metadata for c in contributions]
-    if state.final_solution is not None:
-        calls.append(state.final_solution.metadata)
-    summaries = [s.metadata for r in state.rounds for s in r.summaries.values()]
-    if state.judge_summary is not None:
-        summaries.append(state.judge_summary.metadata)
-    input_tokens = sum(m.input_tokens or 0 for m in calls)
-    output_tokens = sum(m.output_tokens or 0 for m in calls)
-    total_tokens = sum(_total(m) for m in calls) + sum(s.tokens_used or 0 for s in summaries)
-    latencies = [m.latency_ms for m in calls if m.latency_ms is not None and not m.carried_over]
-    latencies += [s.latency_ms for s in summaries if s.latency_ms is not None]
-    latency = "none recorded"
-    if latencies:
-        mean = round(sum(latencies) / len(latencies))
-        latency = f"{sum(latencies):,} ms total · {mean:,} ms mean over {len(latencies)} calls"
-    ok = len(contributions) - failed
-    lines = [
-        f"- **Contributions:** {len(contributions)} ({ok} ok, {failed} failed, {truncated} truncated)",
-        f"- **Failed:** {failed}",
-        f"- **Tokens:** {input_tokens:,} input · {output_tokens:,} output · {total_tokens:,} total",
-        f"- **Latency:** {latency}",
-    ]
-    for work in state.discarded:
-        lines.append(
-            f"- **Work thrown away:** round {work.round_number} was worked on ahead but the debate stopped "
-            f"before it: {work.calls} finished call(s) discarded ({work.input_tokens:,} input · "
-            f"{work.output_tokens:,} output tokens), {work.cancelled_calls} cancelled in flight"
-        )
-    return ["## Totals", "\n".join(lines)]

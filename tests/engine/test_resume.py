@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
@@ -141,6 +142,9 @@ def test_crash_after_every_step_then_resume(harness: Callable[..., Harness], nam
         for contribution in before.all_contributions():
             assert contribution in after.all_contributions()
         assert [len(r.contributions) for r in after.rounds] == [len(r.contributions) for r in reference.rounds]
+        # The ledger counts each call whose result was kept once: none twice, none missing.
+        assert sum(e.requests for e in after.ledger) == clean_calls, f"crash after append {crash_after}"
+        assert Counter(e.kind for e in after.ledger) == Counter(e.kind for e in reference.ledger)
 
 
 def test_cancel_saves_interrupted_and_resume_finishes(harness: Callable[..., Harness]) -> None:

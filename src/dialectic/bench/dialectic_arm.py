@@ -2,8 +2,9 @@
 
 Each item is one debate run by :class:`~dialectic.engine.DebateEngine` with an in-memory
 store and the run's configuration (clarifications off: nobody is there to answer). The
-answer is taken from the judge's solution. The agents' answers are recorded too, so belief
-dynamics can be read across stages: round 1 proposals, then each round's refinements. When the
+answer is taken from the judge's solution; the item's calls and tokens are the debate's
+ledger's. The agents' answers are recorded too, so belief dynamics can be read across
+stages: round 1 proposals, then each round's refinements. When the
 debate fails for this item only (a call that kept failing, a round past ``timeoutPerRound``, a
 request refused as such: see :mod:`.failures`) the item is recorded as failed, with the stages
 the debate had saved, and the run goes on.
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from dialectic.bench.extract import extract_answer
 from dialectic.bench.failures import fails_only_the_item, failure_note
-from dialectic.bench.metering import Meter, MeteredPool
+from dialectic.bench.metering import Meter
 from dialectic.bench.records import Reply
 from dialectic.bench.tasks import Item
 from dialectic.bench.templates import render
@@ -46,7 +47,7 @@ async def run_dialectic(
     config = env.dialectic_config.model_copy(update={"debate": settings})
     store = MemoryStore()
     try:
-        engine = DebateEngine(store, MeteredPool(env.pool, meter), EventBus(), retry=env.retry)
+        engine = DebateEngine(store, env.pool, EventBus(), retry=env.retry)
         request = DebateRequest(
             problem=render("dialectic_problem", question=item.question), config=config, config_dir=env.config_dir
         )
@@ -58,7 +59,10 @@ async def run_dialectic(
             failed = Reply(who=JUDGE, text="", answer=None, method="none", error=failure_note(exc))
             if exc.debate_id is None:
                 return [], [], failed
-            return (*_agent_stages(store.load(exc.debate_id), item), failed)
+            saved = store.load(exc.debate_id)
+            meter.add_ledger(saved.ledger)
+            return (*_agent_stages(saved, item), failed)
+        meter.add_ledger(state.ledger)
     finally:
         store.close()
     stages, rounds = _agent_stages(state, item)

@@ -15,7 +15,16 @@ from dialectic.cli.options import StoreOption, VerboseOption
 from dialectic.errors import InvalidArgumentsError
 
 IdArgument = Annotated[str, typer.Argument(metavar="ID", help="The debate's id (see dialectic list).")]
-STATUSES: tuple[str, ...] = ("pending", "running", "suspended", "interrupted", "completed", "failed", "stale")
+STATUSES: tuple[str, ...] = (
+    "pending",
+    "running",
+    "suspended",
+    "paused",
+    "interrupted",
+    "completed",
+    "failed",
+    "stale",
+)
 """What ``list --status`` accepts: the stored statuses (:data:`dialectic.domain.DebateStatus`) and
 ``stale`` (:data:`dialectic.store.leases.STALE`: shown, never stored). Written out so that the
 help loads neither module; a test holds the tuple equal to theirs."""

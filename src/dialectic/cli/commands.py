@@ -14,10 +14,14 @@ import typer
 
 from dialectic.cli.options import (
     AnswersOption,
+    BudgetTokensOption,
+    BudgetUsdOption,
     EnvFileOption,
     OutputOption,
     ReportOption,
     StoreOption,
+    TraceContentOption,
+    TraceOption,
     VerboseOption,
 )
 
@@ -71,6 +75,10 @@ def debate(
             help="Let the config's prompt paths point outside its directory (saved with the debate for resume).",
         ),
     ] = False,
+    budget_usd: BudgetUsdOption = None,
+    budget_tokens: BudgetTokensOption = None,
+    trace: TraceOption = False,
+    trace_content: TraceContentOption = False,
 ) -> None:
     """Run a debate on a problem and print the judge's solution."""
     from dialectic.cli.debate_run import run_debate
@@ -94,6 +102,10 @@ def debate(
         model_path=model_path,
         store=store,
         allow_outside_prompts=allow_outside_prompts,
+        budget_usd=budget_usd,
+        budget_tokens=budget_tokens,
+        trace=trace,
+        trace_content=trace_content,
     )
 
 
@@ -105,8 +117,12 @@ def resume(
     verbose: VerboseOption = False,
     store: StoreOption = None,
     env_file: EnvFileOption = None,
+    budget_usd: BudgetUsdOption = None,
+    budget_tokens: BudgetTokensOption = None,
+    trace: TraceOption = False,
+    trace_content: TraceContentOption = False,
 ) -> None:
-    """Continue a suspended, interrupted or failed debate from where it stopped."""
+    """Continue a suspended, paused, interrupted or failed debate from where it stopped (a new budget is kept)."""
     from dialectic.cli.debate_run import resume_debate
 
     resume_debate(
@@ -117,4 +133,8 @@ def resume(
         verbose=verbose,
         store=store,
         env_file=env_file,
+        budget_usd=budget_usd,
+        budget_tokens=budget_tokens,
+        trace=trace,
+        trace_content=trace_content,
     )

@@ -19,11 +19,13 @@ from dialectic.cli.answers import (
     unmatched_answer_ids,
     unmatched_answers_warning,
 )
+from dialectic.cli.budget_flags import checked_budget, with_budget
 from dialectic.cli.command_setup import load_environment, open_debate_store
 from dialectic.cli.console import Terminal
 from dialectic.cli.inputs import require_one_problem, resolve_problem
 from dialectic.cli.output import OutputTarget, check_output, check_report, emit_results
 from dialectic.cli.session import DebateSession
+from dialectic.cli.tracing_flags import tracing_for
 from dialectic.cli.verbose import summary_lines
 from dialectic.config import AgentConfig, SystemConfig
 from dialectic.config_loader import (
@@ -38,10 +40,13 @@ from dialectic.context.files import gather_context
 from dialectic.domain import DebateState
 from dialectic.engine import DebateRequest
 from dialectic.engine.api import CONFIG_DIR_KEY
+from dialectic.engine.budget import check_budget_prices
 from dialectic.errors import DebateStateError, InvalidArgumentsError
 from dialectic.llm.local_models import is_local_available
 from dialectic.llm.registry import ProviderPool
+from dialectic.pricing import PriceTable
 from dialectic.store import DebateStore
+from dialectic.tracing.settings import TraceSettings
 
 
 def run_debate(
@@ -64,11 +69,16 @@ def run_debate(
     model_path: Path | None,
     store: str | None,
     allow_outside_prompts: bool,
+    budget_usd: float | None = None,
+    budget_tokens: int | None = None,
+    trace: bool = False,
+    trace_content: bool = False,
 ) -> None:
     """``dialectic debate``: the flags are described in :func:`dialectic.cli.commands.debate`."""
     term = Terminal()
     load_environment(env_file)
     require_one_problem(problem, problem_file)
+    budget = checked_budget(budget_usd, budget_tokens)
     answer_book = load_answers_file(answers) if answers is not None else None
     loaded = load_config(config or Path(DEFAULT_CONFIG_FILENAME), explicit=config is not None)
     for warning in loaded.warnings:
@@ -84,7 +94,7 @@ def run_debate(
         allow_outside_prompts=allow_outside_prompts,
         debate_format=debate_format,
     )
-    resolved = with_local_limits(resolved)
+    resolved = with_budget(with_local_limits(resolved), budget)
     for warning in override_warnings:
         term.warning(warning)
     check_prompt_files(resolved, loaded.directory)
@@ -93,12 +103,14 @@ def run_debate(
         term.warning("--answers is not used without --clarify: no clarifying questions will be asked")
     gathered = _gather(context, term)
     check_providers(resolved)
+    check_budget_prices(resolved, PriceTable.of(resolved.pricing))
+    tracing = tracing_for(trace, trace_content, term)
     output_target, report_target = _check_targets(output, report)
     debate_store, store_flag = open_debate_store(store)
     request = DebateRequest(
         problem=text, config=resolved, config_dir=loaded.directory, context=gathered, clarify=clarify
     )
-    session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose)
+    session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing)
     try:
         state = session.start(request)
         if answer_book and asks:
@@ -118,10 +130,15 @@ def resume_debate(
     verbose: bool,
     store: str | None,
     env_file: Path | None,
+    budget_usd: float | None = None,
+    budget_tokens: int | None = None,
+    trace: bool = False,
+    trace_content: bool = False,
 ) -> None:
     """``dialectic resume``: the flags are described in :func:`dialectic.cli.commands.resume`."""
     term = Terminal()
     load_environment(env_file)
+    budget = checked_budget(budget_usd, budget_tokens)
     answer_book = load_answers_file(answers) if answers is not None else None
     debate_store, store_flag = open_debate_store(store, create=False)
     try:
@@ -129,16 +146,19 @@ def resume_debate(
         if state.status == "completed":
             raise DebateStateError(f"debate {debate_id} is already completed; see it with: dialectic show {debate_id}")
         if state.config:
-            saved = SystemConfig.model_validate(state.config)
+            saved = with_budget(SystemConfig.model_validate(state.config), budget)
             check_prompt_files(saved, Path(str(state.config.get(CONFIG_DIR_KEY, "."))))
             check_providers(saved)
+            check_budget_prices(saved, PriceTable.of(saved.pricing))
+        tracing = tracing_for(trace, trace_content, term)
         output_target, report_target = _check_targets(output, report)
         if answer_book is not None:
             for warning in resume_answers_warnings(answer_book, state):
                 term.warning(warning)
-        session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose)
+        session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing)
         try:
-            _finish(session.resume(state), output=output_target, report=report_target, verbose=verbose, term=term)
+            resumed = session.resume(state, budget=budget)
+            _finish(resumed, output=output_target, report=report_target, verbose=verbose, term=term)
         finally:
             session.announce_saved()
     finally:
@@ -171,10 +191,16 @@ def check_providers(config: SystemConfig) -> None:
 
 
 def _new_session(
-    store: DebateStore, store_flag: str | None, term: Terminal, answers: dict[str, str] | None, *, verbose: bool
+    store: DebateStore,
+    store_flag: str | None,
+    term: Terminal,
+    answers: dict[str, str] | None,
+    *,
+    verbose: bool,
+    tracing: TraceSettings | None,
 ) -> DebateSession:
     answerer = Answerer.for_cli(answers, sys.stdin, term)
-    return DebateSession(store, term, answerer=answerer, verbose=verbose, store_flag=store_flag)
+    return DebateSession(store, term, answerer=answerer, verbose=verbose, store_flag=store_flag, tracing=tracing)
 
 
 def _gather(directory: Path | None, term: Terminal) -> str | None:

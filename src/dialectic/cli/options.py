@@ -48,3 +48,21 @@ AnswersOption = Annotated[
     Path | None,
     typer.Option("--answers", help='JSON object of clarification answers by question id, e.g. {"q1": "..."}.'),
 ]
+TraceOption = Annotated[
+    bool,
+    typer.Option(
+        "--trace",
+        help="Send an OpenTelemetry trace of the run (OTLP/HTTP: OTEL_EXPORTER_OTLP_ENDPOINT, Langfuse, or localhost).",
+    ),
+]
+TraceContentOption = Annotated[
+    bool, typer.Option("--trace-content", help="Trace, with the prompts and replies in the spans (implies --trace).")
+]
+BudgetUsdOption = Annotated[
+    float | None,
+    typer.Option("--budget-usd", metavar="USD", help="Stop before a call that could take the debate past this cost."),
+]
+BudgetTokensOption = Annotated[
+    int | None,
+    typer.Option("--budget-tokens", metavar="N", help="Stop before a call that could take the debate past N tokens."),
+]

@@ -15,7 +15,7 @@ import asyncio
 import shlex
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dialectic import events as ev
 from dialectic.cli.answers import Answerer, describe_pending, ran_out_warning
@@ -26,10 +26,15 @@ from dialectic.cli.signals import StopSignals
 from dialectic.cli.verbose import VerboseSetup
 from dialectic.domain import DebateState
 from dialectic.engine import DebateEngine, DebateRequest
+from dialectic.engine.api import BudgetChange
 from dialectic.errors import DebateBusyError, LeaseLostError
 from dialectic.events import EventBus
 from dialectic.llm.registry import ProviderPool
 from dialectic.store import DebateStore
+from dialectic.tracing.settings import TraceSettings
+
+if TYPE_CHECKING:
+    from dialectic.tracing.otel import DebateTracer
 
 EngineCall = Callable[[], Coroutine[Any, Any, DebateState]]
 
@@ -37,6 +42,7 @@ _STATUS_OF_EVENT: dict[type[ev.Event], str] = {
     ev.DebateStarted: "running",
     ev.DebateCompleted: "completed",
     ev.DebateSuspended: "suspended",
+    ev.DebatePaused: "paused",
     ev.DebateInterrupted: "interrupted",
     ev.DebateFailed: "failed",
 }
@@ -58,6 +64,7 @@ class DebateSession:
         answerer: Answerer,
         verbose: bool,
         store_flag: str | None,
+        tracing: TraceSettings | None = None,
     ) -> None:
         self.store = store
         self.term = term
@@ -74,14 +81,21 @@ class DebateSession:
         bus.subscribe(self._track)
         if verbose:
             bus.subscribe(VerboseSetup(term, store))
-        self._engine = DebateEngine(store, self._providers, bus)
+        self._tracer: DebateTracer | None = None
+        if tracing is not None:
+            from dialectic.tracing.otel import DebateTracer  # only a traced run loads OpenTelemetry
+
+            self._tracer = DebateTracer.from_settings(tracing)
+            bus.subscribe(self._tracer)
+        watchers = [self._tracer] if self._tracer is not None else []
+        self._engine = DebateEngine(store, self._providers, bus, watchers=watchers)
 
     def start(self, request: DebateRequest) -> DebateState:
         with self._stoppable():
             return self._run(lambda: self._engine.start(request))
 
-    def resume(self, state: DebateState) -> DebateState:
-        """Continue a stored debate; a suspended one only once its questions are answered here."""
+    def resume(self, state: DebateState, *, budget: BudgetChange | None = None) -> DebateState:
+        """Continue a stored debate (with a new ``budget``); a suspended one only once its questions are answered."""
         self.debate_id, self.status = state.id, state.status
         self._progress.preload(state)
         with self._stoppable():
@@ -90,7 +104,7 @@ class DebateSession:
                 answers = self._answers_for(state, already_sent=set())
                 if answers is None:
                     return state
-            return self._run(lambda: self._engine.resume(state.id, answers))
+            return self._run(lambda: self._engine.resume(state.id, answers, budget=budget))
 
     def resume_hint(self) -> str:
         return resume_command(self.debate_id or "ID", self._store_flag)
@@ -145,6 +159,8 @@ class DebateSession:
                 raise
             finally:
                 self._close_providers(runner)
+                if self._tracer is not None:
+                    self._tracer.shutdown()  # every span sent before the command leaves
 
     def _resumer(self, debate_id: str, answers: dict[str, str]) -> EngineCall:
         return lambda: self._engine.resume(debate_id, answers)

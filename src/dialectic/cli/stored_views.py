@@ -26,6 +26,7 @@ from dialectic.cli.output import check_output, check_report, export_json, write_
 from dialectic.cli.session import resume_command
 from dialectic.cli.verbose import participant_names
 from dialectic.domain import TURN_KINDS, DebateState, Participant, utc_now
+from dialectic.ledger import debate_totals, usage_text
 from dialectic.report import render_report
 from dialectic.store import DebateListing, DebateStore, Lease
 from dialectic.store.leases import STALE, describe_holder, owner_process_gone, shown_status
@@ -144,6 +145,7 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
         lines.append(f"Agents   {', '.join(_participant(p) for p in state.agents)}")
     if state.judge is not None:
         lines.append(f"Judge    {_participant(state.judge)}")
+    lines.append(f"Usage    {usage_text(debate_totals(state))}")
     lines += ["", "Problem", *_indented(state.problem), ""]
     if state.clarifications:
         items = state.clarification_items()
@@ -188,7 +190,8 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
             f"({work.calls} calls, {work.cancelled_calls} cancelled)"
         )
     if state.error:
-        lines.append(f"Error: {state.error}")
+        reason = f" ({state.failure_reason})" if state.failure_reason else ""
+        lines.append(f"Error{reason}: {state.error}")
     if state.final_solution is not None:
         lines += [
             "",

@@ -15,6 +15,7 @@ assessed by:
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 
 from dialectic.agents.deliberation import assess_round
@@ -35,6 +36,7 @@ from dialectic.domain import (
 from dialectic.engine.context import RunContext
 from dialectic.engine.protocols import Protocol, protocol
 from dialectic.errors import ProviderError
+from dialectic.similarity.choice import default_similarity
 
 REPETITIVE_SIMILARITY = 0.9
 """A participant whose turn is this similar to its previous one is repeating itself."""
@@ -144,11 +146,10 @@ async def assess(
     if rnd.assessment is not None:
         stop, reason = decide(condition, rnd.assessment, format_name=chosen.name, may_stop=may_stop)
         return Decision(rnd.assessment, stop, reason)
-    model = similarity or LexicalSimilarity()
+    model = similarity or default_similarity()
     current = latest_positions(ctx.state, number)
     previous_positions = latest_positions(ctx.state, number - 1)
-    converged = convergence(list(current.values()), model)
-    repeated = repetition(previous_positions, current, model)
+    converged, repeated = await _measure(model, current, previous_positions)
     history = [r.assessment for r in ctx.state.rounds if r.assessment is not None and r.round_number < number]
     judged = (
         await _judge(ctx, number, may_stop, history[-1] if history else None)
@@ -182,6 +183,20 @@ async def assess(
     ctx.record(AssessmentRecorded(assessment=assessment))
     stop, reason = decide(condition, assessment, format_name=chosen.name, may_stop=may_stop)
     return Decision(assessment, stop, reason)
+
+
+async def _measure(
+    model: SimilarityModel, current: dict[str, str], previous: dict[str, str]
+) -> tuple[float | None, float | None]:
+    """Convergence and repetition; an embedding model encodes in a worker thread (seconds of CPU that
+    would otherwise hold up every other debate on the event loop, e.g. in ``dialectic serve``)."""
+
+    def measure() -> tuple[float | None, float | None]:
+        return convergence(list(current.values()), model), repetition(previous, current, model)
+
+    if isinstance(model, LexicalSimilarity):
+        return measure()
+    return await asyncio.to_thread(measure)
 
 
 def _words(state: DebateState, number: int) -> int:

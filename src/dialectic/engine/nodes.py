@@ -117,6 +117,7 @@ class ClarificationNode(Node):
                         warnings=warnings,
                         on_retry=ctx.retry_hook(agent, "asking questions"),
                     ),
+                    kind="clarification",
                 )
             except ProviderError as exc:
                 warnings.append(f"{agent.name} could not ask questions ({exc}); continuing without them")
@@ -366,6 +367,7 @@ class SynthesisNode(Node):
                 judge.summarize(
                     problem=ctx.problem, debate=text, warnings=warnings, on_retry=ctx.retry_hook(judge, "summarizing")
                 ),
+                kind="judge_summary",
             )
         except ProviderError as exc:
             ctx.flush_warnings(warnings)
