@@ -99,6 +99,9 @@ class AgentConfig(ConfigModel):
 DebateFormat = Literal[
     "critique-refine", "free-form", "round-limited", "structured", "convergence-seeking", "simultaneous", "vote"
 ]
+PROBLEM_KINDS: tuple[str, ...] = ("auto", "design", "reasoning")
+"""``debate.problemKind`` (see :mod:`dialectic.problem_kind`)."""
+
 FORMATS: tuple[str, ...] = (
     "critique-refine",
     "free-form",

@@ -236,6 +236,13 @@ class Warning(Event):
 
 
 @dataclass(frozen=True)
+class Notice(Event):
+    """Something the user should know that is not a problem (e.g. which kind of problem was detected)."""
+
+    message: str
+
+
+@dataclass(frozen=True)
 class CallRetrying(Event):
     agent_name: str
     activity: str

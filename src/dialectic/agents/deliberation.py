@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from dialectic.agents.outputs import AssessmentOutput, PersonaAssignmentOutput, VerdictOutput, VoteOutput
 from dialectic.agents.participants import PROPOSAL_WORDS, DebateAgent, Judge
-from dialectic.agents.templates import render
+from dialectic.agents.templates import REASONING_KIND, render
 from dialectic.llm.base import Completion
 from dialectic.llm.client import RetryHook, StructuredResult
 
@@ -56,6 +56,7 @@ async def take_turn(
         round_number=round_number,
         total_rounds=total_rounds,
         word_limit=agent.word_limit(TURN_WORDS),
+        reasoning=agent.problem_kind == REASONING_KIND,
     )
     return await agent.client.complete(agent.request(user, kind), on_retry=on_retry)
 

@@ -7,14 +7,14 @@ persistence or failure handling — the engine does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, StrictUndefined, TemplateError
 
 from dialectic.agents.outputs import QuestionList, SynthesisOutput
-from dialectic.agents.templates import JUDGE_ROLE, builtin_role_prompt, render
+from dialectic.agents.templates import JUDGE_ROLE, builtin_role_prompt, phase_template, render
 from dialectic.config import AgentConfig, SummarizationConfig
 from dialectic.domain import ClarificationItem, Contribution, Participant, PromptSource
 from dialectic.llm.base import Completion, CompletionRequest, Message
@@ -86,6 +86,8 @@ class Speaker:
     client: LLMClient
     system_prompt: str
     system_source: PromptSource
+    problem_kind: str = field(default="design", kw_only=True)
+    """``design`` or ``reasoning`` (see :mod:`dialectic.problem_kind`): picks the phase templates."""
 
     def __post_init__(self) -> None:
         self.stance: str = ""
@@ -165,7 +167,7 @@ class DebateAgent(Speaker):
         on_retry: RetryHook | None = None,
     ) -> Completion:
         user = render(
-            "propose.md.j2",
+            phase_template("propose", self.problem_kind),
             role_name=self.role_title,
             problem=problem,
             context=context,
@@ -188,7 +190,7 @@ class DebateAgent(Speaker):
         on_retry: RetryHook | None = None,
     ) -> Completion:
         user = render(
-            "critique.md.j2",
+            phase_template("critique", self.problem_kind),
             role_name=self.role_title,
             problem=problem,
             clarifications=clarifications,
@@ -213,7 +215,7 @@ class DebateAgent(Speaker):
         on_retry: RetryHook | None = None,
     ) -> Completion:
         user = render(
-            "refine.md.j2",
+            phase_template("refine", self.problem_kind),
             role_name=self.role_title,
             problem=problem,
             clarifications=clarifications,
@@ -278,7 +280,7 @@ class Judge(Speaker):
         on_retry: RetryHook | None = None,
     ) -> StructuredResult[SynthesisOutput]:
         user = render(
-            "judge_synthesize.md.j2",
+            phase_template("judge_synthesize", self.problem_kind),
             problem=problem,
             clarifications=clarifications,
             debate=debate,
@@ -302,11 +304,11 @@ class Judge(Speaker):
         return await self.client.complete(self.request(user, "judge-summary"), on_retry=on_retry)
 
 
-def system_prompt_for(config: AgentConfig, custom: PromptFile, *, judge: bool) -> str:
+def system_prompt_for(config: AgentConfig, custom: PromptFile, *, judge: bool, kind: str = "design") -> str:
     """The custom system prompt if one was given, else the role's built-in one (generalist for unknown roles).
 
     Unknown roles are reported when the configuration is loaded (``config_loader``), not here.
     """
     if custom.text is not None:
         return custom.text
-    return builtin_role_prompt(JUDGE_ROLE if judge else config.role)
+    return builtin_role_prompt(JUDGE_ROLE if judge else config.role, kind)

@@ -49,6 +49,15 @@ def debate(
             "--format", help=f"Deliberation protocol: {FORMATS_HELP} (default: the config's, else critique-refine)."
         ),
     ] = None,
+    problem_kind: Annotated[
+        str | None,
+        typer.Option(
+            "--problem-kind",
+            metavar="auto|design|reasoning",
+            help="design: a design document; reasoning: one right answer, worked step by step "
+            "(default: the config's, else detected from the problem).",
+        ),
+    ] = None,
     config: Annotated[
         Path | None, typer.Option("--config", "-c", help=f"Configuration file (default: ./{DEFAULT_CONFIG_FILENAME}).")
     ] = None,
@@ -89,6 +98,7 @@ def debate(
         agents=agents,
         rounds=rounds,
         debate_format=debate_format,
+        problem_kind=problem_kind,
         config=config,
         output=output,
         report=report,

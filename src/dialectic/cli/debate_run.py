@@ -57,6 +57,7 @@ def run_debate(
     rounds: int | None,
     debate_format: str | None,
     config: Path | None,
+    problem_kind: str | None = None,
     output: str | None,
     report: str | None,
     clarify: bool,
@@ -93,6 +94,7 @@ def run_debate(
         model=model,
         allow_outside_prompts=allow_outside_prompts,
         debate_format=debate_format,
+        problem_kind=problem_kind,
     )
     resolved = with_budget(with_local_limits(resolved), budget)
     for warning in override_warnings:

@@ -90,6 +90,7 @@ class ProgressReporter:
         return isinstance(
             event,
             ev.Warning
+            | ev.Notice
             | ev.CallRetrying
             | ev.QuestionsPending
             | ev.ParticipantDropped
@@ -150,6 +151,8 @@ class ProgressReporter:
             )
         if isinstance(event, ev.Warning):
             return f"warning: {event.message}"
+        if isinstance(event, ev.Notice):
+            return event.message
         if isinstance(event, ev.CallRetrying):
             return (
                 f"retrying: {event.agent_name} {event.activity}, attempt {event.attempt + 1} "

@@ -24,6 +24,7 @@ from dialectic.ledger import debate_totals
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
 from dialectic.pricing import PriceTable
+from dialectic.problem_kind import choose_kind
 from dialectic.store.base import DebateStore
 
 CONFIG_DIR_KEY = "configDir"
@@ -78,6 +79,9 @@ class DebateEngine:
             config = config.model_copy(
                 update={"debate": config.debate.model_copy(update={"interactive_clarifications": True})}
             )
+        kind = choose_kind(config.debate.problem_kind, request.problem)
+        # The kind is resolved once and saved with the debate: a resumed debate keeps its prompts.
+        config = config.model_copy(update={"debate": config.debate.model_copy(update={"problem_kind": kind.kind})})
         config_dir = request.config_dir.resolve()
         check_budget_prices(config, PriceTable.of(config.pricing))
         roster = build_roster(config, config_dir, self.providers, self.retry)
@@ -99,6 +103,11 @@ class DebateEngine:
             control.attach(state.id)
             ctx = self._context(lease.store.load(state.id), lease.store, roster, config, control)
             self._announce(ctx, resumed=False)
+            ctx.emit(
+                ev.Notice(
+                    ctx.debate_id, f"problem kind: {kind.kind} ({kind.reason}); set debate.problemKind to change it"
+                )
+            )
             return await run_graph(ctx, node_named(None))
 
     def _fresh_id(self) -> str:
