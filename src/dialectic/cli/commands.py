@@ -42,6 +42,7 @@ from dialectic.config_loader import (
     check_prompt_files,
     choose_default_provider,
     load_config,
+    size_local_debate,
     with_local_limits,
 )
 from dialectic.context.files import gather_context
@@ -109,6 +110,10 @@ def debate(
         model=model,
         allow_outside_prompts=allow_outside_prompts,
     )
+    if loaded.path is None:
+        resolved, sizing = size_local_debate(resolved, rounds_given=rounds is not None, agents_given=agents is not None)
+        if sizing:
+            term.line(sizing)
     resolved = with_local_limits(resolved)
     for warning in override_warnings:
         term.warning(warning)

@@ -36,6 +36,7 @@ from dialectic.engine.context import RunContext, metadata_from
 from dialectic.engine.summaries import summary_from
 from dialectic.engine.work import DebateWork
 from dialectic.errors import ProviderError
+from dialectic.text_similarity import restatement
 
 
 class Node(ABC):
@@ -291,6 +292,12 @@ class SynthesisNode(Node):
             )
         if metadata.truncated:
             ctx.warn("the judge's solution was cut off by the token limit")
+        check = restatement(solution.description, ctx.state.problem)
+        if check.restates:
+            ctx.warn(
+                f"the judge's solution mostly restates the problem (only {check.novelty:.0%} of its content words "
+                "are not in the problem): read the agents' proposals in the report, or give the judge a larger model"
+            )
         ctx.defer(SolutionRecorded(solution=solution))  # saved with the completion, in one transaction
         return End()
 
