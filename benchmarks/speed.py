@@ -93,6 +93,11 @@ class Run:
     after_last_reply: float
     bound: float
 
+    @property
+    def debate_phase(self) -> float:
+        """First request sent → last reply received: the part a scheduler can shorten."""
+        return self.wall - self.first_request - self.after_last_reply
+
 
 def child_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -234,7 +239,8 @@ def report(seeds: int, latency: float, sigma: float) -> None:
                 f"| {agents}×{rounds} | {spread([r.wall for r in runs])} | {runs[0].calls} "
                 f"| {statistics.median([r.prompt_tokens for r in runs]):,.0f} "
                 f"| {spread([r.first_request for r in runs])} | {spread([r.after_last_reply for r in runs])} "
-                f"| {spread([1000 * r.cpu / r.calls for r in runs], digits=1)} | {spread(ratio)} |"
+                f"| {spread([1000 * r.cpu / r.calls for r in runs], digits=1)} | {spread(ratio)} "
+                f"| {spread([r.debate_phase / r.bound for r in runs])} |"
             )
             summary[f"{agents}x{rounds} wall (s)"] = statistics.median([r.wall for r in runs])
             summary["wall / critical path"] = max(summary.get("wall / critical path", 0), statistics.median(ratio))

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 
-from dialectic.agents.outputs import ConfidenceOutput
 from dialectic.llm import local_provider
 from dialectic.llm.base import Completion, CompletionRequest, JsonSchema, Message
 from dialectic.llm.client import LLMClient, extract_json, parse_structured
@@ -20,6 +19,7 @@ from dialectic.llm.openai_provider import OpenAIProvider
 from dialectic.llm.retry import RetryPolicy
 from dialectic.llm.scripted import ScriptedReply
 from dialectic.testing.fake_server import FakeLLMServer
+from dialectic.testing.samples import ConfidenceOutput
 
 LATEX = [r"\boxed{-141}", r"\frac{1}{2}", r"\text{m/s}", r"\nabla f", r"\rho"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 
-from dialectic.agents.outputs import ConfidenceOutput
 from dialectic.llm.base import FINISH_LENGTH, CompletionRequest, Message
 from dialectic.llm.client import LLMClient, extract_json
 from dialectic.llm.retry import RetryPolicy
 from dialectic.llm.scripted import ScriptedProvider, ScriptedReply
+from dialectic.testing.samples import ConfidenceOutput
 
 FAST = RetryPolicy(max_attempts=2, base_delay_s=0.001, max_delay_s=0.001, jitter_s=0.0)
 

@@ -9,6 +9,7 @@ import pytest
 
 from dialectic.changes import (
     AnswersRecorded,
+    CallRecorded,
     Change,
     ContributionRecorded,
     CursorMoved,
@@ -31,6 +32,7 @@ from dialectic.domain import (
     ContributionType,
     DebateState,
     DebateSummary,
+    LedgerEntry,
     Participant,
     PromptSource,
     PromptSources,
@@ -413,11 +415,57 @@ def test_unstructured_solution_is_noted() -> None:
 
 
 def test_totals(text: str) -> None:
-    assert lines_after(text, "## Totals", 4) == [
+    """A debate saved before the ledger: its calls are rebuilt from the metadata (a bare total counts as input)."""
+    assert lines_after(text, "## Totals", 6) == [
         "- **Contributions:** 6 (5 ok, 1 failed, 1 truncated)",
         "- **Failed:** 1",
-        "- **Tokens:** 570 input · 410 output · 1,140 total",
+        "- **Calls:** 8 (1 failed)",
+        "- **Tokens:** 730 input · 410 output · 1,140 total",
+        "- **Cost:** unknown",
         "- **Latency:** 13,600 ms total · 1,700 ms mean over 8 calls",
+    ]
+
+
+def test_totals_and_cost_come_from_the_ledger() -> None:
+    entries = [
+        LedgerEntry(
+            kind="proposal",
+            agent_id=ARCHITECT,
+            provider="openai",
+            model="gpt-4o",
+            input_tokens=1000,
+            output_tokens=500,
+            cached_input_tokens=200,
+            requests=1,
+            attempts=2,
+            latency_ms=800,
+            cost_usd=0.0072,
+        ),
+        LedgerEntry(
+            kind="vote",
+            agent_id=SECURITY,
+            provider="openai",
+            model="gpt-4o",
+            input_tokens=300,
+            output_tokens=20,
+            requests=1,
+            attempts=1,
+            latency_ms=200,
+            cost_usd=0.00095,
+        ),
+    ]
+    out = report([created(), *(CallRecorded(entry=e) for e in entries)])
+    assert lines_after(out, "## Totals", 6)[2:] == [
+        "- **Calls:** 2 (3 provider requests tried)",
+        "- **Tokens:** 1,300 input · 520 output · 200 cached · 1,820 total",
+        "- **Cost:** $0.00815",
+        "- **Latency:** 1,000 ms total · 500 ms mean over 2 calls",
+    ]
+    assert lines_after(out, "### Usage by call", 4) == [
+        "| Call | Calls | Input tokens | Output tokens | Cached | Cost |",
+        "|---|--:|--:|--:|--:|--:|",
+        "| proposal | 1 | 1,000 | 500 | 200 | $0.0072 |",
+        "| vote | 1 | 300 | 20 | 0 | $0.00095 |",
     ]
 
 

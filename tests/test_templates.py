@@ -6,8 +6,18 @@ import pytest
 from jinja2 import UndefinedError
 
 from dialectic.agents import templates
+from dialectic.agents.deliberation import LabelledRole, LabelledText
 from dialectic.agents.templates import builtin_role_prompt, known_roles, render
 
+TURN_TEMPLATES = (
+    "turn_free_form.md.j2",
+    "turn_round_limited.md.j2",
+    "turn_common_ground.md.j2",
+    "turn_simultaneous.md.j2",
+    "turn_opening.md.j2",
+    "turn_rebuttal.md.j2",
+    "turn_closing.md.j2",
+)
 ROLES = ("architect", "datamodeling", "generalist", "kiss", "performance", "security", "testing")
 
 CRITIQUES = [
@@ -79,12 +89,45 @@ FULL: dict[str, dict] = {
         debate="Round 3 refinements...",
         max_length=4000,
     ),
-    "judge_evaluate.md.j2": dict(
+    "judge_assess.md.j2": dict(
         problem="Design a URL shortener.",
+        labels=["Participant A", "Participant B"],
         round_number=2,
-        debate="Round 2 refinements...",
-        previous="Round 1 refinements...",
+        debate="Round 2 turns...",
+        previous="Quality 6.0/10, trend stable.",
+        may_stop=True,
     ),
+    "judge_verdict.md.j2": dict(
+        problem="Design a URL shortener.",
+        labels=["Participant A", "Participant B"],
+        debate="The whole debate...",
+        debate_is_summary=False,
+        vote="Winner: Participant B.",
+    ),
+    "judge_personas.md.j2": dict(
+        problem="Design a URL shortener.",
+        participants=[LabelledRole("Agent 1", "System Architect"), LabelledRole("Agent 2", "Security Specialist")],
+        strategy="binary",
+    ),
+    "vote.md.j2": dict(
+        role_name="Security Specialist",
+        problem="Design a URL shortener.",
+        proposals=[LabelledText("Proposal A", "Hash the URL."), LabelledText("Proposal B", "Use a counter.")],
+    ),
+    **{
+        name: dict(
+            role_name="System Architect",
+            problem="Design a URL shortener.",
+            clarifications="- Q (q1): Scale?\n  A: 1k writes/s",
+            discussion="### Round 1 — Turn by Security Specialist\nUse signed links.",
+            summary="My notes: counters beat hashes here.",
+            round_number=2,
+            total_rounds=3,
+            word_limit=250,
+            reasoning=False,
+        )
+        for name in TURN_TEMPLATES
+    },
 }
 
 # Variables that may be empty ("absent"), per template.
@@ -96,7 +139,11 @@ OPTIONAL: dict[str, dict] = {
     "clarify.md.j2": dict(context="", existing=[]),
     "judge_synthesize.md.j2": dict(clarifications=""),
     "judge_summarize.md.j2": {},
-    "judge_evaluate.md.j2": dict(previous=""),
+    "judge_assess.md.j2": dict(previous=""),
+    "judge_verdict.md.j2": dict(vote=""),
+    "judge_personas.md.j2": {},
+    "vote.md.j2": {},
+    **{name: dict(clarifications="", discussion="", summary="") for name in TURN_TEMPLATES},
 }
 
 
@@ -248,13 +295,13 @@ def test_agent_turns_quote_what_they_show_and_end_with_the_task(name: str) -> No
     assert "Do not repeat the problem" in text.split("## Task")[1]
 
 
-def test_judge_evaluate_rounds() -> None:
-    text = render("judge_evaluate.md.j2", **FULL["judge_evaluate.md.j2"])
-    assert text.index("## Round 1 refined proposals") < text.index("## Round 2 refined proposals")
-    assert '"confidence"' in text and '"reasoning"' in text
-    first = render("judge_evaluate.md.j2", **{**FULL["judge_evaluate.md.j2"], "round_number": 1, "previous": ""})
-    assert "## Round 0" not in first
-    assert "## Round 1 refined proposals" in first
+def test_structured_debates_name_their_phases() -> None:
+    opening = render("turn_opening.md.j2", **FULL["turn_opening.md.j2"])
+    assert "opening statement" in opening and "speak at the same time" in opening
+    closing = render("turn_closing.md.j2", **FULL["turn_closing.md.j2"])
+    assert "closing statement" in closing
+    last = render("turn_round_limited.md.j2", **{**FULL["turn_round_limited.md.j2"], "round_number": 3})
+    assert "Round 3 of 3: the last one" in last
 
 
 def test_known_roles() -> None:

@@ -22,9 +22,14 @@ from dialectic.domain import (
     DebateSummary,
     DiscardedWork,
     DroppedParticipant,
+    EarlyStop,
+    LedgerEntry,
     Model,
+    RoundAssessment,
     RoundEvaluation,
     Solution,
+    Verdict,
+    VoteOutcome,
     utc_now,
 )
 
@@ -42,11 +47,15 @@ class StatusChanged(ChangeBase):
     kind: Literal["status_changed"] = "status_changed"
     status: DebateStatus
     error: str | None = None
+    reason: str | None = None
+    """Why a failed debate stopped, when it is a reason a user acts on (``budget``)."""
 
 
 class RoundStarted(ChangeBase):
     kind: Literal["round_started"] = "round_started"
     round_number: int
+    phase: str | None = None
+    """The protocol's name for the round (``opening``, ``rebuttal``, ``closing``…), when it has one."""
 
 
 class ContributionRecorded(ChangeBase):
@@ -111,6 +120,54 @@ class WorkDiscarded(ChangeBase):
     discarded: DiscardedWork
 
 
+class Stance(Model):
+    agent_id: str
+    position: str
+    persona: str
+
+
+class PersonasAssigned(ChangeBase):
+    """The judge gave the participants positions and personas before round 1."""
+
+    kind: Literal["personas_assigned"] = "personas_assigned"
+    stances: list[Stance]
+
+
+class AssessmentRecorded(ChangeBase):
+    kind: Literal["assessment_recorded"] = "assessment_recorded"
+    assessment: RoundAssessment
+
+
+class DebateStoppedEarly(ChangeBase):
+    kind: Literal["debate_stopped_early"] = "debate_stopped_early"
+    stop: EarlyStop
+
+
+class VoteRecorded(ChangeBase):
+    kind: Literal["vote_recorded"] = "vote_recorded"
+    outcome: VoteOutcome
+
+
+class VerdictRecorded(ChangeBase):
+    kind: Literal["verdict_recorded"] = "verdict_recorded"
+    verdict: Verdict
+
+
+class CallRecorded(ChangeBase):
+    """One call the debate made and what it cost (a line of the ledger), saved with the result it paid for."""
+
+    kind: Literal["call_recorded"] = "call_recorded"
+    entry: LedgerEntry
+
+
+class BudgetChanged(ChangeBase):
+    """The debate's budget was set anew (``dialectic resume ID --budget-usd 2``); ``None`` leaves a limit as it was."""
+
+    kind: Literal["budget_changed"] = "budget_changed"
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+
+
 class CursorMoved(ChangeBase):
     """The runner's cursor: the node to run next (``None`` when the debate has ended)."""
 
@@ -132,6 +189,13 @@ Change = Annotated[
     | ParticipantDropped
     | ParticipantsReinstated
     | WorkDiscarded
+    | PersonasAssigned
+    | AssessmentRecorded
+    | DebateStoppedEarly
+    | VoteRecorded
+    | VerdictRecorded
+    | CallRecorded
+    | BudgetChanged
     | CursorMoved,
     Field(discriminator="kind"),
 ]
@@ -156,8 +220,10 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
     if isinstance(change, StatusChanged):
         state.status = change.status
         state.error = change.error
+        state.failure_reason = change.reason
     elif isinstance(change, RoundStarted):
-        _round_at(state, change.round_number, change.at)
+        started = _round_at(state, change.round_number, change.at)
+        started.phase = change.phase or started.phase
         state.current_round = max(state.current_round, change.round_number)
     elif isinstance(change, ContributionRecorded):
         _round_at(state, change.round_number, change.at).contributions.append(change.contribution)
@@ -183,6 +249,24 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
         state.dropped = [d for d in state.dropped if d.agent_id not in change.agent_ids]
     elif isinstance(change, WorkDiscarded):
         state.discarded.append(change.discarded)
+    elif isinstance(change, PersonasAssigned):
+        by_id = {s.agent_id: s for s in change.stances}
+        for agent in state.agents:
+            if agent.id in by_id:
+                agent.position, agent.persona = by_id[agent.id].position, by_id[agent.id].persona
+        state.personas_assigned = True
+    elif isinstance(change, AssessmentRecorded):
+        _round_at(state, change.assessment.round_number, change.at).assessment = change.assessment
+    elif isinstance(change, DebateStoppedEarly):
+        state.stopped_early = change.stop
+    elif isinstance(change, VoteRecorded):
+        state.vote = change.outcome
+    elif isinstance(change, VerdictRecorded):
+        state.verdict = change.verdict
+    elif isinstance(change, CallRecorded):
+        state.ledger.append(change.entry)
+    elif isinstance(change, BudgetChanged):
+        _set_budget(state, change)
     elif isinstance(change, CursorMoved):
         state.next_node = change.next_node
     state.updated_at = change.at
@@ -203,6 +287,17 @@ def _round_at(state: DebateState, number: int, at: datetime) -> DebateRound:
     state.rounds.append(created)
     state.rounds.sort(key=lambda r: r.round_number)
     return created
+
+
+def _set_budget(state: DebateState, change: BudgetChanged) -> None:
+    """The new limits in the saved configuration (camelCase, as the debate was created with)."""
+    debate = state.config.setdefault("debate", {})
+    budget = dict(debate.get("budget") or {})
+    if change.max_cost_usd is not None:
+        budget["maxCostUsd"] = change.max_cost_usd
+    if change.max_tokens is not None:
+        budget["maxTokens"] = change.max_tokens
+    debate["budget"] = budget
 
 
 def _merge_questions(state: DebateState, groups: list[AgentClarifications]) -> None:

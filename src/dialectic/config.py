@@ -69,6 +69,9 @@ class AgentConfig(ConfigModel):
     enabled: bool = True
     max_tokens: int | None = Field(default=None, ge=1)
     timeout: int | None = Field(default=None, ge=1, description="Per-call timeout in milliseconds.")
+    position: str | None = Field(default=None, description="The stance the agent argues: for, against, or words.")
+    persona: str | None = Field(default=None, description="A short character description for the agent.")
+    vote_weight: float = Field(default=1.0, ge=0, description="The weight of the agent's vote (rule weighted).")
 
     @model_validator(mode="before")
     @classmethod
@@ -93,9 +96,43 @@ class AgentConfig(ConfigModel):
         return value.strip().lower()
 
 
+DebateFormat = Literal[
+    "critique-refine", "free-form", "round-limited", "structured", "convergence-seeking", "simultaneous", "vote"
+]
+PROBLEM_KINDS: tuple[str, ...] = ("auto", "design", "reasoning")
+"""``debate.problemKind`` (see :mod:`dialectic.problem_kind`)."""
+
+FORMATS: tuple[str, ...] = (
+    "critique-refine",
+    "free-form",
+    "round-limited",
+    "structured",
+    "convergence-seeking",
+    "simultaneous",
+    "vote",
+)
+TerminationType = Literal["fixed", "convergence", "quality", "judge", "any"]
+
+
 class TerminationCondition(ConfigModel):
-    type: Literal["fixed", "convergence", "quality"] = "fixed"
+    """When a debate may stop before its last round.
+
+    ``fixed``: never. ``convergence``: the participants' latest positions are semantically at least
+    ``threshold`` percent similar. ``quality``: the judge's rubric score for the round reaches
+    ``threshold`` (0–100, i.e. the 0–10 score × 10). ``judge``: the judge says the debate should not
+    continue. ``any``: whichever of those comes first.
+    """
+
+    type: TerminationType = "fixed"
     threshold: int = Field(default=80, ge=0, le=100)
+
+
+class VoteSettings(ConfigModel):
+    """How participants vote on the final proposals (``format: vote``)."""
+
+    rule: Literal["majority", "supermajority", "weighted", "confidence"] = "majority"
+    threshold: float = Field(default=2 / 3, gt=0, le=1, description="Share needed under supermajority.")
+    exclude_own: bool = Field(default=True, description="A participant may not vote for its own proposal.")
 
 
 class RetrySettings(ConfigModel):
@@ -106,6 +143,25 @@ class RetrySettings(ConfigModel):
     max_delay_ms: int = Field(default=20_000, ge=0, description="Cap of the exponential wait.")
     jitter_ms: int = Field(default=250, ge=0, description="Random extra wait, so retries spread out.")
     max_retry_after_ms: int = Field(default=60_000, ge=0, description="Cap on a server's Retry-After hint.")
+
+
+class BudgetSettings(ConfigModel):
+    """Ceilings on what a debate may spend: a call that could pass one is not made (:mod:`dialectic.engine.budget`)."""
+
+    max_cost_usd: float | None = Field(default=None, gt=0, description="US dollars the debate may spend in all.")
+    max_tokens: int | None = Field(default=None, ge=1, description="Tokens (input + output) the debate may use in all.")
+
+    @property
+    def limited(self) -> bool:
+        return self.max_cost_usd is not None or self.max_tokens is not None
+
+
+class ModelPrice(ConfigModel):
+    """US dollars per million tokens; ``cachedInput`` defaults to the input price."""
+
+    input: float = Field(ge=0)
+    output: float = Field(ge=0)
+    cached_input: float | None = Field(default=None, ge=0)
 
 
 class DebateSettings(ConfigModel):
@@ -135,6 +191,42 @@ class DebateSettings(ConfigModel):
         default=1, ge=0, description="Times a reply cut off by maxTokens is continued before it is marked truncated."
     )
     retry: RetrySettings = Field(default_factory=RetrySettings)
+    format: DebateFormat = Field(default="critique-refine", description="The deliberation protocol.")
+    personas: Literal["off", "auto"] = Field(
+        default="off", description="auto: the judge assigns positions and personas before round 1."
+    )
+    persona_strategy: Literal["binary", "spectrum", "multi-perspective"] = "multi-perspective"
+    assessment: Literal["auto", "on", "off"] = Field(
+        default="auto", description="The judge's structured assessment of each round (auto: when needed)."
+    )
+    rubric_weights: dict[str, float] | None = Field(
+        default=None, description="Weights of the judge's rubric criteria (default: the seed's)."
+    )
+    neutral_labels: bool = Field(
+        default=True, description="The judge sees participants under neutral labels, in shuffled order."
+    )
+    verdict: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="The judge's final verdict beside the solution (auto: every format but critique-refine).",
+    )
+    vote: VoteSettings = Field(default_factory=VoteSettings)
+    problem_kind: Literal["auto", "design", "reasoning"] = Field(
+        default="auto", description="design: a design document; reasoning: one right answer, worked step by step."
+    )
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
+
+    def termination(self) -> TerminationCondition:
+        """The termination condition in force: the configured one, or the format's own default."""
+        if "termination_condition" in self.model_fields_set:
+            return self.termination_condition
+        return TerminationCondition(type=FORMAT_TERMINATION.get(self.format, "fixed"))
+
+
+FORMAT_TERMINATION: dict[str, TerminationType] = {
+    "free-form": "judge",
+    "convergence-seeking": "convergence",
+}
+"""Formats whose own idea of stopping is not ``fixed`` (used when no terminationCondition is configured)."""
 
 
 class LimitsConfig(ConfigModel):
@@ -182,6 +274,8 @@ class SystemConfig(ConfigModel):
     judge: AgentConfig = Field(default_factory=default_judge)
     debate: DebateSettings = Field(default_factory=DebateSettings)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
+    pricing: dict[str, ModelPrice] = Field(default_factory=dict)
+    """``provider/model`` → price, over the built-in table (:mod:`dialectic.pricing`)."""
     allow_outside_prompts: bool = False
     """Set by ``--allow-outside-prompts`` only (never read from a file); saved with the debate for ``resume``."""
 
@@ -189,6 +283,15 @@ class SystemConfig(ConfigModel):
     @classmethod
     def _unique_ids(cls, agents: list[AgentConfig]) -> list[AgentConfig]:
         return unique_ids(agents, "agent")
+
+    @field_validator("pricing")
+    @classmethod
+    def _provider_and_model(cls, pricing: dict[str, ModelPrice]) -> dict[str, ModelPrice]:
+        for key in pricing:
+            provider, _, model = key.partition("/")
+            if not provider.strip() or not model.strip():
+                raise ValueError(f"'{key}' must be written provider/model, e.g. openai/gpt-4o-mini")
+        return pricing
 
     def participants(self) -> list[AgentConfig]:
         """Enabled agents, in configured order."""

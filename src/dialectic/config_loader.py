@@ -20,7 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from dialectic.agents.templates import FALLBACK_ROLE, known_roles
-from dialectic.config import DEFAULT_MODELS, AgentConfig, SystemConfig, default_agents
+from dialectic.config import DEFAULT_MODELS, FORMATS, PROBLEM_KINDS, AgentConfig, SystemConfig, default_agents
 from dialectic.config_keys import unknown_key_warnings
 from dialectic.errors import ConfigError, InvalidArgumentsError
 from dialectic.llm.registry import default_model_for, describe_known_providers, known_providers
@@ -204,8 +204,11 @@ def apply_overrides(
     provider: str | None = None,
     model: str | None = None,
     allow_outside_prompts: bool = False,
+    debate_format: str | None = None,
+    problem_kind: str | None = None,
 ) -> tuple[SystemConfig, list[str]]:
-    """Apply ``--rounds``, ``--agents``, ``--provider``, ``--model`` and ``--allow-outside-prompts``.
+    """Apply ``--rounds``, ``--agents``, ``--provider``, ``--model``, ``--format``, ``--problem-kind`` and
+    ``--allow-outside-prompts``.
 
     The result holds only the agents that take part (enabled, and matching ``--agents``).
     None left is an error, never a silent fallback to other agents: a configuration where
@@ -216,6 +219,18 @@ def apply_overrides(
     warnings: list[str] = []
     limits = config.limits
     debate = config.debate
+    if debate_format is not None:
+        name = debate_format.strip().lower()
+        if name not in FORMATS:
+            raise InvalidArgumentsError(f"--format {debate_format}: unknown format (known: {', '.join(FORMATS)})")
+        debate = debate.model_copy(update={"format": name})
+    if problem_kind is not None:
+        kind = problem_kind.strip().lower()
+        if kind not in PROBLEM_KINDS:
+            raise InvalidArgumentsError(
+                f"--problem-kind {problem_kind}: unknown kind (known: {', '.join(PROBLEM_KINDS)})"
+            )
+        debate = debate.model_copy(update={"problem_kind": kind})
     if rounds is not None:
         if rounds < 1:
             raise InvalidArgumentsError(f"--rounds must be at least 1 (got {rounds})")

@@ -35,23 +35,61 @@ class Model(BaseModel):
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
+def new_trace_id() -> str:
+    """A W3C trace id (32 hex digits, not all zero): the one trace a debate's runs are recorded under."""
+    while True:
+        candidate = secrets.token_hex(16)
+        if int(candidate, 16):
+            return candidate
+
+
 class Usage(Model):
     input_tokens: int = 0
+    """Every input token, cached ones included."""
     output_tokens: int = 0
     total_tokens: int = 0
+    cached_input_tokens: int | None = None
+    """Input tokens read from the provider's prompt cache; ``None`` when the provider does not say."""
 
     def __add__(self, other: Usage) -> Usage:
+        cached = (
+            None
+            if self.cached_input_tokens is None and other.cached_input_tokens is None
+            else (self.cached_input_tokens or 0) + (other.cached_input_tokens or 0)
+        )
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
+            cached_input_tokens=cached,
         )
 
 
-ContributionType = Literal["proposal", "critique", "refinement"]
+ContributionType = Literal["proposal", "critique", "refinement", "response", "opening", "rebuttal", "closing"]
+"""``proposal``/``critique``/``refinement`` in critique-refine debates; ``response`` is a turn of the turn
+formats (free-form, round-limited, convergence-seeking, simultaneous); ``opening``/``rebuttal``/``closing``
+are the turns of a structured debate."""
+TURN_KINDS: tuple[ContributionType, ...] = ("response", "opening", "rebuttal", "closing")
 ContributionStatus = Literal["ok", "failed"]
-DebateStatus = Literal["pending", "running", "suspended", "interrupted", "completed", "failed"]
-Phase = Literal["clarification", "summarization", "proposal", "critique", "refinement", "evaluation", "synthesis"]
+DebateStatus = Literal["pending", "running", "suspended", "paused", "interrupted", "completed", "failed"]
+"""``suspended``: waiting for answers; ``paused``: stopped between steps on request; ``interrupted``:
+cancelled mid-step (Ctrl-C, a signal, a cancel). All three, and ``failed``, can be resumed."""
+Phase = Literal[
+    "clarification",
+    "personas",
+    "summarization",
+    "proposal",
+    "critique",
+    "refinement",
+    "response",
+    "opening",
+    "rebuttal",
+    "closing",
+    "evaluation",
+    "vote",
+    "synthesis",
+    "verdict",
+]
 
 
 class ContributionMetadata(Model):
@@ -111,11 +149,90 @@ class RoundEvaluation(Model):
     structured: bool = True
 
 
+RUBRIC: tuple[str, ...] = (
+    "logical_consistency",
+    "evidence",
+    "engagement",
+    "novelty",
+    "persuasiveness",
+    "relevance",
+)
+"""The judge's rubric for a participant's turn (seed ``004_…`` §4.1), each scored 0–10."""
+DEFAULT_RUBRIC_WEIGHTS: dict[str, float] = {
+    "logical_consistency": 0.20,
+    "evidence": 0.20,
+    "engagement": 0.20,
+    "novelty": 0.15,
+    "persuasiveness": 0.15,
+    "relevance": 0.10,
+}
+
+
+class RubricScores(Model):
+    logical_consistency: float = Field(ge=0, le=10)
+    evidence: float = Field(ge=0, le=10)
+    engagement: float = Field(ge=0, le=10)
+    novelty: float = Field(ge=0, le=10)
+    persuasiveness: float = Field(ge=0, le=10)
+    relevance: float = Field(ge=0, le=10)
+
+    def weighted(self, weights: dict[str, float] | None = None) -> float:
+        """The weighted mean on 0–10 (weights need not sum to 1)."""
+        chosen = weights or DEFAULT_RUBRIC_WEIGHTS
+        total = sum(chosen.get(name, 0.0) for name in RUBRIC)
+        if total <= 0:
+            return 0.0
+        return sum(getattr(self, name) * chosen.get(name, 0.0) for name in RUBRIC) / total
+
+
+class ParticipantAssessment(Model):
+    agent_id: str
+    scores: RubricScores
+    score: float = Field(ge=0, le=10)
+    """The rubric's weighted score."""
+    strengths: list[str] = Field(default_factory=list)
+    weaknesses: list[str] = Field(default_factory=list)
+
+
+class AssessmentFlags(Model):
+    repetitive: bool = False
+    drifting: bool = False
+    diminishing_returns: bool = False
+    convergence_reached: bool = False
+
+
+QualityTrend = Literal["improving", "stable", "declining"]
+
+
+class RoundAssessment(Model):
+    """The judge's structured view of one round (and what the detectors measured)."""
+
+    round_number: int
+    participants: list[ParticipantAssessment] = Field(default_factory=list)
+    quality: float = Field(default=0, ge=0, le=10)
+    """The round's quality: the mean of the participants' weighted scores."""
+    quality_trend: QualityTrend = "stable"
+    flags: AssessmentFlags = Field(default_factory=AssessmentFlags)
+    should_continue: bool = True
+    reason: str = ""
+    similarity: float | None = None
+    """Semantic similarity between the participants' latest positions (0–1), when measured."""
+    repetition: float | None = None
+    """Highest similarity between a participant's consecutive turns (0–1), when measured."""
+    measured_by: str | None = None
+    """What measured the similarities (an embedding model, or the lexical fallback)."""
+    structured: bool = True
+    """False when the judge's reply did not parse and only the detectors' figures are real."""
+
+
 class DebateRound(Model):
     round_number: int
     contributions: list[Contribution] = Field(default_factory=list)
     summaries: dict[str, DebateSummary] = Field(default_factory=dict)
     evaluation: RoundEvaluation | None = None
+    assessment: RoundAssessment | None = None
+    phase: str | None = None
+    """The protocol's name for this round (``opening``, ``rebuttal``, ``closing``…), when it has one."""
     timestamp: datetime = Field(default_factory=utc_now)
 
     def of_type(self, kind: ContributionType, *, include_failed: bool = False) -> list[Contribution]:
@@ -197,6 +314,66 @@ class Participant(Model):
     model: str
     provider: str
     temperature: float | None = None
+    position: str | None = None
+    """The stance the agent argues (``for``, ``against``, or words), when it has one."""
+    persona: str | None = None
+    """A short character description that colours how the agent argues."""
+
+
+VoteRule = Literal["majority", "supermajority", "weighted", "confidence"]
+
+
+class Vote(Model):
+    voter_id: str
+    choice_id: str
+    """The agent whose final proposal the voter chose."""
+    label: str = ""
+    """The anonymous label the voter saw for it (``Proposal B``)."""
+    confidence: int | None = Field(default=None, ge=0, le=100)
+    reason: str = ""
+
+
+class VoteOutcome(Model):
+    """The result of a vote on the final proposals."""
+
+    rule: VoteRule
+    threshold: float | None = None
+    """For ``supermajority``: the share of the (weighted) votes needed."""
+    votes: list[Vote] = Field(default_factory=list)
+    tally: dict[str, float] = Field(default_factory=dict)
+    """Agent id → (weighted) votes received."""
+    winner_id: str | None = None
+    consensus: bool = False
+    """Whether the winner reached the rule's bar (a plurality that falls short is not consensus)."""
+    tie: bool = False
+
+
+class KeyPoints(Model):
+    agent_id: str
+    points: list[str] = Field(default_factory=list)
+
+
+class Verdict(Model):
+    """The judge's final verdict on the debate, beside the synthesized solution."""
+
+    summary: str
+    key_points: list[KeyPoints] = Field(default_factory=list)
+    agreements: list[str] = Field(default_factory=list)
+    disagreements: list[str] = Field(default_factory=list)
+    winner_id: str | None = None
+    winner_reasoning: str = ""
+    quality: int = Field(default=0, ge=0, le=100)
+    insights: list[str] = Field(default_factory=list)
+    judge_shares_model_with: list[str] = Field(default_factory=list)
+    """Agents running on the judge's own model: self-preference is a known bias, so it is said."""
+    structured: bool = True
+
+
+class EarlyStop(Model):
+    """The debate ended before its last round: after which round, and why."""
+
+    round_number: int
+    reason: str
 
 
 class DroppedParticipant(Model):
@@ -220,6 +397,50 @@ class DiscardedWork(Model):
     output_tokens: int = 0
 
 
+CallStatus = Literal["ok", "failed", "cancelled"]
+
+
+class LedgerEntry(Model):
+    """One call the debate made, and what it cost: a line of the debate's usage ledger.
+
+    A call is one piece of work asked of a model (a proposal, a summary, a vote, the verdict…);
+    it may take several provider requests (retries, a continuation of a cut-off reply, a repair
+    of malformed structured output), all counted here.
+    """
+
+    kind: str
+    """What the call was for: ``proposal``, ``critique``, ``summary``, ``clarification``, ``assessment``…"""
+    activity: str = ""
+    """In words, as the live display says it (``critiquing Simplicity Advocate``)."""
+    agent_id: str
+    """Who made it: an agent, or the judge."""
+    round_number: int | None = None
+    target_agent_id: str | None = None
+    provider: str
+    model: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cached_input_tokens: int | None = None
+    """Input tokens served from the provider's prompt cache, where the provider reports them."""
+    requests: int = 0
+    """Provider requests that answered."""
+    attempts: int = 0
+    """Provider requests made, failed ones included."""
+    latency_ms: int = 0
+    """From the call's start to its end, waits between retries included."""
+    cost_usd: float | None = None
+    """``None``: the model has no price (see ``pricing``), so the cost is unknown — never taken as 0."""
+    status: CallStatus = "ok"
+    error: str | None = None
+    discarded: bool = False
+    """The reply was paid for but not kept: work ahead of an early stop, or cut short when the debate stopped."""
+    at: datetime = Field(default_factory=utc_now)
+
+    @property
+    def total_tokens(self) -> int:
+        return self.input_tokens + self.output_tokens
+
+
 class DebateState(Model):
     id: str
     problem: str
@@ -231,15 +452,26 @@ class DebateState(Model):
     clarifications: list[AgentClarifications] = Field(default_factory=list)
     clarification_iterations: int = 0
     judge_summary: DebateSummary | None = None
+    personas_assigned: bool = False
+    """True once the judge assigned positions and personas (``debate.personas: auto``): never asked twice."""
+    stopped_early: EarlyStop | None = None
+    vote: VoteOutcome | None = None
+    verdict: Verdict | None = None
     dropped: list[DroppedParticipant] = Field(default_factory=list)
     """Agents out of the debate, in the order they were dropped (a resumed failed debate clears them)."""
     discarded: list[DiscardedWork] = Field(default_factory=list)
+    ledger: list[LedgerEntry] = Field(default_factory=list)
+    """Every call the debate made, in the order they were saved (see :mod:`dialectic.ledger`)."""
+    trace_id: str | None = None
+    """The trace every run of this debate is recorded under when tracing is on (``None`` for older debates)."""
     prompt_sources: PromptSources = Field(default_factory=PromptSources)
     agents: list[Participant] = Field(default_factory=list)
     judge: Participant | None = None
     config: dict[str, Any] = Field(default_factory=dict)
     """The resolved configuration (camelCase) the debate runs with; resume rebuilds from it."""
     error: str | None = None
+    failure_reason: str | None = None
+    """Why a failed debate stopped, when it is a reason a user acts on (``budget``)."""
     next_node: str | None = None
     """The node the runner will execute next; ``None`` once the debate has ended."""
     created_at: datetime = Field(default_factory=utc_now)
@@ -277,14 +509,3 @@ class DebateState(Model):
 
     def pending_questions(self) -> list[ClarificationItem]:
         return [item for item in self.clarification_items() if not item.answered]
-
-    def total_usage(self) -> Usage:
-        total = Usage()
-        for c in self.all_contributions():
-            m = c.metadata
-            total = total + Usage(
-                input_tokens=m.input_tokens or 0,
-                output_tokens=m.output_tokens or 0,
-                total_tokens=m.tokens_used or 0,
-            )
-        return total

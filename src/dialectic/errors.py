@@ -21,6 +21,8 @@ class DialecticError(Exception):
     """Base of every error dialectic raises on purpose."""
 
     exit_code: int = EXIT_GENERAL_ERROR
+    stop_reason: str | None = None
+    """Saved as the failed debate's reason when this error stopped it, if the user acts on it (``budget``)."""
 
     def __init__(self, message: str, *, detail: str | None = None) -> None:
         super().__init__(message)
@@ -74,6 +76,18 @@ class LeaseLostError(DebateBusyError):
 
 class StoreError(DialecticError):
     """The debate store could not be read or written."""
+
+
+class BudgetExceeded(DialecticError):
+    """The next call could pass the debate's budget, so it was not made; the debate stops, resumable.
+
+    Exit 3, as when a provider stops a debate: the run ended on the way to a model. Not a
+    :class:`ProviderError`, so nothing that copes with a failing call (a second chance, dropping
+    an agent) catches it: the whole debate stops at once.
+    """
+
+    exit_code = EXIT_PROVIDER_ERROR
+    stop_reason = "budget"
 
 
 class ProviderError(DialecticError):

@@ -3,6 +3,11 @@
 The CLI's live display, the verbose log, the web stream and tests are all subscribers;
 the engine never writes to a terminal itself. Events are published after the change
 they announce has been saved.
+
+:class:`TokenDelta` is the one kind that announces nothing saved: a piece of a reply while
+it streams. Only subscribers that ask for deltas get them, and the engine streams replies
+only while one does (:attr:`EventBus.wants_deltas`); the saved contribution is the whole
+reply either way.
 """
 
 from __future__ import annotations
@@ -17,10 +22,13 @@ from dialectic.domain import (
     DebateSummary,
     DiscardedWork,
     DroppedParticipant,
+    LedgerEntry,
     Participant,
     Phase,
-    RoundEvaluation,
+    RoundAssessment,
     Solution,
+    Verdict,
+    VoteOutcome,
 )
 
 log = logging.getLogger(__name__)
@@ -38,6 +46,10 @@ class DebateStarted(Event):
     agents: tuple[Participant, ...]
     judge: Participant
     resumed: bool = False
+    format: str = "critique-refine"
+    """The deliberation protocol (``debate.format``)."""
+    trace_id: str | None = None
+    """The debate's trace id (every run of it is traced under this one)."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +70,29 @@ class PhaseStarted(Event):
 class PhaseCompleted(Event):
     round_number: int
     phase: Phase
+
+
+@dataclass(frozen=True)
+class NodeStarted(Event):
+    """The runner starts a step of the debate's graph (``proposal``, ``synthesis``…)."""
+
+    node: str
+    round_number: int
+    """The debate's current round as the step starts (0 before the first)."""
+
+
+@dataclass(frozen=True)
+class NodeFinished(Event):
+    node: str
+    outcome: str
+    """The next step's name, ``end``, ``suspend``, or ``error``."""
+
+
+@dataclass(frozen=True)
+class CallRecorded(Event):
+    """A call's ledger entry was saved (with the result it paid for)."""
+
+    entry: LedgerEntry
 
 
 @dataclass(frozen=True)
@@ -86,6 +121,21 @@ class AgentCompleted(Event):
 
 
 @dataclass(frozen=True)
+class TokenDelta(Event):
+    """A piece of a reply as the provider streams it (never saved: the contribution is)."""
+
+    agent_id: str
+    agent_name: str
+    round_number: int | None
+    kind: str | None
+    """What the call makes, as in :class:`AgentStarted` (``proposal``, ``critique``…)."""
+    target_id: str | None
+    offset: int
+    """Where ``text`` goes in the reply: a retried call starts again at 0 (what came before is void)."""
+    text: str
+
+
+@dataclass(frozen=True)
 class ParticipantDropped(Event):
     agent_name: str
     dropped: DroppedParticipant
@@ -95,6 +145,31 @@ class ParticipantDropped(Event):
 @dataclass(frozen=True)
 class WorkDiscarded(Event):
     discarded: DiscardedWork
+
+
+@dataclass(frozen=True)
+class PersonasAssigned(Event):
+    agents: tuple[Participant, ...]
+    """Every agent, with the position and persona the judge gave it."""
+
+
+@dataclass(frozen=True)
+class AssessmentAdded(Event):
+    round_number: int
+    assessment: RoundAssessment
+    stop: bool
+    reason: str
+    """Why the debate stops (or goes on) after this round."""
+
+
+@dataclass(frozen=True)
+class VoteCompleted(Event):
+    outcome: VoteOutcome
+
+
+@dataclass(frozen=True)
+class VerdictAdded(Event):
+    verdict: Verdict
 
 
 @dataclass(frozen=True)
@@ -119,14 +194,6 @@ class QuestionsPending(Event):
 
 
 @dataclass(frozen=True)
-class EvaluationCompleted(Event):
-    round_number: int
-    evaluation: RoundEvaluation
-    threshold: int
-    stop: bool
-
-
-@dataclass(frozen=True)
 class SynthesisStarted(Event):
     pass
 
@@ -147,12 +214,31 @@ class DebateInterrupted(Event):
 
 
 @dataclass(frozen=True)
+class DebatePausing(Event):
+    """A pause was requested and the run stopped starting calls; it waits for those still in flight."""
+
+    in_flight: int
+
+
+@dataclass(frozen=True)
+class DebatePaused(Event):
+    """The run stopped between steps on request, after its calls in flight finished; resumable."""
+
+
+@dataclass(frozen=True)
 class DebateFailed(Event):
     error: str
 
 
 @dataclass(frozen=True)
 class Warning(Event):
+    message: str
+
+
+@dataclass(frozen=True)
+class Notice(Event):
+    """Something the user should know that is not a problem (e.g. which kind of problem was detected)."""
+
     message: str
 
 
@@ -170,21 +256,33 @@ Handler = Callable[[Event], None]
 
 @dataclass
 class EventBus:
-    """Synchronous fan-out. A failing subscriber is logged and never stops the debate."""
+    """Synchronous fan-out. A failing subscriber is logged and never stops the debate.
 
-    _handlers: list[Handler] = field(default_factory=list)
+    A subscriber gets :class:`TokenDelta` events only if it subscribed with ``deltas=True``.
+    """
 
-    def subscribe(self, handler: Handler) -> Callable[[], None]:
-        self._handlers.append(handler)
+    _handlers: list[tuple[Handler, bool]] = field(default_factory=list)
+
+    def subscribe(self, handler: Handler, *, deltas: bool = False) -> Callable[[], None]:
+        entry = (handler, deltas)
+        self._handlers.append(entry)
 
         def unsubscribe() -> None:
-            if handler in self._handlers:
-                self._handlers.remove(handler)
+            if entry in self._handlers:
+                self._handlers.remove(entry)
 
         return unsubscribe
 
+    @property
+    def wants_deltas(self) -> bool:
+        """Whether any subscriber asked for token deltas (the engine streams replies only then)."""
+        return any(deltas for _, deltas in self._handlers)
+
     def publish(self, event: Event) -> None:
-        for handler in list(self._handlers):
+        is_delta = isinstance(event, TokenDelta)
+        for handler, deltas in list(self._handlers):
+            if is_delta and not deltas:
+                continue
             try:
                 handler(event)
             except Exception:  # a display bug must not lose a debate

@@ -32,6 +32,14 @@ from dialectic.domain import (
     PromptSource,
     Solution,
 )
+from dialectic.report_deliberation import (
+    assessment_blocks,
+    protocol_facts,
+    stance_rows,
+    verdict_blocks,
+    vote_blocks,
+)
+from dialectic.report_usage import totals_blocks
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -41,6 +49,10 @@ _SECTIONS: tuple[tuple[ContributionType, str], ...] = (
     ("proposal", "Proposals"),
     ("critique", "Critiques"),
     ("refinement", "Refinements"),
+    ("response", "Turns"),
+    ("opening", "Opening statements"),
+    ("rebuttal", "Rebuttals"),
+    ("closing", "Closing statements"),
 )
 _MAX_LEVEL = 6
 
@@ -59,8 +71,10 @@ def render_report(state: DebateState, *, verbose: bool = False) -> str:
         *_rounds(state, people, verbose),
         *_failed(state, people),
         *_dropped(state, people),
+        *(vote_blocks(state.vote, people.name) if state.vote is not None else []),
         *_synthesis(state, people, verbose),
-        *_totals(state),
+        *(verdict_blocks(state.verdict, people.name) if state.verdict is not None else []),
+        *totals_blocks(state),
     ]
     return "\n\n".join(block for block in blocks if block) + "\n"
 
@@ -163,6 +177,7 @@ def _header(state: DebateState) -> list[str]:
         f"- **Created:** {_when(state.created_at)}",
         f"- **Updated:** {_when(state.updated_at)}",
         f"- **Rounds:** {state.current_round}",
+        *protocol_facts(state),
     ]
     pending = state.pending_questions()
     if pending:
@@ -201,7 +216,9 @@ def _participants(state: DebateState) -> list[str]:
         if state.judge
         else "_No judge recorded._"
     )
-    return ["## Agents", agents, "## Judge", judge]
+    stances = stance_rows(state)
+    positions = ["### Positions and personas", "\n".join(stances)] if stances else []
+    return ["## Agents", agents, *positions, "## Judge", judge]
 
 
 def _clarifications(state: DebateState) -> list[str]:
@@ -262,8 +279,10 @@ def _summary(summary: DebateSummary, below: int, verbose: bool) -> list[str]:
 
 
 def _round(r: DebateRound, people: _People, verbose: bool) -> list[str]:
-    blocks = [f"### Round {r.round_number}"]
-    for kind, title in _SECTIONS:
+    blocks = [f"### Round {r.round_number}" + (f" — {r.phase}" if r.phase and r.phase != "response" else "")]
+    present = {c.type for c in r.contributions}
+    shown = [(k, t) for k, t in _SECTIONS if k in present] or list(_SECTIONS[:3])
+    for kind, title in shown:
         blocks.append(f"#### {title}")
         found = r.of_type(kind, include_failed=True)
         for c in found:
@@ -275,6 +294,8 @@ def _round(r: DebateRound, people: _People, verbose: bool) -> list[str]:
         for summary in r.summaries.values():
             blocks.append(f"##### {people.label(summary.agent_id, summary.agent_role)}")
             blocks += _summary(summary, 5, verbose)
+    if r.assessment is not None:
+        blocks += assessment_blocks(r.assessment, people.name)
     if r.evaluation is not None:
         blocks += ["#### Judge evaluation", f"**Confidence:** {r.evaluation.confidence}/100"]
         if not r.evaluation.structured:
@@ -349,40 +370,3 @@ def _total(m: ContributionMetadata) -> int:
     if m.tokens_used is not None:
         return m.tokens_used
     return (m.input_tokens or 0) + (m.output_tokens or 0)
-
-
-def _totals(state: DebateState) -> list[str]:
-    """Counts, tokens and latency over every call: contributions, summaries (the judge's
-    included) and the synthesis. Carried-over proposals made no call and have no latency."""
-    contributions = state.all_contributions()
-    failed = sum(1 for c in contributions if not c.ok)
-    truncated = sum(1 for c in contributions if c.metadata.truncated)
-    calls = [c.metadata for c in contributions]
-    if state.final_solution is not None:
-        calls.append(state.final_solution.metadata)
-    summaries = [s.metadata for r in state.rounds for s in r.summaries.values()]
-    if state.judge_summary is not None:
-        summaries.append(state.judge_summary.metadata)
-    input_tokens = sum(m.input_tokens or 0 for m in calls)
-    output_tokens = sum(m.output_tokens or 0 for m in calls)
-    total_tokens = sum(_total(m) for m in calls) + sum(s.tokens_used or 0 for s in summaries)
-    latencies = [m.latency_ms for m in calls if m.latency_ms is not None and not m.carried_over]
-    latencies += [s.latency_ms for s in summaries if s.latency_ms is not None]
-    latency = "none recorded"
-    if latencies:
-        mean = round(sum(latencies) / len(latencies))
-        latency = f"{sum(latencies):,} ms total · {mean:,} ms mean over {len(latencies)} calls"
-    ok = len(contributions) - failed
-    lines = [
-        f"- **Contributions:** {len(contributions)} ({ok} ok, {failed} failed, {truncated} truncated)",
-        f"- **Failed:** {failed}",
-        f"- **Tokens:** {input_tokens:,} input · {output_tokens:,} output · {total_tokens:,} total",
-        f"- **Latency:** {latency}",
-    ]
-    for work in state.discarded:
-        lines.append(
-            f"- **Work thrown away:** round {work.round_number} was worked on ahead but the debate stopped "
-            f"before it: {work.calls} finished call(s) discarded ({work.input_tokens:,} input · "
-            f"{work.output_tokens:,} output tokens), {work.cancelled_calls} cancelled in flight"
-        )
-    return ["## Totals", "\n".join(lines)]

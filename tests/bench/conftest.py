@@ -32,7 +32,7 @@ import typer
 from typer.testing import CliRunner
 
 from dialectic.bench.tasks import eval_expression
-from dialectic.cli import bench_command
+from dialectic.cli import bench_run
 from dialectic.cli.bench_command import bench
 from dialectic.errors import DialecticError
 from dialectic.llm.base import FINISH_LENGTH, CompletionRequest
@@ -139,7 +139,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def use_provider(monkeypatch: pytest.MonkeyPatch) -> Callable[[ScriptedProvider], None]:
     def install(provider: ScriptedProvider) -> None:
-        monkeypatch.setattr(bench_command, "make_pool", lambda: ProviderPool(overrides={"scripted": provider}))
+        monkeypatch.setattr(bench_run, "make_pool", lambda: ProviderPool(overrides={"scripted": provider}))
 
     return install
 

@@ -179,3 +179,29 @@ def test_an_item_whose_only_reply_was_refused_is_counted_as_failed() -> None:
     provider = ScriptedProvider(lambda request: BadRequest("unsupported", provider="scripted", status_code=400))
     result = run(parse_arms("single")[0], item(4), env_for(provider))
     assert result.outcome == "failed" and result.final is None and result.calls == 0
+
+
+@pytest.mark.parametrize("protocol", ["free-form", "structured", "simultaneous", "vote"])
+def test_every_format_is_an_arm_of_the_engine(protocol: str) -> None:
+    provider = ScriptedProvider(designed)
+    config = SystemConfig.model_validate(
+        {
+            "agents": [
+                {"id": "x", "name": "X", "role": "architect", "provider": "scripted", "model": "m"},
+                {"id": "y", "name": "Y", "role": "kiss", "provider": "scripted", "model": "m"},
+            ],
+            "judge": {"id": "j", "name": "J", "role": "generalist", "provider": "scripted", "model": "m"},
+            "debate": {"rounds": 2},
+        }
+    )
+    (spec,) = parse_arms(f"format:{protocol}")
+    assert spec.name == f"format:{protocol}" and spec.planned_calls is None
+    result = run(spec, item(0), replace(env_for(provider), dialectic_config=config))
+    assert result.judge is not None and result.final is not None
+    assert result.stages and all(len(stage) == 2 for stage in result.rounds)
+    assert not any(c.tag.startswith("verdict") for c in provider.calls)  # the verdict costs a call, changes nothing
+
+
+def test_an_unknown_format_arm_is_refused() -> None:
+    with pytest.raises(InvalidArgumentsError, match="the formats are"):
+        parse_arms("format:shouting")

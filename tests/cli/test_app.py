@@ -51,7 +51,7 @@ def test_unexpected_exceptions_are_one_line_without_traceback(
     def boom(*args: object, **kwargs: object) -> str:
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("dialectic.cli.commands.require_one_problem", boom)
+    monkeypatch.setattr("dialectic.cli.debate_run.require_one_problem", boom)
     code, _, err = run(["debate", "x"], capsys)
     assert code == 1
     assert err == "error: unexpected RuntimeError: disk on fire\n"
@@ -107,7 +107,7 @@ def test_verbose_error_detail_is_redacted(monkeypatch: pytest.MonkeyPatch, capsy
     def rejected(*args: object, **kwargs: object) -> str:
         raise BadRequest(f"openai: bad request (400): key {key} invalid", detail=f"Authorization: Bearer {key}")
 
-    monkeypatch.setattr("dialectic.cli.commands.resolve_problem", rejected)
+    monkeypatch.setattr("dialectic.cli.debate_run.resolve_problem", rejected)
     code, out, err = run(["debate", "x", "--verbose"], capsys)
     assert code == 3
     assert key not in err

@@ -7,7 +7,8 @@ import signal
 
 import pytest
 
-from dialectic.cli.signals import StopSignals, Terminated, exit_code_for, signal_name
+from dialectic.cli.interruptions import Terminated, exit_code_for, signal_name
+from dialectic.cli.signals import StopSignals
 
 
 def test_exit_codes_follow_the_shell_convention() -> None:

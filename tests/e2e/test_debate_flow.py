@@ -94,7 +94,8 @@ def test_verbose_shows_prompt_sources_and_totals(workspace: Workspace, server: F
     assert result.returncode == 0, result.stderr
     assert "System Architect (architect): system built-in default" in result.stderr
     assert "Summarization: enabled, threshold 5000 chars" in result.stderr
-    assert re.search(r"Totals: 1 round, 6 contributions, \d+ tokens", result.stderr)
+    assert re.search(r"Totals: 1 round, 6 contributions, [\d.]+s", result.stderr)
+    assert re.search(r"Usage: 7 calls · [\d,]+ tokens \([\d,]+ input · [\d,]+ output\) · cost \$[\d.]+", result.stderr)
 
 
 def test_agents_flag_filters_roles(workspace: Workspace, server: FakeLLMServer) -> None:

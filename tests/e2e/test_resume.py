@@ -84,7 +84,8 @@ def test_resume_after_kill_redoes_only_the_calls_in_flight(workspace: Workspace)
             in_flight = sent_before_kill - llm_results_saved(store.load(debate_id))
         finally:
             store.close()
-        assert 0 <= in_flight <= 4
+        # at most a round's proposals and critiques run at once (3 + 3 × 2), whatever the timing of the kill
+        assert 0 <= in_flight <= len(ROLES) * len(ROLES)
 
         resumed = workspace.run("resume", debate_id)
         assert resumed.returncode == 0, resumed.stderr

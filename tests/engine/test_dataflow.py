@@ -27,7 +27,7 @@ from dialectic.llm.base import CompletionRequest
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.scripted import ScriptedProvider, ScriptedReply, default_reply
 from dialectic.store import MemoryStore
-from dialectic.testing.harness import FAST_RETRY, make_config
+from dialectic.testing.harness import FAST_RETRY, assessment_value, make_config
 from dialectic.testing.virtual_clock import run_virtual
 
 SLACK = 1e-6
@@ -48,8 +48,8 @@ class Timeline:
             self.saved[_key(c.type, event.round_number, c.agent_id, c.target_agent_id)] = now
         elif isinstance(event, ev.SummaryAdded):
             self.saved[("summary", event.round_number, event.summary.agent_id)] = now
-        elif isinstance(event, ev.AgentCompleted) and event.kind == "evaluation":
-            self.saved[("evaluation", event.round_number)] = now
+        elif isinstance(event, ev.AgentCompleted) and event.kind == "assessment":
+            self.saved[("assessment", event.round_number)] = now
 
 
 def _key(kind: str, number: int, agent: str, target: str | None) -> Key:
@@ -59,8 +59,8 @@ def _key(kind: str, number: int, agent: str, target: str | None) -> Key:
 def latency_responder(seed: int) -> Any:
     def respond(request: CompletionRequest) -> ScriptedReply:
         reply = default_reply(request)
-        if request.tag.startswith("evaluation"):
-            value = {"confidence": 10, "reasoning": "go on"}
+        if request.tag.startswith("assessment"):
+            value = assessment_value(should_continue=True)
             reply = ScriptedReply(text=json.dumps(value), structured=value)
         digest = hashlib.sha256(f"{seed}|{request.tag}|{request.last_user}".encode()).digest()
         delay = 0.05 + random.Random(digest).lognormvariate(-1.2, 0.6)
@@ -119,9 +119,9 @@ def test_next_round_starts_before_the_slowest_refinement_of_this_round() -> None
 
 
 def test_convergence_work_ahead_waits_for_the_judges_word() -> None:
-    """With early stopping possible, round 2 work may run ahead but nothing of it is saved before the evaluation."""
-    timeline, _ = run_debate(5, agents=3, rounds=2, terminationCondition={"type": "convergence", "threshold": 90})
-    evaluated = timeline.saved[("evaluation", 1)]
+    """With early stopping possible, round 2 work may run ahead but nothing of it is saved before the assessment."""
+    timeline, _ = run_debate(5, agents=3, rounds=2, terminationCondition={"type": "judge"})
+    evaluated = timeline.saved[("assessment", 1)]
     assert all(t >= evaluated - SLACK for k, t in timeline.saved.items() if k[1] == 2)
 
 
@@ -130,8 +130,8 @@ def test_early_stop_throws_away_the_work_ahead_and_says_what_it_cost(judge_delay
     """The judge stops the debate after round 1: round 2 critiques run ahead, are not saved, and are costed."""
 
     def respond(request: CompletionRequest) -> ScriptedReply:
-        if request.tag.startswith("evaluation"):
-            value = {"confidence": 95, "reasoning": "settled"}
+        if request.tag.startswith("assessment"):
+            value = assessment_value(should_continue=False)
             return ScriptedReply(text=json.dumps(value), structured=value, delay_s=judge_delay)
         return ScriptedReply(text=default_reply(request).text, delay_s=0.2 if request.tag.startswith("crit") else 0.1)
 
@@ -142,7 +142,7 @@ def test_early_stop_throws_away_the_work_ahead_and_says_what_it_cost(judge_delay
         bus = ev.EventBus()
         bus.subscribe(events.append)
         engine = DebateEngine(MemoryStore(), ProviderPool(overrides={"scripted": provider}), bus, retry=FAST_RETRY)
-        config = make_config(agents=3, rounds=3, terminationCondition={"type": "convergence", "threshold": 80})
+        config = make_config(agents=3, rounds=3, terminationCondition={"type": "judge"})
         return await engine.start(DebateRequest(problem="Design a cache", config=config, config_dir=Path(".")))
 
     state = run_virtual(go())

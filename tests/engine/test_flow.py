@@ -10,20 +10,24 @@ from dialectic import events as ev
 from dialectic.engine.nodes import graph
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import ScriptedReply, default_reply
-from dialectic.testing.harness import Harness, make_config
+from dialectic.testing.harness import Harness, make_config, scripted_judge
 
 
 def test_graph_edges_are_the_seed_state_machine() -> None:
     assert graph() == {
         "initialization": {"clarification"},
-        "clarification": {"round_manager", "suspend"},
-        "round_manager": {"summarization", "synthesis"},
+        "clarification": {"personas", "suspend"},
+        "personas": {"round_manager"},
+        "round_manager": {"summarization", "turns", "vote", "synthesis"},
         "summarization": {"proposal"},
         "proposal": {"critique"},
         "critique": {"refinement"},
         "refinement": {"evaluation"},
-        "evaluation": {"round_manager", "synthesis"},
-        "synthesis": {"end"},
+        "turns": {"evaluation"},
+        "evaluation": {"round_manager", "vote", "synthesis"},
+        "vote": {"synthesis"},
+        "synthesis": {"verdict", "end"},
+        "verdict": {"end"},
     }
 
 
@@ -80,38 +84,48 @@ def test_export_has_the_seed_shape(harness: Callable[..., Harness]) -> None:
     assert data["promptSources"]["agents"][0]["systemPrompt"]["kind"] == "built-in"
 
 
-def confident_judge(confidence: int) -> Callable[[CompletionRequest], ScriptedReply]:
-    def respond(request: CompletionRequest) -> ScriptedReply:
-        if request.tag.startswith("evaluation"):
-            value = {"confidence": confidence, "reasoning": "scripted"}
-            return ScriptedReply(text=json.dumps(value), structured=value)
-        return default_reply(request)
-
-    return respond
-
-
-def test_convergence_stops_early_when_judge_is_confident(harness: Callable[..., Harness]) -> None:
-    h = harness(confident_judge(90))
-    state = h.start(make_config(rounds=3, terminationCondition={"type": "convergence", "threshold": 80}))
+def test_the_judge_stops_the_debate_early_when_it_says_so(harness: Callable[..., Harness]) -> None:
+    h = harness(scripted_judge(should_continue=False))
+    state = h.start(make_config(rounds=3, terminationCondition={"type": "judge"}))
     assert state.status == "completed"
     assert len(state.rounds) == 1
-    assert state.round(1).evaluation is not None and state.round(1).evaluation.confidence == 90
-    assert h.of(ev.EvaluationCompleted)[0].stop
+    assessment = state.round(1).assessment
+    assert assessment is not None and not assessment.should_continue and assessment.structured
+    assert state.stopped_early is not None and state.stopped_early.round_number == 1
+    assert "the judge says to stop" in state.stopped_early.reason
+    assert h.of(ev.AssessmentAdded)[0].stop
 
 
-def test_quality_runs_to_the_cap_when_judge_is_unsure(harness: Callable[..., Harness]) -> None:
-    h = harness(confident_judge(40))
+def test_quality_runs_to_the_cap_when_the_judge_rates_rounds_low(harness: Callable[..., Harness]) -> None:
+    h = harness(scripted_judge(score=4))
     state = h.start(make_config(rounds=3, terminationCondition={"type": "quality", "threshold": 80}))
-    assert len(state.rounds) == 3
-    # The judge is asked after rounds 1 and 2; after the last round there is nothing to decide.
-    assert h.tags().count("evaluation:generalist") == 2
-    assert state.round(3).evaluation is None
+    assert len(state.rounds) == 3 and state.stopped_early is None
+    # Every round is assessed; only rounds 1 and 2 could have stopped the debate.
+    assert h.tags().count("assessment:generalist") == 3
+    assert [r.assessment.quality for r in state.rounds if r.assessment] == [4.0, 4.0, 4.0]
 
 
-def test_fixed_termination_never_asks_the_judge_for_confidence(harness: Callable[..., Harness]) -> None:
+def test_quality_stops_when_the_rubric_reaches_the_threshold(harness: Callable[..., Harness]) -> None:
+    h = harness(scripted_judge(score=9))
+    state = h.start(make_config(rounds=3, terminationCondition={"type": "quality", "threshold": 80}))
+    assert len(state.rounds) == 1 and state.stopped_early is not None
+
+
+def test_convergence_is_measured_without_asking_the_judge(harness: Callable[..., Harness]) -> None:
     h = harness()
-    h.start(make_config(rounds=2))
-    assert not any(t.startswith("evaluation") for t in h.tags())
+    state = h.start(make_config(rounds=3, terminationCondition={"type": "convergence", "threshold": 5}))
+    assessment = state.round(1).assessment
+    assert assessment is not None and assessment.similarity is not None and assessment.measured_by
+    assert not assessment.structured  # the detectors' figures only
+    assert not any(t.startswith("assessment") for t in h.tags())
+    assert len(state.rounds) == 1  # scripted replies look alike: a 5% bar is met at once
+
+
+def test_fixed_termination_never_asks_the_judge(harness: Callable[..., Harness]) -> None:
+    h = harness()
+    state = h.start(make_config(rounds=2))
+    assert not any(t.startswith("assessment") for t in h.tags())
+    assert all(r.assessment is None for r in state.rounds)
 
 
 def test_summarization_over_threshold_is_stored_and_used(harness: Callable[..., Harness]) -> None:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
@@ -19,11 +19,10 @@ from dialectic.config import SystemConfig
 from dialectic.domain import DebateState
 from dialectic.engine import DebateRequest
 from dialectic.errors import DebateStateError
-from dialectic.llm.base import CompletionRequest
-from dialectic.llm.scripted import ScriptedProvider, ScriptedReply, default_reply
+from dialectic.llm.scripted import ScriptedProvider
 from dialectic.store.base import DebateStore
 from dialectic.store.leases import LeaseGrant, LeaseOwner
-from dialectic.testing.harness import Harness, make_config
+from dialectic.testing.harness import Harness, make_config, scripted_judge
 
 
 class Crash(BaseException):
@@ -74,14 +73,10 @@ class CrashingStore:
         return getattr(self.inner, name)
 
 
-def respond_unsure(request: CompletionRequest) -> ScriptedReply:
-    if request.tag.startswith("evaluation"):
-        value = {"confidence": 30, "reasoning": "not yet"}
-        return ScriptedReply(text=json.dumps(value), structured=value)
-    return default_reply(request)
+respond_unsure = scripted_judge(should_continue=True)
 
 
-async def start_quietly(h: Harness) -> None:
+async def start_quietly(h: Harness, config: SystemConfig) -> None:
     """Start a debate whose 'process' dies; the dead process's leftover tasks are not reported."""
 
     def ignore_crash(loop: asyncio.AbstractEventLoop, context: dict[str, object]) -> None:
@@ -89,34 +84,44 @@ async def start_quietly(h: Harness) -> None:
             loop.default_exception_handler(context)
 
     asyncio.get_running_loop().set_exception_handler(ignore_crash)
-    await h.engine().start(DebateRequest(problem="Design a rate limiter", config=scenario(), config_dir=Path(".")))
+    await h.engine().start(DebateRequest(problem="Design a rate limiter", config=config, config_dir=Path(".")))
 
 
-def scenario() -> SystemConfig:
-    """Every kind of step: rounds, summaries, proposals, critiques, refinements, evaluations, judge summary."""
-    return make_config(
-        agents=2,
-        rounds=2,
-        terminationCondition={"type": "convergence", "threshold": 90},
-        summarization={"enabled": True, "threshold": 10, "maxLength": 80},
-    )
+SCENARIOS: dict[str, dict[str, object]] = {
+    # every kind of step: rounds, summaries, proposals, critiques, refinements, assessments, judge summary
+    "critique-refine": {"agents": 2, "rounds": 2, "terminationCondition": {"type": "judge"}},
+    "free-form, personas": {"agents": 2, "rounds": 3, "format": "free-form", "personas": "auto"},
+    "structured": {"agents": 2, "rounds": 3, "format": "structured"},
+    "vote": {"agents": 3, "rounds": 1, "format": "vote", "verdict": "on"},
+}
+
+
+def scenario(name: str = "critique-refine") -> SystemConfig:
+    settings = dict(SCENARIOS[name])
+    agents, rounds = int(settings.pop("agents")), int(settings.pop("rounds"))  # type: ignore[call-overload]
+    summarization = {"enabled": True, "threshold": 10, "maxLength": 80}
+    return make_config(agents=agents, rounds=rounds, summarization=summarization, **settings)
 
 
 def llm_results(state: DebateState) -> int:
     """How many saved records came from an LLM call (each must never be asked for again)."""
     count = sum(1 for c in state.all_contributions() if c.ok and not c.metadata.carried_over)
     count += sum(len(r.summaries) for r in state.rounds)
-    count += sum(1 for r in state.rounds if r.evaluation is not None)
+    count += sum(1 for r in state.rounds if r.assessment is not None and r.assessment.structured)
     count += 1 if state.judge_summary is not None else 0
     count += 1 if state.final_solution is not None else 0
+    count += 1 if state.personas_assigned else 0
+    count += len(state.vote.votes) if state.vote is not None else 0
+    count += 1 if state.verdict is not None else 0
     return count
 
 
-def test_crash_after_every_step_then_resume(harness: Callable[..., Harness]) -> None:
+@pytest.mark.parametrize("name", sorted(SCENARIOS))
+def test_crash_after_every_step_then_resume(harness: Callable[..., Harness], name: str) -> None:
     clean = harness(respond_unsure)
     counting = CrashingStore(clean.store, crash_after=10_000)
     clean.store = counting
-    reference = clean.start(scenario())
+    reference = clean.start(scenario(name))
     clean_calls, total_appends = len(clean.provider.calls), counting.appends
     assert reference.status == "completed" and total_appends > 20
 
@@ -124,7 +129,7 @@ def test_crash_after_every_step_then_resume(harness: Callable[..., Harness]) -> 
         store = clean.store.inner if isinstance(clean.store, CrashingStore) else clean.store
         crashing = Harness(store=CrashingStore(store, crash_after), provider=ScriptedProvider(respond_unsure))
         with pytest.raises(Crash):
-            asyncio.run(start_quietly(crashing))
+            asyncio.run(start_quietly(crashing, scenario(name)))
         debate_id = store.list(limit=1)[0].id
         before = store.load(debate_id)
         saved = llm_results(before)
@@ -137,6 +142,9 @@ def test_crash_after_every_step_then_resume(harness: Callable[..., Harness]) -> 
         for contribution in before.all_contributions():
             assert contribution in after.all_contributions()
         assert [len(r.contributions) for r in after.rounds] == [len(r.contributions) for r in reference.rounds]
+        # The ledger counts each call whose result was kept once: none twice, none missing.
+        assert sum(e.requests for e in after.ledger) == clean_calls, f"crash after append {crash_after}"
+        assert Counter(e.kind for e in after.ledger) == Counter(e.kind for e in reference.ledger)
 
 
 def test_cancel_saves_interrupted_and_resume_finishes(harness: Callable[..., Harness]) -> None:

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from dialectic.agents.outputs import ConfidenceOutput
 from dialectic.errors import ContextWindowExceeded, ProviderTimeout
 from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, CompletionRequest, Delta, JsonSchema, Message
 from dialectic.llm.client import LLMClient
 from dialectic.llm.local_models import DEFAULT_MODEL, is_local_available
+from dialectic.testing.samples import ConfidenceOutput
 
 pytestmark = pytest.mark.skipif(
     not is_local_available(),

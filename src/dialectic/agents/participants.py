@@ -7,14 +7,14 @@ persistence or failure handling — the engine does.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from jinja2 import Environment, StrictUndefined, TemplateError
 
-from dialectic.agents.outputs import ConfidenceOutput, QuestionList, SynthesisOutput
-from dialectic.agents.templates import JUDGE_ROLE, builtin_role_prompt, render
+from dialectic.agents.outputs import QuestionList, SynthesisOutput
+from dialectic.agents.templates import JUDGE_ROLE, builtin_role_prompt, phase_template, render
 from dialectic.config import AgentConfig, SummarizationConfig
 from dialectic.domain import ClarificationItem, Contribution, Participant, PromptSource
 from dialectic.llm.base import Completion, CompletionRequest, Message
@@ -89,6 +89,13 @@ class Speaker:
     client: LLMClient
     system_prompt: str
     system_source: PromptSource
+    problem_kind: str = field(default="design", kw_only=True)
+    """``design`` or ``reasoning`` (see :mod:`dialectic.problem_kind`): picks the phase templates."""
+
+    def __post_init__(self) -> None:
+        self.stance: str = ""
+        """Position and persona lines appended to the system prompt (see :meth:`set_stance`)."""
+        self.set_stance(self.config.position, self.config.persona)
 
     @property
     def id(self) -> str:
@@ -105,13 +112,25 @@ class Speaker:
     def participant(self) -> Participant:
         c = self.config
         return Participant(
-            id=c.id, name=c.name, role=c.role, model=c.model, provider=c.provider, temperature=c.temperature
+            id=c.id,
+            name=c.name,
+            role=c.role,
+            model=c.model,
+            provider=c.provider,
+            temperature=c.temperature,
+            position=c.position,
+            persona=c.persona,
         )
+
+    def set_stance(self, position: str | None, persona: str | None) -> None:
+        """The position and persona the speaker argues with (configured, or assigned by the judge)."""
+        self.stance = render("stance.md.j2", position=position, persona=persona).strip()
 
     def request(self, user: str, tag: str, *, max_tokens: int | None = None) -> CompletionRequest:
         timeout = self.config.timeout / 1000 if self.config.timeout else None
+        system = f"{self.system_prompt}\n\n{self.stance}" if self.stance else self.system_prompt
         return CompletionRequest(
-            messages=(Message("system", self.system_prompt), Message("user", user)),
+            messages=(Message("system", system), Message("user", user)),
             model=self.config.model,
             temperature=self.config.temperature,
             max_tokens=max_tokens or self.config.max_tokens,
@@ -153,7 +172,7 @@ class DebateAgent(Speaker):
         on_retry: RetryHook | None = None,
     ) -> Completion:
         user = render(
-            "propose.md.j2",
+            phase_template("propose", self.problem_kind),
             role_name=self.role_title,
             problem=problem,
             context=context,
@@ -176,7 +195,7 @@ class DebateAgent(Speaker):
         on_retry: RetryHook | None = None,
     ) -> Completion:
         user = render(
-            "critique.md.j2",
+            phase_template("critique", self.problem_kind),
             role_name=self.role_title,
             problem=problem,
             clarifications=clarifications,
@@ -201,7 +220,7 @@ class DebateAgent(Speaker):
         on_retry: RetryHook | None = None,
     ) -> Completion:
         user = render(
-            "refine.md.j2",
+            phase_template("refine", self.problem_kind),
             role_name=self.role_title,
             problem=problem,
             clarifications=clarifications,
@@ -266,7 +285,7 @@ class Judge(Speaker):
         on_retry: RetryHook | None = None,
     ) -> StructuredResult[SynthesisOutput]:
         user = render(
-            "judge_synthesize.md.j2",
+            phase_template("judge_synthesize", self.problem_kind),
             problem=problem,
             clarifications=clarifications,
             debate=debate,
@@ -289,22 +308,12 @@ class Judge(Speaker):
         )
         return await self.client.complete(self.request(user, "judge-summary"), on_retry=on_retry)
 
-    async def evaluate(
-        self, *, problem: str, round_number: int, debate: str, previous: str, on_retry: RetryHook | None = None
-    ) -> StructuredResult[ConfidenceOutput]:
-        user = render(
-            "judge_evaluate.md.j2", problem=problem, round_number=round_number, debate=debate, previous=previous
-        )
-        return await self.client.complete_structured(
-            self.request(user, "evaluation"), ConfidenceOutput, on_retry=on_retry
-        )
 
-
-def system_prompt_for(config: AgentConfig, custom: PromptFile, *, judge: bool) -> str:
+def system_prompt_for(config: AgentConfig, custom: PromptFile, *, judge: bool, kind: str = "design") -> str:
     """The custom system prompt if one was given, else the role's built-in one (generalist for unknown roles).
 
     Unknown roles are reported when the configuration is loaded (``config_loader``), not here.
     """
     if custom.text is not None:
         return custom.text
-    return builtin_role_prompt(JUDGE_ROLE if judge else config.role)
+    return builtin_role_prompt(JUDGE_ROLE if judge else config.role, kind)

@@ -23,6 +23,10 @@ _ROLE_SUFFIX = ".md"
 FALLBACK_ROLE = "generalist"
 JUDGE_ROLE = "judge"
 
+REASONING_KIND = "reasoning"
+_REASONING_DIR = "reasoning"
+REASONING_AGENT_ROLE = "agent"
+
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
@@ -46,6 +50,20 @@ def render(template_name: str, **variables: Any) -> str:
     return environment().get_template(name).render(**variables)
 
 
+@cache
+def phase_template(name: str, kind: str) -> str:
+    """The template of a phase (``propose``, ``critique``, ``refine``, ``judge_synthesize``) for a problem kind.
+
+    A reasoning problem gets the reasoning-first variant under ``prompts/reasoning/`` when there
+    is one; every other phase, and every design problem, gets the design template.
+    """
+    if kind == REASONING_KIND:
+        variant = f"{_REASONING_DIR}/{name}{_TEMPLATE_SUFFIX}"
+        if resources.files(_PACKAGE).joinpath(_PROMPTS_DIR, variant).is_file():
+            return variant
+    return name + _TEMPLATE_SUFFIX
+
+
 def _roles_dir() -> Traversable:
     return resources.files(_PACKAGE).joinpath(_PROMPTS_DIR, _ROLES_DIR)
 
@@ -66,11 +84,17 @@ def known_roles() -> tuple[str, ...]:
 
 
 @cache
-def builtin_role_prompt(role: str) -> str:
+def builtin_role_prompt(role: str, kind: str = "design") -> str:
     """System prompt of a built-in role; unknown roles get the generalist prompt.
 
-    ``"judge"`` returns the judge's system prompt.
+    ``"judge"`` returns the judge's system prompt. On a reasoning problem every debater gets
+    the one reasoning prompt (a role's design concerns do not help a calculation) and the
+    judge the reasoning judge's.
     """
+    if kind == REASONING_KIND:
+        name = JUDGE_ROLE if role.strip().lower() == JUDGE_ROLE else REASONING_AGENT_ROLE
+        path = resources.files(_PACKAGE).joinpath(_PROMPTS_DIR, _REASONING_DIR, _ROLES_DIR, name + _ROLE_SUFFIX)
+        return path.read_text(encoding="utf-8").strip()
     key = role.strip().lower()
     if key not in _role_files():
         key = FALLBACK_ROLE

@@ -6,7 +6,10 @@
 * ``debate:AxR`` — the simultaneous-talk protocol of Du et al. (2023): in round 1 each of A
   agents answers; in every later round each agent sees the others' previous replies and
   updates its own; the final answer is the majority of the last round;
-* ``dialectic`` — our propose → critique → refine → judge flow (see :mod:`.dialectic_arm`).
+* ``dialectic`` — our propose → critique → refine → judge flow (see :mod:`.dialectic_arm`);
+* ``format:NAME`` — the same engine running another deliberation protocol (``free-form``,
+  ``round-limited``, ``structured``, ``convergence-seeking``, ``simultaneous``, ``vote``),
+  with the run's dialectic configuration otherwise unchanged.
 
 All calls go through :class:`~dialectic.llm.client.LLMClient`, so retries and the marking of
 cut-off replies are the same in every arm. A call that fails for this item only (retries
@@ -33,7 +36,7 @@ from dialectic.bench.records import ItemResult, Outcome, Reply
 from dialectic.bench.tasks import Item
 from dialectic.bench.templates import render
 from dialectic.bench.vote import majority_vote
-from dialectic.config import AgentConfig, SystemConfig
+from dialectic.config import FORMATS, AgentConfig, SystemConfig
 from dialectic.errors import InvalidArgumentsError, ProviderError
 from dialectic.llm.base import CompletionRequest, Message
 from dialectic.llm.client import LLMClient
@@ -41,7 +44,7 @@ from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
 
 T = TypeVar("T")
-ArmKind = Literal["single", "majority", "self-consistency", "debate", "dialectic"]
+ArmKind = Literal["single", "majority", "self-consistency", "debate", "dialectic", "format"]
 
 DEFAULT_MAJORITY = 3
 DEFAULT_DEBATE = (3, 2)
@@ -62,6 +65,8 @@ class ArmSpec:
     """For self-consistency: K was given (``self-consistency:K``) rather than matched."""
     matched_to: str | None = None
     """For matched self-consistency: the debate arm whose call count K equals."""
+    protocol: str = ""
+    """For ``format:NAME`` arms: the deliberation protocol the engine runs."""
 
     @property
     def name(self) -> str:
@@ -71,6 +76,8 @@ class ArmSpec:
             return f"self-consistency:{self.samples}" if self.explicit else "self-consistency"
         if self.kind == "debate":
             return f"debate:{self.agents}x{self.rounds}"
+        if self.kind == "format":
+            return f"format:{self.protocol}"
         return self.kind
 
     @property
@@ -78,7 +85,7 @@ class ArmSpec:
         """Calls per item when no reply is cut off; ``None`` for the engine-driven dialectic arm."""
         if self.kind == "debate":
             return self.agents * self.rounds
-        if self.kind == "dialectic":
+        if self.kind in ("dialectic", "format"):
             return None
         return self.samples
 
@@ -134,7 +141,11 @@ def _parse_one(name: str) -> ArmSpec:
         if agents < 2 or rounds < 1:
             raise InvalidArgumentsError(f"arm '{name}': a debate needs at least 2 agents and 1 round")
         return ArmSpec("debate", agents=agents, rounds=rounds)
-    known = "single, majority:K, self-consistency[:K], debate:AxR, dialectic"
+    if kind == "format":
+        if arg not in FORMATS:
+            raise InvalidArgumentsError(f"arm '{name}': the formats are {', '.join(FORMATS)}")
+        return ArmSpec("format", protocol=arg)
+    known = "single, majority:K, self-consistency[:K], debate:AxR, dialectic, format:NAME"
     raise InvalidArgumentsError(f"unknown arm '{name}' (known: {known})")
 
 
@@ -176,7 +187,7 @@ async def run_arm(spec: ArmSpec, item: Item, env: ArmEnv) -> ItemResult:
     if spec.kind == "debate":
         stages, rounds = await _debate(spec, item, env, meter)
         return _result(spec, item, stages, rounds, meter, started)
-    stages, rounds, judge = await run_dialectic(item, env, meter)
+    stages, rounds, judge = await run_dialectic(item, env, meter, protocol=spec.protocol or None)
     return _result(spec, item, stages, rounds, meter, started, judge=judge)
 
 

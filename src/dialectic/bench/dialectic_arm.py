@@ -2,8 +2,9 @@
 
 Each item is one debate run by :class:`~dialectic.engine.DebateEngine` with an in-memory
 store and the run's configuration (clarifications off: nobody is there to answer). The
-answer is taken from the judge's solution. The agents' answers are recorded too, so belief
-dynamics can be read across stages: round 1 proposals, then each round's refinements. When the
+answer is taken from the judge's solution; the item's calls and tokens are the debate's
+ledger's. The agents' answers are recorded too, so belief dynamics can be read across
+stages: round 1 proposals, then each round's refinements. When the
 debate fails for this item only (a call that kept failing, a round past ``timeoutPerRound``, a
 request refused as such: see :mod:`.failures`) the item is recorded as failed, with the stages
 the debate had saved, and the run goes on.
@@ -15,11 +16,11 @@ from typing import TYPE_CHECKING
 
 from dialectic.bench.extract import extract_answer
 from dialectic.bench.failures import fails_only_the_item, failure_note
-from dialectic.bench.metering import Meter, MeteredPool
+from dialectic.bench.metering import Meter
 from dialectic.bench.records import Reply
 from dialectic.bench.tasks import Item
 from dialectic.bench.templates import render
-from dialectic.domain import Contribution, DebateState, Solution
+from dialectic.domain import TURN_KINDS, Contribution, DebateState, Solution
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.errors import ProviderError
 from dialectic.events import EventBus
@@ -31,13 +32,22 @@ if TYPE_CHECKING:
 JUDGE = "judge"
 
 
-async def run_dialectic(item: Item, env: ArmEnv, meter: Meter) -> tuple[list[str], list[list[Reply]], Reply]:
-    """Stages, the agents' replies per stage, and the judge's reply (which decides)."""
-    settings = env.dialectic_config.debate.model_copy(update={"interactive_clarifications": False})
+async def run_dialectic(
+    item: Item, env: ArmEnv, meter: Meter, *, protocol: str | None = None
+) -> tuple[list[str], list[list[Reply]], Reply]:
+    """Stages, the agents' replies per stage, and the judge's reply (which decides).
+
+    ``protocol`` runs another deliberation format than the configuration's; the verdict is
+    off in every arm (it does not change the answer, only the cost).
+    """
+    update: dict[str, object] = {"interactive_clarifications": False, "verdict": "off"}
+    if protocol is not None:
+        update["format"] = protocol
+    settings = env.dialectic_config.debate.model_copy(update=update)
     config = env.dialectic_config.model_copy(update={"debate": settings})
     store = MemoryStore()
     try:
-        engine = DebateEngine(store, MeteredPool(env.pool, meter), EventBus(), retry=env.retry)
+        engine = DebateEngine(store, env.pool, EventBus(), retry=env.retry)
         request = DebateRequest(
             problem=render("dialectic_problem", question=item.question), config=config, config_dir=env.config_dir
         )
@@ -49,7 +59,10 @@ async def run_dialectic(item: Item, env: ArmEnv, meter: Meter) -> tuple[list[str
             failed = Reply(who=JUDGE, text="", answer=None, method="none", error=failure_note(exc))
             if exc.debate_id is None:
                 return [], [], failed
-            return (*_agent_stages(store.load(exc.debate_id), item), failed)
+            saved = store.load(exc.debate_id)
+            meter.add_ledger(saved.ledger)
+            return (*_agent_stages(saved, item), failed)
+        meter.add_ledger(state.ledger)
     finally:
         store.close()
     stages, rounds = _agent_stages(state, item)
@@ -61,7 +74,9 @@ def _agent_stages(state: DebateState, item: Item) -> tuple[list[str], list[list[
     stages: list[str] = []
     rounds: list[list[Reply]] = []
     for rnd in state.rounds:
-        kinds = ("proposal", "refinement") if rnd.round_number == 1 else ("refinement",)
+        kinds: tuple[str, ...] = ("proposal", "refinement") if rnd.round_number == 1 else ("refinement",)
+        if any(c.type in TURN_KINDS for c in rnd.contributions):
+            kinds = TURN_KINDS
         for kind in kinds:
             found = {c.agent_id: c for c in rnd.contributions if c.type == kind and c.target_agent_id is None}
             if not found:

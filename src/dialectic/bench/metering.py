@@ -1,18 +1,20 @@
 """Counting every provider call an arm makes, and the tokens it uses.
 
-Counting at the provider (not from completions) catches everything: continuations of
-cut-off replies, structured-output repairs and, in the dialectic arm, the engine's own
-calls (critiques, summaries, the judge). Each (arm, item) gets its own :class:`Meter`.
+The sampling and debate baselines count at the provider (not from completions), which
+catches continuations of cut-off replies and structured-output repairs. The dialectic arm
+reads the debate's usage ledger (:mod:`dialectic.ledger`), which counts the engine's every
+request the same way — the figures ``show``, ``export`` and the report give for that debate.
+Each (arm, item) gets its own :class:`Meter`.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 
-from dialectic.config import AgentConfig
+from dialectic.domain import LedgerEntry
+from dialectic.ledger import ledger_totals
 from dialectic.llm.base import Completion, CompletionRequest, Delta, LLMProvider
-from dialectic.llm.registry import ProviderPool
 
 
 @dataclass
@@ -25,6 +27,13 @@ class Meter:
         self.calls += 1
         self.input_tokens += completion.usage.input_tokens
         self.output_tokens += completion.usage.output_tokens
+
+    def add_ledger(self, entries: Iterable[LedgerEntry]) -> None:
+        """A debate's calls, as its ledger counted them (provider requests that answered, and their tokens)."""
+        totals = ledger_totals(entries)
+        self.calls += totals.requests
+        self.input_tokens += totals.input_tokens
+        self.output_tokens += totals.output_tokens
 
 
 class MeteredProvider:
@@ -50,24 +59,3 @@ class MeteredProvider:
 
     async def aclose(self) -> None:
         """The shared provider belongs to the run's pool, which closes it."""
-
-
-class MeteredPool(ProviderPool):
-    """A view of a shared pool that meters the providers it hands out (for the engine)."""
-
-    def __init__(self, base: ProviderPool, meter: Meter) -> None:
-        super().__init__()
-        self._base = base
-        self._meter = meter
-
-    def key_for(self, agent: AgentConfig) -> str:
-        return self._base.key_for(agent)
-
-    def get(self, agent: AgentConfig) -> LLMProvider:
-        return MeteredProvider(self._base.get(agent), self._meter)
-
-    def check(self, agents: list[AgentConfig]) -> None:
-        self._base.check(agents)
-
-    async def aclose(self) -> None:
-        """The base pool owns the providers."""

@@ -6,14 +6,18 @@ a usage mistake one line and exit 2, Ctrl-C a note on what was saved and exit 13
 129, SIGTERM 143: 128 + the signal number), and anything unexpected one line and exit 1
 (the traceback only with ``--verbose``). Everything printed here passes through
 :func:`~dialectic.cli.redaction.redact`, so a provider's error body never shows a key.
+
+A command loads only what it uses: building the app imports the commands' declarations
+(their flags and help), and each command imports its implementation when it runs, so
+``--help`` and ``--version`` load neither the engine, the store, pydantic nor an SDK.
+``tests/test_imports.py`` holds every command to that.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-import traceback
-from importlib import metadata
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -21,8 +25,9 @@ from dialectic.cli.bench_command import bench
 from dialectic.cli.browse import export, list_debates, report, show
 from dialectic.cli.commands import debate, resume
 from dialectic.cli.eval_command import evaluate
-from dialectic.cli.session import InterruptedRun
-from dialectic.cli.signals import EXIT_INTERRUPTED, Terminated, exit_code_for, signal_name
+from dialectic.cli.interruptions import EXIT_INTERRUPTED, InterruptedRun, Terminated, exit_code_for, signal_name
+from dialectic.cli.leaderboard_command import leaderboard
+from dialectic.cli.serve_command import serve
 from dialectic.errors import EXIT_GENERAL_ERROR, EXIT_INVALID_ARGS, DialecticError
 from dialectic.redaction import redact
 
@@ -39,6 +44,8 @@ app = typer.Typer(
 
 def package_version() -> str:
     """The installed distribution's version (``pyproject.toml``'s ``version``)."""
+    from importlib import metadata  # only --version pays for it
+
     try:
         return metadata.version("dialectic")
     except metadata.PackageNotFoundError:
@@ -69,6 +76,8 @@ app.command("export")(export)
 app.command("report")(report)
 app.command("eval")(evaluate)
 app.command("bench")(bench)
+app.command("leaderboard")(leaderboard)
+app.command("serve")(serve)
 
 
 def _error(message: str) -> None:
@@ -112,11 +121,48 @@ def run(argv: list[str]) -> int:
     except Exception as exc:
         _error(f"unexpected {type(exc).__name__}: {exc}")
         if verbose:
+            import traceback  # only here: it costs every command ~15 ms to import
+
             sys.stderr.write(redact(traceback.format_exc()))
         return EXIT_GENERAL_ERROR
     return result if isinstance(result, int) else 0
 
 
 def main() -> None:
-    """Console-script entry point."""
-    sys.exit(run(sys.argv[1:]))
+    """Console-script entry point: run the command, then leave without the interpreter's teardown."""
+    leave(run(sys.argv[1:]))
+
+
+def leave(code: int) -> NoReturn:
+    """End the process with ``code`` once every output is flushed, skipping the interpreter's teardown.
+
+    By the time a command returns it has done everything that must happen before exit: it
+    closed its store (in a ``finally``), its files are complete (written atomically, so
+    already renamed into place) and its event loop and provider clients are closed. What a
+    normal exit would add is freeing every object and module one by one, about half a
+    second after a debate, for nothing the user sees. So the buffered streams and the
+    logging handlers (whose ``atexit`` hook will not run) are flushed, then ``os._exit``.
+
+    The normal exit is kept when it could still matter: when flushing fails (stdout is a
+    closed pipe: Python then reports it as it always does) and when a thread that is not a
+    daemon is still alive (a normal exit waits for it).
+    """
+    try:
+        logging = sys.modules.get("logging")
+        if logging is not None:
+            logging.shutdown()
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        sys.exit(code)
+    if _other_threads_running():
+        sys.exit(code)
+    os._exit(code)
+
+
+def _other_threads_running() -> bool:
+    threading = sys.modules.get("threading")
+    if threading is None:
+        return False
+    main_thread = threading.main_thread()
+    return any(t is not main_thread and not t.daemon and t.is_alive() for t in threading.enumerate())

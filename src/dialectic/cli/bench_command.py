@@ -1,45 +1,22 @@
 """``dialectic bench``: measure whether debating beats asking one model once, or several times.
 
-The command checks everything it can before the first call (arguments, dataset, config,
-API keys, ``--plot``'s matplotlib), prints the run id with the command that resumes it,
-then runs every arm on every item with a progress bar on stderr, saving each result as it
-finishes. The Markdown summary goes to stdout; ``-o``, ``--report`` and ``--plot`` write files.
-Errors are raised as ``dialectic.errors`` exceptions; the app turns them into exit codes.
+Declarations only, imported while the app is built: what the command does is in
+:mod:`dialectic.cli.bench_run`, imported when it runs, so no other command loads the bench
+harness.
 """
 
 from __future__ import annotations
 
-import asyncio
-import os
-import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from dialectic.bench.arms import DEFAULT_ARMS, ArmEnv
-from dialectic.bench.plan import BenchOptions, check_resume, new_spec
-from dialectic.bench.plot import require_matplotlib, write_plot
-from dialectic.bench.progress import RichProgress
-from dialectic.bench.records import RunSpec
-from dialectic.bench.report import to_json, to_markdown
-from dialectic.bench.runner import arms_for, env_for, run_bench, task_for
-from dialectic.bench.store import BenchStore, bench_database
-from dialectic.bench.summary import summarize
-from dialectic.bench.tasks import Task
-from dialectic.cli.console import Terminal
-from dialectic.cli.options import EnvFileOption, load_environment
-from dialectic.cli.output import OutputTarget, check_output, write_output
-from dialectic.config import AgentConfig
-from dialectic.errors import DialecticError, InvalidArgumentsError
-from dialectic.llm.registry import ProviderPool
-from dialectic.llm.retry import RetryPolicy
-from dialectic.store import resolve_data_dir
+from dialectic.cli.options import EnvFileOption
 
-make_pool: Callable[[], ProviderPool] = ProviderPool
-"""How the command gets its providers; tests and embedders replace it to inject a provider."""
-
+DEFAULT_ARMS = "single,majority:3,self-consistency,debate:3x2,dialectic"
+"""The arms the help names as the default: the same as :data:`dialectic.bench.arms.DEFAULT_ARMS`
+(a test holds them equal), written out so that the help does not load the bench harness."""
 DEFAULT_CONCURRENCY = 4
 
 
@@ -111,13 +88,9 @@ def bench(
     env_file: EnvFileOption = None,
 ) -> None:
     """Compare single answers, majority votes, self-consistency and debates on the same questions."""
-    term = Terminal()
-    load_environment(env_file)
-    if concurrency < 1:
-        raise InvalidArgumentsError(f"--concurrency must be at least 1 (got {concurrency})")
-    if plot is not None:
-        require_matplotlib()
-    options = BenchOptions(
+    from dialectic.cli.bench_run import run_bench_command
+
+    run_bench_command(
         task=task,
         dataset=dataset,
         arms=arms,
@@ -130,83 +103,11 @@ def bench(
         provider=provider,
         model=model,
         config=config,
+        concurrency=concurrency,
+        output=output,
+        report=report,
+        plot=plot,
+        resume=resume,
+        store=store,
+        env_file=env_file,
     )
-    data_dir = resolve_data_dir(store, os.environ)
-    with BenchStore(bench_database(data_dir)) as bench_store:
-        spec, bench_task = _plan(bench_store, options, resume, term)
-        hint = _resume_hint(spec.id, data_dir)
-        pool = make_pool()
-        env = env_for(spec, pool, RetryPolicy())
-        pool.check(_participants(spec, env))
-        output_target, report_target, plot_target = (
-            check_output(path, flag) if path is not None else None
-            for path, flag in ((output, "--output"), (report, "--report"), (plot, "--plot"))
-        )
-        if resume is None:
-            bench_store.create_run(spec)
-        term.line(
-            f"bench run {spec.id}: {len(bench_task.items)} items × {len(spec.arms)} arms, saved in "
-            f"{bench_store.path} (resume with: {hint})",
-            style="dim",
-        )
-        try:
-            with RichProgress(term.console) as progress:
-                asyncio.run(_execute(spec, bench_task, env, bench_store, concurrency, progress))
-        except (DialecticError, KeyboardInterrupt):
-            done = len(bench_store.done(spec.id))
-            total = len(bench_task.items) * len(spec.arms)
-            term.line(f"run {spec.id} stopped with {done} of {total} results saved; resume with: {hint}")
-            raise
-        results = bench_store.results(spec.id)
-    summary = summarize(spec, bench_task.description, len(bench_task.items), arms_for(spec), results)
-    markdown = to_markdown(summary)
-    _write(output_target, to_json(summary, results))
-    _write(report_target, markdown)
-    if plot is not None and plot_target is not None and not plot_target.discard:
-        try:
-            write_plot(summary, plot_target.path)
-        except OSError as exc:
-            raise InvalidArgumentsError(f"cannot write --plot {plot}: {exc.strerror or exc}") from None
-    sys.stdout.write(markdown)
-    sys.stdout.flush()
-
-
-def _plan(bench_store: BenchStore, options: BenchOptions, resume: str | None, term: Terminal) -> tuple[RunSpec, Task]:
-    if resume is None:
-        if options.task is None:
-            raise InvalidArgumentsError("give a TASK (arithmetic, or jsonl PATH), or --resume RUN_ID")
-        spec, task, warnings = new_spec(options)
-        for warning in warnings:
-            term.warning(warning)
-        return spec, task
-    spec = bench_store.load_run(resume)
-    check_resume(spec, options)
-    return spec, task_for(spec)
-
-
-def _participants(spec: RunSpec, env: ArmEnv) -> list[AgentConfig]:
-    """Every agent that will make calls, so a missing API key is found before the first one."""
-    agents = list(env.agents)
-    if "dialectic" in spec.arms:
-        agents += [*env.dialectic_config.participants(), env.dialectic_config.judge]
-    return agents
-
-
-async def _execute(
-    spec: RunSpec, task: Task, env: ArmEnv, bench_store: BenchStore, concurrency: int, progress: RichProgress
-) -> None:
-    try:
-        await run_bench(spec, task, env, bench_store, concurrency=concurrency, progress=progress)
-    finally:
-        await env.pool.aclose()
-
-
-def _resume_hint(run_id: str, data_dir: Path) -> str:
-    default_dir = resolve_data_dir(None, os.environ)
-    flag = "" if data_dir.absolute() == default_dir.absolute() else f" --store {data_dir}"
-    return f"dialectic bench --resume {run_id}{flag}"
-
-
-def _write(target: OutputTarget | None, text: str) -> None:
-    if target is not None:
-        write_output(target, text)

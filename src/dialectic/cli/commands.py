@@ -1,58 +1,36 @@
-"""``dialectic debate`` and ``dialectic resume``: the commands that run the engine.
+"""``dialectic debate`` and ``dialectic resume``: their arguments, flags and help.
 
-Everything the user gave is checked (problem, files, configuration, overrides, API keys)
-before a debate is created, so a mistake never leaves a half-made debate behind.
+Declarations only, imported while the app is built: the work is done by
+:mod:`dialectic.cli.debate_run`, imported when one of these commands runs, so ``--help``
+and the other commands never load the engine, the store or the configuration code.
 """
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from dialectic.cli.answers import (
-    Answerer,
-    load_answers_file,
-    resume_answers_warnings,
-    unmatched_answer_ids,
-    unmatched_answers_warning,
-)
-from dialectic.cli.console import Terminal
-from dialectic.cli.inputs import require_one_problem, resolve_problem
 from dialectic.cli.options import (
     AnswersOption,
+    BudgetTokensOption,
+    BudgetUsdOption,
     EnvFileOption,
     OutputOption,
     ReportOption,
     StoreOption,
+    TraceContentOption,
+    TraceOption,
     VerboseOption,
-    load_environment,
-    open_debate_store,
 )
-from dialectic.cli.output import OutputTarget, check_output, check_report, emit_results
-from dialectic.cli.session import DebateSession
-from dialectic.cli.verbose import summary_lines
-from dialectic.config import AgentConfig, SystemConfig
-from dialectic.config_loader import (
-    DEFAULT_CONFIG_FILENAME,
-    apply_overrides,
-    check_prompt_files,
-    choose_default_provider,
-    load_config,
-    size_local_debate,
-    with_local_limits,
-)
-from dialectic.context.files import gather_context
-from dialectic.domain import DebateState
-from dialectic.engine import DebateRequest
-from dialectic.engine.api import CONFIG_DIR_KEY
-from dialectic.errors import DebateStateError, InvalidArgumentsError
-from dialectic.llm.local_models import is_local_available
-from dialectic.llm.registry import ProviderPool
-from dialectic.store import DebateStore
+
+FORMATS_HELP = "critique-refine, free-form, round-limited, structured, convergence-seeking, simultaneous, vote"
+"""The formats as ``--format``'s help lists them (a test holds them equal to :data:`dialectic.config.FORMATS`)."""
+DEFAULT_CONFIG_FILENAME = "debate-config.json"
+"""``--config``'s default as the help states it: the same as
+:data:`dialectic.config_loader.DEFAULT_CONFIG_FILENAME` (a test holds them equal), written out
+here so that the help does not load the configuration code."""
 
 
 def debate(
@@ -65,6 +43,21 @@ def debate(
         str | None, typer.Option("--agents", "-a", help="Comma-separated roles to keep, e.g. architect,security.")
     ] = None,
     rounds: Annotated[int | None, typer.Option("--rounds", "-r", help="Number of rounds (at least 1).")] = None,
+    debate_format: Annotated[
+        str | None,
+        typer.Option(
+            "--format", help=f"Deliberation protocol: {FORMATS_HELP} (default: the config's, else critique-refine)."
+        ),
+    ] = None,
+    problem_kind: Annotated[
+        str | None,
+        typer.Option(
+            "--problem-kind",
+            metavar="auto|design|reasoning",
+            help="design: a design document; reasoning: one right answer, worked step by step "
+            "(default: the config's, else detected from the problem).",
+        ),
+    ] = None,
     config: Annotated[
         Path | None, typer.Option("--config", "-c", help=f"Configuration file (default: ./{DEFAULT_CONFIG_FILENAME}).")
     ] = None,
@@ -91,52 +84,39 @@ def debate(
             help="Let the config's prompt paths point outside its directory (saved with the debate for resume).",
         ),
     ] = False,
+    budget_usd: BudgetUsdOption = None,
+    budget_tokens: BudgetTokensOption = None,
+    trace: TraceOption = False,
+    trace_content: TraceContentOption = False,
 ) -> None:
     """Run a debate on a problem and print the judge's solution."""
-    term = Terminal()
-    load_environment(env_file)
-    require_one_problem(problem, problem_file)
-    answer_book = load_answers_file(answers) if answers is not None else None
-    loaded = load_config(config or Path(DEFAULT_CONFIG_FILENAME), explicit=config is not None)
-    for warning in loaded.warnings:
-        term.warning(warning)
-    text = resolve_problem(problem, problem_file, loaded.config.limits)
-    provider, model = _provider_and_model(provider, model, model_path, has_config=loaded.path is not None, term=term)
-    resolved, override_warnings = apply_overrides(
-        loaded.config,
+    from dialectic.cli.debate_run import run_debate
+
+    run_debate(
+        problem=problem,
+        problem_file=problem_file,
+        agents=agents,
         rounds=rounds,
-        roles=agents,
+        debate_format=debate_format,
+        problem_kind=problem_kind,
+        config=config,
+        output=output,
+        report=report,
+        clarify=clarify,
+        answers=answers,
+        verbose=verbose,
+        env_file=env_file,
+        context=context,
         provider=provider,
         model=model,
+        model_path=model_path,
+        store=store,
         allow_outside_prompts=allow_outside_prompts,
+        budget_usd=budget_usd,
+        budget_tokens=budget_tokens,
+        trace=trace,
+        trace_content=trace_content,
     )
-    if loaded.path is None:
-        resolved, sizing = size_local_debate(resolved, rounds_given=rounds is not None, agents_given=agents is not None)
-        if sizing:
-            term.line(sizing)
-    resolved = with_local_limits(resolved)
-    for warning in override_warnings:
-        term.warning(warning)
-    check_prompt_files(resolved, loaded.directory)
-    asks = clarify or resolved.debate.interactive_clarifications
-    if answer_book is not None and not asks:
-        term.warning("--answers is not used without --clarify: no clarifying questions will be asked")
-    gathered = _gather(context, term)
-    check_providers(resolved)
-    output_target, report_target = _check_targets(output, report)
-    debate_store, store_flag = open_debate_store(store)
-    request = DebateRequest(
-        problem=text, config=resolved, config_dir=loaded.directory, context=gathered, clarify=clarify
-    )
-    session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose)
-    try:
-        state = session.start(request)
-        if answer_book and asks:
-            _warn_unmatched_answers(answer_book, state, term)
-        _finish(state, output=output_target, report=report_target, verbose=verbose, term=term)
-    finally:
-        session.announce_saved()
-        debate_store.close()
 
 
 def resume(
@@ -147,95 +127,24 @@ def resume(
     verbose: VerboseOption = False,
     store: StoreOption = None,
     env_file: EnvFileOption = None,
+    budget_usd: BudgetUsdOption = None,
+    budget_tokens: BudgetTokensOption = None,
+    trace: TraceOption = False,
+    trace_content: TraceContentOption = False,
 ) -> None:
-    """Continue a suspended, interrupted or failed debate from where it stopped."""
-    term = Terminal()
-    load_environment(env_file)
-    answer_book = load_answers_file(answers) if answers is not None else None
-    debate_store, store_flag = open_debate_store(store, create=False)
-    try:
-        state = debate_store.load(debate_id)
-        if state.status == "completed":
-            raise DebateStateError(f"debate {debate_id} is already completed; see it with: dialectic show {debate_id}")
-        if state.config:
-            saved = SystemConfig.model_validate(state.config)
-            check_prompt_files(saved, Path(str(state.config.get(CONFIG_DIR_KEY, "."))))
-            check_providers(saved)
-        output_target, report_target = _check_targets(output, report)
-        if answer_book is not None:
-            for warning in resume_answers_warnings(answer_book, state):
-                term.warning(warning)
-        session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose)
-        try:
-            _finish(session.resume(state), output=output_target, report=report_target, verbose=verbose, term=term)
-        finally:
-            session.announce_saved()
-    finally:
-        debate_store.close()
+    """Continue a suspended, paused, interrupted or failed debate from where it stopped (a new budget is kept)."""
+    from dialectic.cli.debate_run import resume_debate
 
-
-def _provider_and_model(
-    provider: str | None, model: str | None, model_path: Path | None, *, has_config: bool, term: Terminal
-) -> tuple[str | None, str | None]:
-    """``--model-path`` means the local provider; with no config and no provider, choose one and say why."""
-    if model_path is not None:
-        if provider not in (None, "local"):
-            raise InvalidArgumentsError("--model-path runs the local provider; it cannot be combined with --provider")
-        if not model_path.is_file():
-            raise InvalidArgumentsError(f"--model-path {model_path}: no such file")
-        if model_path.suffix.lower() != ".gguf":
-            raise InvalidArgumentsError(f"--model-path {model_path}: expected a .gguf model file")
-        return "local", str(model_path.resolve())
-    if has_config or provider is not None:
-        return provider, model
-    choice = choose_default_provider(os.environ, local_available=is_local_available())
-    term.line(f"using provider '{choice.provider}' ({model or choice.model}): {choice.reason}")
-    return choice.provider, model or choice.model
-
-
-def check_providers(config: SystemConfig) -> None:
-    """Every provider is known and has its API key (``MissingApiKeyError`` names the variable)."""
-    participants: list[AgentConfig] = [*config.participants(), config.judge]
-    ProviderPool().check(participants)
-
-
-def _new_session(
-    store: DebateStore, store_flag: str | None, term: Terminal, answers: dict[str, str] | None, *, verbose: bool
-) -> DebateSession:
-    answerer = Answerer.for_cli(answers, sys.stdin, term)
-    return DebateSession(store, term, answerer=answerer, verbose=verbose, store_flag=store_flag)
-
-
-def _gather(directory: Path | None, term: Terminal) -> str | None:
-    if directory is None:
-        return None
-    gathered = gather_context(directory)
-    if gathered.skipped:
-        term.warning(f"--context {directory}: skipped {gathered.skipped_summary()}")
-    if not gathered.text:
-        term.warning(f"--context {directory} holds no readable text files; no context is added")
-        return None
-    return gathered.text
-
-
-def _check_targets(output: str | None, report: str | None) -> tuple[OutputTarget | None, OutputTarget | None]:
-    """Every output path checked (parents created) before the debate is created or resumed."""
-    output_target = check_output(output, "--output") if output is not None else None
-    report_target = check_report(report, "--report") if report is not None else None
-    return output_target, report_target
-
-
-def _warn_unmatched_answers(answers: dict[str, str], state: DebateState, term: Terminal) -> None:
-    unmatched = unmatched_answer_ids(answers, state)
-    if unmatched:
-        term.warning(unmatched_answers_warning(unmatched))
-
-
-def _finish(
-    state: DebateState, *, output: OutputTarget | None, report: OutputTarget | None, verbose: bool, term: Terminal
-) -> None:
-    if state.status == "completed":
-        emit_results(state, output=output, report=report, verbose=verbose, term=term)
-    if verbose:
-        for line in summary_lines(state):
-            term.line(line, style="dim")
+    resume_debate(
+        debate_id=debate_id,
+        answers=answers,
+        output=output,
+        report=report,
+        verbose=verbose,
+        store=store,
+        env_file=env_file,
+        budget_usd=budget_usd,
+        budget_tokens=budget_tokens,
+        trace=trace,
+        trace_content=trace_content,
+    )

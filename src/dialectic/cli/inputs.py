@@ -16,7 +16,6 @@ from dialectic.config import LimitsConfig
 from dialectic.errors import InvalidArgumentsError
 from dialectic.user_files import ENV_FILE, PROBLEM_FILE, read_user_text
 
-DEFAULT_ENV_FILE = ".env"
 _UTF8_MAX_BYTES_PER_CHAR = 4
 
 

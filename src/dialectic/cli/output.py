@@ -23,6 +23,7 @@ from pathlib import Path
 from dialectic.cli.console import Terminal
 from dialectic.domain import DebateState
 from dialectic.errors import DialecticError, InvalidArgumentsError
+from dialectic.ledger import entries_of, ledger_totals
 from dialectic.report import render_report
 from dialectic.user_files import special_file_kind, system_directory_of
 
@@ -186,8 +187,12 @@ def check_report(path: str | Path, flag: str) -> OutputTarget:
 
 
 def export_json(state: DebateState) -> str:
-    """The debate in the seed's JSON shape (camelCase keys), pretty-printed."""
-    return json.dumps(state.to_json_dict(), indent=2, ensure_ascii=False) + "\n"
+    """The debate in the seed's JSON shape (camelCase keys), pretty-printed, with its ``ledger`` and ``totals``."""
+    data = state.to_json_dict()
+    entries = entries_of(state)
+    data["ledger"] = [entry.to_json_dict() for entry in entries]
+    data["totals"] = ledger_totals(entries).to_json_dict()
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def solution_text(state: DebateState) -> str:

@@ -23,6 +23,7 @@ from rich.text import Text
 
 from dialectic import events as ev
 from dialectic.cli.console import Terminal
+from dialectic.cli.deliberation_lines import assessment_line, verdict_line, vote_line
 from dialectic.cli.wording import plural
 from dialectic.cli.work_board import Running, WorkBoard, duration
 from dialectic.domain import Contribution, DebateState
@@ -86,7 +87,18 @@ class ProgressReporter:
         if isinstance(event, ev.ContributionAdded):
             c = event.contribution
             return not c.ok or c.metadata.truncated
-        return isinstance(event, ev.Warning | ev.CallRetrying | ev.QuestionsPending | ev.ParticipantDropped)
+        return isinstance(
+            event,
+            ev.Warning
+            | ev.Notice
+            | ev.CallRetrying
+            | ev.QuestionsPending
+            | ev.ParticipantDropped
+            | ev.AssessmentAdded
+            | ev.VoteCompleted
+            | ev.VerdictAdded
+            | ev.PersonasAssigned,
+        )
 
     def _track(self, event: ev.Event) -> str | None:
         """Update the display's state from ``event`` and return its plain line, if it has one."""
@@ -95,8 +107,9 @@ class ProgressReporter:
             self._names = {p.id: p.name for p in (*event.agents, event.judge)}
             self._started_at = self._clock()
             verb = "Resuming" if event.resumed else "Started"
+            shape = "" if event.format == "critique-refine" else f" ({event.format})"
             return (
-                f"{verb} debate {event.debate_id}: {plural(len(event.agents), 'agent')}, "
+                f"{verb} debate {event.debate_id}{shape}: {plural(len(event.agents), 'agent')}, "
                 f"{plural(event.total_rounds, 'round')}"
             )
         if isinstance(event, ev.RoundStarted):
@@ -114,12 +127,14 @@ class ProgressReporter:
         if isinstance(event, ev.QuestionsPending):
             count = sum(len(group.items) for group in event.groups)
             return f"{plural(count, 'clarifying question')} need{'s' if count == 1 else ''} answers"
-        if isinstance(event, ev.EvaluationCompleted):
-            verdict = "stopping early" if event.stop else "continuing"
-            return (
-                f"evaluation: round {event.round_number} confidence {event.evaluation.confidence} "
-                f"(threshold {event.threshold}), {verdict}"
-            )
+        if isinstance(event, ev.AssessmentAdded):
+            return assessment_line(event, self._names)
+        if isinstance(event, ev.VoteCompleted):
+            return vote_line(event.outcome, self._names)
+        if isinstance(event, ev.VerdictAdded):
+            return verdict_line(event.verdict, self._names)
+        if isinstance(event, ev.PersonasAssigned):
+            return "personas: " + "; ".join(f"{a.name}: {a.position or 'no position'}" for a in event.agents)
         if isinstance(event, ev.SynthesisStarted):
             self._synthesizing = True
             return "synthesis: the judge is writing the solution"
@@ -136,6 +151,8 @@ class ProgressReporter:
             )
         if isinstance(event, ev.Warning):
             return f"warning: {event.message}"
+        if isinstance(event, ev.Notice):
+            return event.message
         if isinstance(event, ev.CallRetrying):
             return (
                 f"retrying: {event.agent_name} {event.activity}, attempt {event.attempt + 1} "

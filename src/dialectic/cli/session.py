@@ -4,8 +4,9 @@ One event loop serves the whole command (the provider clients belong to it), the
 display runs while the engine does, and between engine calls the clarifying questions of a
 suspended debate are answered and the debate resumed, until it completes or cannot be
 answered here. Ctrl-C, SIGTERM and SIGHUP cancel the engine's task (the engine saves the
-debate as interrupted) and surface as :class:`InterruptedRun`, whose message is the one
-notice the user gets about it (:meth:`DebateSession.announce_saved` stays silent then).
+debate as interrupted) and surface as :class:`~dialectic.cli.interruptions.InterruptedRun`,
+whose message is the one notice the user gets about it (:meth:`DebateSession.announce_saved`
+stays silent then).
 """
 
 from __future__ import annotations
@@ -14,20 +15,26 @@ import asyncio
 import shlex
 from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from dialectic import events as ev
 from dialectic.cli.answers import Answerer, describe_pending, ran_out_warning
 from dialectic.cli.console import Terminal
+from dialectic.cli.interruptions import EXIT_INTERRUPTED, InterruptedRun, Terminated, exit_code_for, signal_name
 from dialectic.cli.progress import ProgressReporter
-from dialectic.cli.signals import EXIT_INTERRUPTED, StopSignals, Terminated, exit_code_for, signal_name
+from dialectic.cli.signals import StopSignals
 from dialectic.cli.verbose import VerboseSetup
 from dialectic.domain import DebateState
 from dialectic.engine import DebateEngine, DebateRequest
+from dialectic.engine.api import BudgetChange
 from dialectic.errors import DebateBusyError, LeaseLostError
 from dialectic.events import EventBus
 from dialectic.llm.registry import ProviderPool
 from dialectic.store import DebateStore
+from dialectic.tracing.settings import TraceSettings
+
+if TYPE_CHECKING:
+    from dialectic.tracing.otel import DebateTracer
 
 EngineCall = Callable[[], Coroutine[Any, Any, DebateState]]
 
@@ -35,17 +42,10 @@ _STATUS_OF_EVENT: dict[type[ev.Event], str] = {
     ev.DebateStarted: "running",
     ev.DebateCompleted: "completed",
     ev.DebateSuspended: "suspended",
+    ev.DebatePaused: "paused",
     ev.DebateInterrupted: "interrupted",
     ev.DebateFailed: "failed",
 }
-
-
-class InterruptedRun(Exception):
-    """Ctrl-C, SIGTERM or SIGHUP stopped the command; the message says what was saved and how to continue."""
-
-    def __init__(self, message: str, exit_code: int = EXIT_INTERRUPTED) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
 
 
 def resume_command(debate_id: str, store_flag: str | None) -> str:
@@ -64,6 +64,7 @@ class DebateSession:
         answerer: Answerer,
         verbose: bool,
         store_flag: str | None,
+        tracing: TraceSettings | None = None,
     ) -> None:
         self.store = store
         self.term = term
@@ -80,14 +81,21 @@ class DebateSession:
         bus.subscribe(self._track)
         if verbose:
             bus.subscribe(VerboseSetup(term, store))
-        self._engine = DebateEngine(store, self._providers, bus)
+        self._tracer: DebateTracer | None = None
+        if tracing is not None:
+            from dialectic.tracing.otel import DebateTracer  # only a traced run loads OpenTelemetry
+
+            self._tracer = DebateTracer.from_settings(tracing)
+            bus.subscribe(self._tracer)
+        watchers = [self._tracer] if self._tracer is not None else []
+        self._engine = DebateEngine(store, self._providers, bus, watchers=watchers)
 
     def start(self, request: DebateRequest) -> DebateState:
         with self._stoppable():
             return self._run(lambda: self._engine.start(request))
 
-    def resume(self, state: DebateState) -> DebateState:
-        """Continue a stored debate; a suspended one only once its questions are answered here."""
+    def resume(self, state: DebateState, *, budget: BudgetChange | None = None) -> DebateState:
+        """Continue a stored debate (with a new ``budget``); a suspended one only once its questions are answered."""
         self.debate_id, self.status = state.id, state.status
         self._progress.preload(state)
         with self._stoppable():
@@ -96,7 +104,7 @@ class DebateSession:
                 answers = self._answers_for(state, already_sent=set())
                 if answers is None:
                     return state
-            return self._run(lambda: self._engine.resume(state.id, answers))
+            return self._run(lambda: self._engine.resume(state.id, answers, budget=budget))
 
     def resume_hint(self) -> str:
         return resume_command(self.debate_id or "ID", self._store_flag)
@@ -151,6 +159,8 @@ class DebateSession:
                 raise
             finally:
                 self._close_providers(runner)
+                if self._tracer is not None:
+                    self._tracer.shutdown()  # every span sent before the command leaves
 
     def _resumer(self, debate_id: str, answers: dict[str, str]) -> EngineCall:
         return lambda: self._engine.resume(debate_id, answers)

@@ -5,10 +5,8 @@ SIGINT. While the engine runs, :meth:`StopSignals.run_cancellable` registers eve
 signal handlers that cancel the engine's task, exactly what :class:`asyncio.Runner` does
 for Ctrl-C, so the engine saves the debate as ``interrupted``. Outside the event loop (for
 instance while the user types answers to clarifying questions) the process-level handler
-raises :class:`Terminated` instead, as Python raises ``KeyboardInterrupt`` for Ctrl-C.
-
-The exit status follows the shell's convention, 128 + the signal number: 130 for Ctrl-C,
-129 for SIGHUP, 143 for SIGTERM.
+raises :class:`~dialectic.cli.interruptions.Terminated` instead, as Python raises
+``KeyboardInterrupt`` for Ctrl-C (:mod:`dialectic.cli.interruptions` gives the exit status).
 """
 
 from __future__ import annotations
@@ -21,36 +19,13 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import TypeVar
 
+from dialectic.cli.interruptions import Terminated
+
 T = TypeVar("T")
 
-EXIT_INTERRUPTED = 128 + signal.SIGINT
 STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
     sig for sig in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if sig is not None
 )
-
-
-def exit_code_for(signum: int) -> int:
-    """The shell's exit status for a process stopped by ``signum``."""
-    return 128 + signum
-
-
-def signal_name(signum: int) -> str:
-    try:
-        return signal.Signals(signum).name
-    except ValueError:
-        return f"signal {signum}"
-
-
-class Terminated(BaseException):
-    """SIGTERM or SIGHUP arrived while no engine task was running.
-
-    A ``BaseException``, like ``KeyboardInterrupt``, so that no ``except Exception`` on the
-    way up swallows the request to stop.
-    """
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal_name(signum))
-        self.signum = signum
 
 
 class StopSignals:

@@ -9,6 +9,7 @@ from dialectic.cli.console import Terminal
 from dialectic.cli.wording import plural
 from dialectic.config import SummarizationConfig, SystemConfig
 from dialectic.domain import AgentPromptSources, Contribution, DebateState, DebateSummary
+from dialectic.ledger import entries_of, ledger_totals, totals_by_kind, usage_text
 from dialectic.store import DebateStore
 
 PREVIEW_CHARS = 80
@@ -78,7 +79,7 @@ def _describe_summarization(s: SummarizationConfig) -> str:
 
 
 def summary_lines(state: DebateState) -> list[str]:
-    """Per round: each contribution with a preview, tokens and latency; summaries; then totals."""
+    """Per round: each contribution with a preview, tokens and latency; summaries; then the ledger's totals."""
     names = participant_names(state)
     lines = [f"Debate {state.id} ({state.status})"]
     for rnd in state.rounds:
@@ -89,15 +90,15 @@ def summary_lines(state: DebateState) -> list[str]:
         lines.append(f"Judge {_summary_line(names, state.judge_summary)}")
     contributions = state.all_contributions()
     failed = sum(1 for c in contributions if not c.ok)
-    tokens = state.total_usage().total_tokens
-    if state.final_solution is not None:
-        tokens += state.final_solution.metadata.tokens_used or 0
+    entries = entries_of(state)
     duration = (state.updated_at - state.created_at).total_seconds()
     lines.append(
         f"Totals: {plural(len(state.rounds), 'round')}, {plural(len(contributions), 'contribution')}"
         + (f" ({failed} failed)" if failed else "")
-        + f", {tokens} tokens, {duration:.1f}s"
+        + f", {duration:.1f}s"
     )
+    lines.append(f"Usage: {usage_text(ledger_totals(entries))}")
+    lines += [f"  {kind:<14} {usage_text(totals)}" for kind, totals in totals_by_kind(entries).items()]
     return lines
 
 

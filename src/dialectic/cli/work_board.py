@@ -13,9 +13,18 @@ from dataclasses import dataclass, field
 
 from dialectic import events as ev
 from dialectic.domain import DebateState
+from dialectic.engine.protocols import protocol
 
 KINDS = ("proposal", "critique", "refinement")
-KIND_TITLES = {"proposal": "proposals", "critique": "critiques", "refinement": "refinements"}
+KIND_TITLES = {
+    "proposal": "proposals",
+    "critique": "critiques",
+    "refinement": "refinements",
+    "response": "turns",
+    "opening": "openings",
+    "rebuttal": "rebuttals",
+    "closing": "closings",
+}
 MIN_CALLS_FOR_ESTIMATE = 2
 
 
@@ -30,6 +39,7 @@ class Running:
 class WorkBoard:
     total_rounds: int = 0
     agents: int = 0
+    format: str = "critique-refine"
     done: dict[tuple[int, str], int] = field(default_factory=dict)
     """(round, kind) → contributions saved (failed ones included)."""
     failed: int = 0
@@ -40,7 +50,14 @@ class WorkBoard:
     synthesized: bool = False
 
     def start(self, event: ev.DebateStarted) -> None:
-        self.total_rounds, self.agents = event.total_rounds, len(event.agents)
+        self.total_rounds, self.agents, self.format = event.total_rounds, len(event.agents), event.format
+
+    def kinds(self, number: int) -> tuple[str, ...]:
+        """What round ``number`` makes: proposals, critiques and refinements, or one kind of turn."""
+        chosen = protocol(self.format)
+        if chosen.family != "turns":
+            return KINDS
+        return (chosen.turn_plan(number, max(self.total_rounds, number)).kind,)
 
     def preload(self, state: DebateState) -> None:
         """Count what a resumed debate saved before this run."""
@@ -77,10 +94,11 @@ class WorkBoard:
     def round_line(self, number: int) -> str | None:
         """``Round 2/3  proposals 3/3 · critiques 4/6 (2 running) · refinements 0/3``, or None before any work."""
         running = [r for r in self.running.values() if r.round_number == number]
-        if not running and not any(self.done.get((number, kind)) for kind in KINDS):
+        kinds = self.kinds(number)
+        if not running and not any(self.done.get((number, kind)) for kind in kinds):
             return None
         parts = []
-        for kind in KINDS:
+        for kind in kinds:
             done = self.done.get((number, kind), 0)
             busy = sum(1 for k, r in self.running.items() if r.round_number == number and k[1] == kind)
             text = f"{KIND_TITLES[kind]} {done}/{max(done, self.expected(kind))}"
@@ -94,8 +112,11 @@ class WorkBoard:
         return sum(self.done.values())
 
     def calls_expected(self) -> int:
-        """Calls a whole debate makes: round 1's proposals, every round's critiques and refinements, the synthesis."""
+        """Calls a whole debate makes: round 1's proposals, every round's critiques and refinements, the
+        synthesis — or, in a turn format, one turn per agent per round and the synthesis."""
         n = self.agents
+        if protocol(self.format).family == "turns":
+            return self.total_rounds * n + 1
         return n + self.total_rounds * (n * (n - 1) + n) + 1
 
     def estimate_left(self, elapsed_s: float) -> float | None:

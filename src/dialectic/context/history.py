@@ -6,8 +6,24 @@ from collections.abc import Iterable, Mapping
 
 from dialectic.domain import AgentClarifications, Contribution, DebateRound, DebateState, DebateSummary
 
-_PHASE_ORDER = {"proposal": 0, "critique": 1, "refinement": 2}
-_TYPE_LABEL = {"proposal": "Proposal", "critique": "Critique", "refinement": "Refinement"}
+_PHASE_ORDER = {
+    "proposal": 0,
+    "critique": 1,
+    "refinement": 2,
+    "response": 0,
+    "opening": 0,
+    "rebuttal": 0,
+    "closing": 0,
+}
+_TYPE_LABEL = {
+    "proposal": "Proposal",
+    "critique": "Critique",
+    "refinement": "Refinement",
+    "response": "Turn",
+    "opening": "Opening statement",
+    "rebuttal": "Rebuttal",
+    "closing": "Closing statement",
+}
 
 
 def participant_names(state: DebateState) -> dict[str, str]:
@@ -32,9 +48,11 @@ def format_clarifications(groups: Iterable[AgentClarifications]) -> str:
     return "\n\n".join(blocks)
 
 
-def describe(contribution: Contribution, names: Mapping[str, str]) -> str:
+def describe(contribution: Contribution, names: Mapping[str, str], *, with_roles: bool = True) -> str:
     author = names.get(contribution.agent_id, contribution.agent_id)
-    label = f"{_TYPE_LABEL[contribution.type]} by {author} ({contribution.agent_role})"
+    label = f"{_TYPE_LABEL[contribution.type]} by {author}"
+    if with_roles:
+        label += f" ({contribution.agent_role})"
     if contribution.type == "critique" and contribution.target_agent_id:
         label += f" of {names.get(contribution.target_agent_id, contribution.target_agent_id)}'s proposal"
     if contribution.metadata.truncated:
@@ -43,12 +61,18 @@ def describe(contribution: Contribution, names: Mapping[str, str]) -> str:
 
 
 def rounds_text(
-    rounds: Iterable[DebateRound], names: Mapping[str, str], *, kinds: tuple[str, ...] | None = None
+    rounds: Iterable[DebateRound],
+    names: Mapping[str, str],
+    *,
+    kinds: tuple[str, ...] | None = None,
+    with_roles: bool = True,
 ) -> str:
     """Successful contributions of ``rounds`` as labelled blocks (carried-over proposals are skipped).
 
     Within a round the blocks are ordered by phase, then by the order of ``names``, not by
     when calls happened to finish — so the same debate always yields the same prompts.
+    ``with_roles=False`` leaves the roles out (the judge, seeing neutral labels, should not
+    recognise a participant by them).
     """
     order = {agent_id: index for index, agent_id in enumerate(names)}
 
@@ -61,7 +85,9 @@ def rounds_text(
         for c in sorted(rnd.contributions, key=position):
             if not c.ok or c.metadata.carried_over or (kinds is not None and c.type not in kinds):
                 continue
-            blocks.append(f"### Round {rnd.round_number} — {describe(c, names)}\n{c.content.strip()}")
+            blocks.append(
+                f"### Round {rnd.round_number} — {describe(c, names, with_roles=with_roles)}\n{c.content.strip()}"
+            )
     return "\n\n".join(blocks)
 
 
@@ -110,11 +136,12 @@ def history_for(state: DebateState, agent_id: str, round_number: int, *, full_hi
 
 
 def final_round_text(state: DebateState) -> str:
-    """The last round's proposals and refinements: what the judge summarizes when the debate is long."""
+    """The last round's proposals and refinements (or turns): what the judge summarizes when the debate is long."""
     last = state.last_round
     if last is None:
         return ""
-    return rounds_text([last], participant_names(state), kinds=("proposal", "refinement"))
+    kinds = ("proposal", "refinement", "response", "opening", "rebuttal", "closing")
+    return rounds_text([last], participant_names(state), kinds=kinds)
 
 
 def debate_text(state: DebateState) -> str:

@@ -2,28 +2,35 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from dialectic import events as ev
-from dialectic.changes import AnswersRecorded, DebateCreated, ParticipantsReinstated, StatusChanged
+from dialectic.changes import AnswersRecorded, BudgetChanged, DebateCreated, ParticipantsReinstated, StatusChanged
 from dialectic.config import SystemConfig
-from dialectic.domain import DebateState, new_debate_id
+from dialectic.domain import DebateState, new_debate_id, new_trace_id
+from dialectic.engine.budget import BudgetGuard, check_budget_prices, with_limits
+from dialectic.engine.calls import CallWatcher
 from dialectic.engine.context import RunContext
 from dialectic.engine.lease import HeldLease, LeaseHold, LeasePolicy
+from dialectic.engine.pausing import RunControl
+from dialectic.engine.personas_step import apply_stances
 from dialectic.engine.roster import Roster, build_roster
 from dialectic.engine.runner import node_named, run_graph
 from dialectic.errors import DebateStateError, StoreError
 from dialectic.events import EventBus
+from dialectic.ledger import debate_totals
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
+from dialectic.pricing import PriceTable
+from dialectic.problem_kind import choose_kind
 from dialectic.store.base import DebateStore
 
 CONFIG_DIR_KEY = "configDir"
 """Saved with the debate's configuration so a resumed debate reads the same prompt files."""
 
-RESUMABLE = ("suspended", "interrupted", "failed", "running", "pending")
+RESUMABLE = ("suspended", "paused", "interrupted", "failed", "running", "pending")
 
 
 @dataclass(frozen=True)
@@ -37,6 +44,14 @@ class DebateRequest:
     clarify: bool = False
 
 
+@dataclass(frozen=True)
+class BudgetChange:
+    """New limits for a resumed debate (``None`` keeps a limit as saved)."""
+
+    max_cost_usd: float | None = None
+    max_tokens: int | None = None
+
+
 class DebateEngine:
     def __init__(
         self,
@@ -46,6 +61,7 @@ class DebateEngine:
         *,
         retry: RetryPolicy | None = None,
         lease: LeasePolicy | None = None,
+        watchers: Sequence[CallWatcher] = (),
     ) -> None:
         self.store = store
         self.providers = providers
@@ -53,14 +69,21 @@ class DebateEngine:
         self.retry = retry
         """``None``: each debate retries as its ``debate.retry`` configuration says."""
         self.lease = lease or LeasePolicy()
+        self.watchers = list(watchers)
+        """Told of every call each debate makes (a tracer); the bus carries everything else."""
 
-    async def start(self, request: DebateRequest) -> DebateState:
+    async def start(self, request: DebateRequest, *, control: RunControl | None = None) -> DebateState:
+        """Create the debate and run it until it completes, suspends, pauses (through ``control``) or fails."""
         config = request.config
         if request.clarify and not config.debate.interactive_clarifications:
             config = config.model_copy(
                 update={"debate": config.debate.model_copy(update={"interactive_clarifications": True})}
             )
+        kind = choose_kind(config.debate.problem_kind, request.problem)
+        # The kind is resolved once and saved with the debate: a resumed debate keeps its prompts.
+        config = config.model_copy(update={"debate": config.debate.model_copy(update={"problem_kind": kind.kind})})
         config_dir = request.config_dir.resolve()
+        check_budget_prices(config, PriceTable.of(config.pricing))
         roster = build_roster(config, config_dir, self.providers, self.retry)
         snapshot = config.to_json_dict()
         snapshot[CONFIG_DIR_KEY] = str(config_dir)
@@ -73,10 +96,18 @@ class DebateEngine:
             agents=[a.participant() for a in roster.agents],
             judge=roster.judge.participant(),
             config=snapshot,
+            trace_id=new_trace_id(),
         )
+        control = control or RunControl()
         async with LeaseHold(self.store, state.id, self.lease, create=DebateCreated(state=state)) as lease:
-            ctx = RunContext(state=lease.store.load(state.id), store=lease.store, bus=self.bus, roster=roster)
+            control.attach(state.id)
+            ctx = self._context(lease.store.load(state.id), lease.store, roster, config, control)
             self._announce(ctx, resumed=False)
+            ctx.emit(
+                ev.Notice(
+                    ctx.debate_id, f"problem kind: {kind.kind} ({kind.reason}); set debate.problemKind to change it"
+                )
+            )
             return await run_graph(ctx, node_named(None))
 
     def _fresh_id(self) -> str:
@@ -87,21 +118,48 @@ class DebateEngine:
                 return candidate
         raise StoreError(f"could not find an unused debate id in {self.store.location}")
 
-    async def resume(self, debate_id: str, answers: Mapping[str, str] | None = None) -> DebateState:
-        """Continue a saved debate; :class:`~dialectic.errors.DebateBusyError` if another run holds it."""
-        async with LeaseHold(self.store, debate_id, self.lease) as lease:
-            return await self._resume(lease, debate_id, answers)
+    async def resume(
+        self,
+        debate_id: str,
+        answers: Mapping[str, str] | None = None,
+        *,
+        control: RunControl | None = None,
+        budget: BudgetChange | None = None,
+    ) -> DebateState:
+        """Continue a saved debate; :class:`~dialectic.errors.DebateBusyError` if another run holds it.
 
-    async def _resume(self, lease: HeldLease, debate_id: str, answers: Mapping[str, str] | None) -> DebateState:
+        ``budget`` sets new limits first (saved with the debate), e.g. to go on past the old ones.
+        """
+        control = control or RunControl()
+        async with LeaseHold(self.store, debate_id, self.lease) as lease:
+            control.attach(debate_id)
+            return await self._resume(lease, debate_id, answers, control, budget)
+
+    async def _resume(
+        self,
+        lease: HeldLease,
+        debate_id: str,
+        answers: Mapping[str, str] | None,
+        control: RunControl,
+        budget: BudgetChange | None,
+    ) -> DebateState:
         state = lease.store.load(debate_id)
         if state.status == "completed":
             raise DebateStateError(f"debate {debate_id} is already completed; nothing to resume")
         if state.status not in RESUMABLE:
             raise DebateStateError(f"debate {debate_id} has status '{state.status}' and cannot be resumed")
         config = SystemConfig.model_validate(state.config)
+        if budget is not None and (budget.max_cost_usd is not None or budget.max_tokens is not None):
+            changed = BudgetChanged(max_cost_usd=budget.max_cost_usd, max_tokens=budget.max_tokens)
+            limited = with_limits(config, budget.max_cost_usd, budget.max_tokens)
+            check_budget_prices(limited, PriceTable.of(config.pricing))
+            lease.store.append(debate_id, changed)
+            state = lease.store.load(debate_id)
+            config = SystemConfig.model_validate(state.config)
         config_dir = Path(str(state.config.get(CONFIG_DIR_KEY, ".")))
         roster = build_roster(config, config_dir, self.providers, self.retry)
-        ctx = RunContext(state=state, store=lease.store, bus=self.bus, roster=roster)
+        ctx = self._context(state, lease.store, roster, config, control)
+        apply_stances(roster, state)  # positions and personas the judge assigned before are kept
         self._announce(ctx, resumed=True)
         ctx.flush_warnings(lease.notices)
         ctx.flush_warnings(roster.warnings)
@@ -115,6 +173,22 @@ class DebateEngine:
         ctx.record(*changes, StatusChanged(status="running"))
         return await run_graph(ctx, node_named(state.next_node))
 
+    def _context(
+        self, state: DebateState, store: DebateStore, roster: Roster, config: SystemConfig, control: RunControl
+    ) -> RunContext:
+        """The run's context: the saved state, and the budget counting from what the debate spent before."""
+        prices = PriceTable.of(config.pricing)
+        return RunContext(
+            state=state,
+            store=store,
+            bus=self.bus,
+            roster=roster,
+            control=control,
+            prices=prices,
+            guard=BudgetGuard(config.debate.budget, prices, debate_totals(state)),
+            watchers=list(self.watchers),
+        )
+
     def _announce(self, ctx: RunContext, *, resumed: bool) -> None:
         roster: Roster = ctx.roster
         ctx.emit(
@@ -125,6 +199,8 @@ class DebateEngine:
                 tuple(ctx.state.agents),
                 roster.judge.participant(),
                 resumed=resumed,
+                format=roster.settings.format,
+                trace_id=ctx.state.trace_id,
             )
         )
 

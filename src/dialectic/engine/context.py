@@ -3,21 +3,33 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+import inspect
+import logging
+import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from dialectic import events as ev
 from dialectic.changes import Change, ContributionRecorded, apply_change
+from dialectic.config import BudgetSettings
 from dialectic.context.history import format_clarifications
-from dialectic.domain import Contribution, ContributionMetadata, ContributionType, DebateState
+from dialectic.domain import CallStatus, Contribution, ContributionMetadata, ContributionType, DebateState
+from dialectic.engine.budget import BudgetGuard
+from dialectic.engine.calls import CallInfo, CallScope, CallWatch, CallWatcher
+from dialectic.engine.ledger_book import LedgerBook
+from dialectic.engine.pausing import PauseRequested, RunControl
 from dialectic.errors import ProviderError
 from dialectic.events import EventBus
+from dialectic.ledger import LedgerTotals
 from dialectic.llm.base import Completion
-from dialectic.llm.client import RetryHook
+from dialectic.llm.client import RetryHook, streaming_to
+from dialectic.llm.observe import observing
+from dialectic.pricing import PriceTable
 from dialectic.store.base import DebateStore
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from dialectic.agents.participants import Speaker
@@ -31,8 +43,20 @@ class RunContext:
     store: DebateStore
     bus: EventBus
     roster: Roster
+    last_progress: float = field(default_factory=time.monotonic)
+    """When work was last saved (``time.monotonic``): the turn formats' round timeout measures from it."""
     work: DebateWork | None = None
     """The debate's task graph for this run; built by the first node that needs it."""
+    control: RunControl = field(default_factory=RunControl)
+    """Counts the calls in flight and refuses new ones once a pause was requested."""
+    prices: PriceTable = field(default_factory=PriceTable.of)
+    """What the debate's calls cost (the configuration's ``pricing`` over the built-in table)."""
+    guard: BudgetGuard = field(default_factory=lambda: BudgetGuard(BudgetSettings(), PriceTable.of(), LedgerTotals()))
+    """The debate's budget, asked before every provider request."""
+    watchers: list[CallWatcher] = field(default_factory=list)
+    """Told of every call (the tracer)."""
+    book: LedgerBook = field(default_factory=LedgerBook)
+    """Ledger entries of calls that ended, until they are saved with their results."""
     _deferred: list[Change] = field(default_factory=list)
     _deferred_events: list[ev.Event] = field(default_factory=list)
 
@@ -47,10 +71,18 @@ class RunContext:
         return self.state.problem
 
     def record(self, *changes: Change) -> None:
-        """Append to the store first, then apply in memory: the saved log is the truth."""
-        self.store.append(self.state.id, *changes)
-        for change in changes:
+        """Append to the store first, then apply in memory: the saved log is the truth.
+
+        The ledger entries of the calls whose results ``changes`` keep go into the same append
+        (see :mod:`dialectic.engine.ledger_book`).
+        """
+        calls = self.book.settle(changes, self.state.current_round)
+        self.store.append(self.state.id, *changes, *calls)
+        for change in (*changes, *calls):
             apply_change(self.state, change)
+        self.last_progress = time.monotonic()
+        for call in calls:
+            self.emit(ev.CallRecorded(self.debate_id, call.entry))
 
     def defer(self, change: Change, event: ev.Event | None = None) -> None:
         """Save ``change`` with the cursor move that ends this node (one transaction), then announce ``event``."""
@@ -92,17 +124,81 @@ class RunContext:
         kind: str | None = None,
         target_id: str | None = None,
     ) -> T:
-        """Await one LLM call between ``AgentStarted`` and ``AgentCompleted`` (``ok`` says how it ended)."""
-        self.emit(ev.AgentStarted(self.debate_id, speaker.id, speaker.name, activity, round_number, kind, target_id))
-        ok = False
+        """Await one LLM call between ``AgentStarted`` and ``AgentCompleted`` (``ok`` says how it ended).
+
+        The reply streams as :class:`~dialectic.events.TokenDelta` events while a subscriber wants
+        them. A pausing run refuses the call before it starts (:class:`PauseRequested`). Every
+        provider request the call makes is observed (:class:`~dialectic.engine.calls.CallScope`):
+        the budget is asked first, the tokens and cost are counted, the watchers are told; the
+        call's ledger entry then waits in :attr:`book` to be saved with its result.
+        """
         try:
-            result = await call
-            ok = True
+            self.control.begin_call()
+        except PauseRequested:
+            if inspect.iscoroutine(call):
+                call.close()  # it never runs: no "coroutine was never awaited" warning
+            raise
+        info = CallInfo(
+            debate_id=self.debate_id,
+            kind=kind or activity,
+            activity=activity,
+            agent_id=speaker.id,
+            agent_name=speaker.name,
+            provider=speaker.config.provider,
+            model=speaker.config.model,
+            round_number=round_number,
+            target_id=target_id,
+        )
+        scope = CallScope(info, guard=self.guard, prices=self.prices, watches=self._watches_of(info))
+        self.emit(ev.AgentStarted(self.debate_id, speaker.id, speaker.name, activity, round_number, kind, target_id))
+        status: CallStatus = "failed"
+        failure: BaseException | None = None
+        try:
+            with observing(scope):
+                if self.bus.wants_deltas:
+                    with streaming_to(self._delta_hook(speaker, round_number, kind, target_id)):
+                        result = await call
+                else:
+                    result = await call
+            status = "ok"
             return result
+        except asyncio.CancelledError as exc:
+            status, failure = "cancelled", exc
+            raise
+        except BaseException as exc:
+            failure = exc
+            raise
         finally:
+            self.control.end_call()
+            error = None if failure is None or status == "cancelled" else (str(failure) or type(failure).__name__)
+            entry = scope.entry(status, error)
+            if entry is not None:
+                self.book.add(entry)
+            scope.finish(entry, failure)
             self.emit(
-                ev.AgentCompleted(self.debate_id, speaker.id, speaker.name, activity, ok, round_number, kind, target_id)
+                ev.AgentCompleted(
+                    self.debate_id, speaker.id, speaker.name, activity, status == "ok", round_number, kind, target_id
+                )
             )
+
+    def _delta_hook(
+        self, speaker: Speaker, round_number: int | None, kind: str | None, target_id: str | None
+    ) -> Callable[[int, str], None]:
+        def publish(offset: int, text: str) -> None:
+            delta = ev.TokenDelta(self.debate_id, speaker.id, speaker.name, round_number, kind, target_id, offset, text)
+            self.emit(delta)
+
+        return publish
+
+    def _watches_of(self, info: CallInfo) -> list[CallWatch]:
+        """Each watcher's watch of this call; a watcher that fails is logged and left out."""
+        watches: list[CallWatch] = []
+        for watcher in self.watchers:
+            try:
+                watches.append(watcher.call_started(info))
+            except Exception:
+                log.exception("call watcher failed to start watching %s", info.label())
+        return watches
 
     def flush_warnings(self, warnings: list[str]) -> None:
         for message in warnings:

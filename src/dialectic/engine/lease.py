@@ -161,6 +161,9 @@ class LeasedStore:
     def changes(self, debate_id: str) -> builtins.list[Change]:
         return self._inner.changes(debate_id)
 
+    def changes_since(self, debate_id: str, after: int) -> builtins.list[tuple[int, Change]]:
+        return self._inner.changes_since(debate_id, after)
+
     def acquire_lease(
         self,
         debate_id: str,

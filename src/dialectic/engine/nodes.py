@@ -16,6 +16,7 @@ from typing import ClassVar
 
 from dialectic import events as ev
 from dialectic.changes import (
+    DebateStoppedEarly,
     JudgeSummaryRecorded,
     QuestionsAsked,
     RoundStarted,
@@ -28,12 +29,19 @@ from dialectic.context.history import (
 from dialectic.domain import (
     AgentClarifications,
     ClarificationItem,
+    EarlyStop,
     Phase,
     Solution,
 )
+from dialectic.engine.assessment import assess, assessed
 from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.context import RunContext, metadata_from
+from dialectic.engine.personas_step import assign_if_asked
+from dialectic.engine.protocols import protocol
 from dialectic.engine.summaries import summary_from
+from dialectic.engine.turns import run_turns
+from dialectic.engine.verdict_step import give_final_verdict, verdict_wanted
+from dialectic.engine.vote_step import hold_vote, vote_text
 from dialectic.engine.work import DebateWork
 from dialectic.errors import ProviderError
 from dialectic.text_similarity import restatement
@@ -77,17 +85,17 @@ class ClarificationNode(Node):
 
     name = "clarification"
 
-    async def run(self, ctx: RunContext) -> RoundManagerNode | Suspend:
+    async def run(self, ctx: RunContext) -> PersonasNode | Suspend:
         if not clarifications_enabled(ctx):
-            return RoundManagerNode()
+            return PersonasNode()
         if ctx.state.pending_questions():
             return Suspend(self, "waiting for answers to clarifying questions")
         settings = ctx.roster.settings
         if ctx.state.clarification_iterations >= settings.clarifications_max_iterations:
-            return RoundManagerNode()
+            return PersonasNode()
         groups = await self._collect(ctx)
         if not groups:
-            return RoundManagerNode()
+            return PersonasNode()
         ctx.record(QuestionsAsked(iteration=ctx.state.clarification_iterations + 1, groups=groups))
         return Suspend(self, "waiting for answers to clarifying questions")
 
@@ -110,6 +118,7 @@ class ClarificationNode(Node):
                         warnings=warnings,
                         on_retry=ctx.retry_hook(agent, "asking questions"),
                     ),
+                    kind="clarification",
                 )
             except ProviderError as exc:
                 warnings.append(f"{agent.name} could not ask questions ({exc}); continuing without them")
@@ -142,17 +151,48 @@ class ClarificationNode(Node):
         return groups
 
 
+class PersonasNode(Node):
+    """Positions and personas for the participants: configured, or assigned by the judge once (``personas: auto``)."""
+
+    name = "personas"
+
+    async def run(self, ctx: RunContext) -> RoundManagerNode:
+        await assign_if_asked(ctx)
+        return RoundManagerNode()
+
+
 class RoundManagerNode(Node):
+    """Starts the next round in the protocol's way, or leads to the vote / the synthesis after the last."""
+
     name = "round_manager"
 
-    async def run(self, ctx: RunContext) -> SummarizationNode | SynthesisNode:
+    async def run(self, ctx: RunContext) -> SummarizationNode | TurnsNode | VoteNode | SynthesisNode:
         settings = ctx.roster.settings
+        chosen = protocol(settings.format)
         if ctx.state.current_round >= settings.rounds:
-            return SynthesisNode()
+            return VoteNode() if chosen.votes else SynthesisNode()
         number = ctx.state.current_round + 1
+        phase = chosen.turn_plan(number, settings.rounds).phase if chosen.family == "turns" else None
         # Saved with the cursor move, so a crash here can never start the same round twice.
-        ctx.defer(RoundStarted(round_number=number), ev.RoundStarted(ctx.debate_id, number, settings.rounds))
-        return SummarizationNode()
+        ctx.defer(
+            RoundStarted(round_number=number, phase=phase), ev.RoundStarted(ctx.debate_id, number, settings.rounds)
+        )
+        return TurnsNode() if chosen.family == "turns" else SummarizationNode()
+
+
+class TurnsNode(Node):
+    """One round of a turn format: every participant takes its turn (see :mod:`dialectic.engine.turns`)."""
+
+    name = "turns"
+
+    async def run(self, ctx: RunContext) -> EvaluationNode:
+        settings = ctx.roster.settings
+        number = ctx.state.current_round
+        plan = protocol(settings.format).turn_plan(number, settings.rounds)
+        ctx.emit(ev.PhaseStarted(ctx.debate_id, number, plan.kind, len(ctx.state.active_agents())))
+        await run_turns(ctx, number, plan)
+        ctx.emit(ev.PhaseCompleted(ctx.debate_id, number, plan.kind))
+        return EvaluationNode()
 
 
 def work_for(ctx: RunContext) -> DebateWork:
@@ -222,31 +262,49 @@ async def _phase(ctx: RunContext, phase: Phase) -> None:
 
 
 class EvaluationNode(Node):
-    """For ``convergence``/``quality`` termination: the judge's confidence decides whether to stop early."""
+    """The round's assessment (judge and detectors, when the protocol or termination needs it) and the stop decision."""
 
     name = "evaluation"
 
-    async def run(self, ctx: RunContext) -> RoundManagerNode | SynthesisNode:
-        condition = ctx.roster.settings.termination_condition
+    async def run(self, ctx: RunContext) -> RoundManagerNode | VoteNode | SynthesisNode:
+        settings = ctx.roster.settings
+        chosen = protocol(settings.format)
         number = ctx.state.current_round
-        if condition.type == "fixed" or number >= ctx.roster.settings.rounds:
+        last = number >= settings.rounds
+        if not assessed(settings):
             return RoundManagerNode()
-        work = work_for(ctx)
-        evaluation = await work.evaluation(number)
-        if evaluation is None:
+        if chosen.family == "turns":
+            may_stop = not last and chosen.turn_plan(number, settings.rounds).may_stop_after
+            decision = await assess(ctx, number, may_stop=may_stop)
+        else:
+            decision = await work_for(ctx).evaluation(number)
+        if decision.assessment is not None:
+            ctx.emit(ev.AssessmentAdded(ctx.debate_id, number, decision.assessment, decision.stop, decision.reason))
+        if not decision.stop or last:
             return RoundManagerNode()
-        stop = evaluation.confidence >= condition.threshold
-        ctx.emit(ev.EvaluationCompleted(ctx.debate_id, number, evaluation, condition.threshold, stop))
-        if not stop:
-            return RoundManagerNode()
-        await work.discard_beyond(number)
+        ctx.defer(DebateStoppedEarly(stop=EarlyStop(round_number=number, reason=decision.reason)))
+        if ctx.work is not None:
+            await ctx.work.discard_beyond(number)
+        return VoteNode() if chosen.votes else SynthesisNode()
+
+
+class VoteNode(Node):
+    """Participants vote on the final proposals (``format: vote``); see :mod:`dialectic.engine.vote_step`."""
+
+    name = "vote"
+
+    async def run(self, ctx: RunContext) -> SynthesisNode:
+        if ctx.state.vote is None:
+            ctx.emit(ev.PhaseStarted(ctx.debate_id, ctx.state.current_round, "vote", len(ctx.state.active_agents())))
+            await hold_vote(ctx)
+            ctx.emit(ev.PhaseCompleted(ctx.debate_id, ctx.state.current_round, "vote"))
         return SynthesisNode()
 
 
 class SynthesisNode(Node):
     name = "synthesis"
 
-    async def run(self, ctx: RunContext) -> End:
+    async def run(self, ctx: RunContext) -> VerdictNode | End:
         judge = ctx.roster.judge
         ctx.emit(ev.SynthesisStarted(ctx.debate_id))
         await self._summarize_if_long(ctx)
@@ -258,7 +316,7 @@ class SynthesisNode(Node):
                 judge.synthesize(
                     problem=ctx.problem,
                     clarifications=ctx.clarifications_text(),
-                    debate=summary.summary if summary else debate_text(ctx.state),
+                    debate=_with_vote(ctx, summary.summary if summary else debate_text(ctx.state)),
                     debate_is_summary=summary is not None,
                     on_retry=ctx.retry_hook(judge, "synthesizing"),
                 ),
@@ -298,8 +356,8 @@ class SynthesisNode(Node):
                 f"the judge's solution mostly restates the problem (only {check.novelty:.0%} of its content words "
                 "are not in the problem): read the agents' proposals in the report, or give the judge a larger model"
             )
-        ctx.defer(SolutionRecorded(solution=solution))  # saved with the completion, in one transaction
-        return End()
+        ctx.defer(SolutionRecorded(solution=solution))  # saved with the next cursor move, in one transaction
+        return VerdictNode() if verdict_wanted(ctx) else End()
 
     async def _summarize_if_long(self, ctx: RunContext) -> None:
         judge = ctx.roster.judge
@@ -316,6 +374,7 @@ class SynthesisNode(Node):
                 judge.summarize(
                     problem=ctx.problem, debate=text, warnings=warnings, on_retry=ctx.retry_hook(judge, "summarizing")
                 ),
+                kind="judge_summary",
             )
         except ProviderError as exc:
             ctx.flush_warnings(warnings)
@@ -326,18 +385,49 @@ class SynthesisNode(Node):
         ctx.record(JudgeSummaryRecorded(summary=summary))
 
 
+def _with_vote(ctx: RunContext, debate: str) -> str:
+    """The debate as the judge synthesizes it, with the vote first when there was one."""
+    outcome = ctx.state.vote
+    if outcome is None:
+        return debate
+    names = {a.id: a.name for a in ctx.state.agents}
+    if outcome.consensus and outcome.winner_id is not None:
+        lead = (
+            f"The participants voted, and {names.get(outcome.winner_id, outcome.winner_id)}'s final proposal won "
+            "with consensus: build the solution on it, taking from the others only what it lacks."
+        )
+    else:
+        lead = "The participants voted without reaching consensus: weigh every final proposal."
+    return f"## The participants' vote\n{lead}\n{vote_text(ctx, outcome)}\n\n{debate}"
+
+
+class VerdictNode(Node):
+    """The judge's final verdict beside the solution (see :mod:`dialectic.engine.verdict_step`)."""
+
+    name = "verdict"
+
+    async def run(self, ctx: RunContext) -> End:
+        if ctx.state.verdict is None:
+            await give_final_verdict(ctx)
+        return End()
+
+
 NODES: dict[str, type[Node]] = {
     cls.name: cls
     for cls in (
         InitializationNode,
         ClarificationNode,
+        PersonasNode,
         RoundManagerNode,
+        TurnsNode,
         SummarizationNode,
         ProposalNode,
         CritiqueNode,
         RefinementNode,
         EvaluationNode,
+        VoteNode,
         SynthesisNode,
+        VerdictNode,
     )
 }
 

@@ -69,6 +69,7 @@ def build_roster(
     warnings: list[str] = []
     settings = config.debate
     clients = ClientFactory(pool, settings, retry or retry_policy(settings.retry))
+    kind = settings.problem_kind if settings.problem_kind != "auto" else "design"
     agents: list[DebateAgent] = []
     sources: list[AgentPromptSources] = []
     for cfg in config.participants():
@@ -86,11 +87,12 @@ def build_roster(
             DebateAgent(
                 config=cfg,
                 client=clients.client_for(cfg),
-                system_prompt=system_prompt_for(cfg, system_file, judge=False),
+                system_prompt=system_prompt_for(cfg, system_file, judge=False, kind=kind),
                 system_source=system_file.source,
                 summary_prompt=summary_file,
                 clarification_prompt=clarify_file,
                 summarization=summarization,
+                problem_kind=kind,
             )
         )
         sources.append(
@@ -108,12 +110,13 @@ def build_roster(
     judge = Judge(
         config=jcfg,
         client=clients.client_for(jcfg),
-        system_prompt=system_prompt_for(jcfg, judge_system, judge=True),
+        system_prompt=system_prompt_for(jcfg, judge_system, judge=True, kind=kind),
         system_source=judge_system.source,
         summary_prompt=judge_summary,
         summarization=jcfg.summarization.apply_to(settings.summarization)
         if jcfg.summarization
         else settings.summarization,
+        problem_kind=kind,
     )
     prompt_sources = PromptSources(
         agents=sources,

@@ -1,7 +1,9 @@
 """Runs the node graph: one node at a time, saving the cursor after every step.
 
 That one rule gives resume after a crash (from the last saved step), suspension for a
-human (a node that needs answers is saved as next and not run) and clean interruption.
+human (a node that needs answers is saved as next and not run), clean interruption, and
+pausing on request (see :mod:`dialectic.engine.pausing`): the calls in flight finish and are
+saved, then the run stops between steps with status ``paused``.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dialectic.changes import CursorMoved, StatusChanged
 from dialectic.domain import DebateState
 from dialectic.engine.context import RunContext
 from dialectic.engine.nodes import NODES, End, InitializationNode, Node, Suspend
+from dialectic.engine.pausing import PauseRequested
 from dialectic.errors import DialecticError
 
 
@@ -27,14 +30,21 @@ async def run_graph(ctx: RunContext, start: Node) -> DebateState:
     node = start
     try:
         while True:
-            outcome = await node.run(ctx)
+            ctx.emit(ev.NodeStarted(ctx.debate_id, node.name, ctx.state.current_round))
+            try:
+                outcome = await node.run(ctx)
+            except BaseException:
+                ctx.emit(ev.NodeFinished(ctx.debate_id, node.name, "error"))
+                raise
             if isinstance(outcome, End):
                 ctx.commit(CursorMoved(next_node=None), StatusChanged(status="completed"))
+                ctx.emit(ev.NodeFinished(ctx.debate_id, node.name, "end"))
                 assert ctx.state.final_solution is not None
                 ctx.emit(ev.DebateCompleted(ctx.debate_id, ctx.state.final_solution))
                 return ctx.state
             if isinstance(outcome, Suspend):
                 ctx.commit(CursorMoved(next_node=outcome.resume_at.name), StatusChanged(status="suspended"))
+                ctx.emit(ev.NodeFinished(ctx.debate_id, node.name, "suspend"))
                 groups = tuple(
                     g.model_copy(update={"items": [i for i in g.items if not i.answered]})
                     for g in ctx.state.clarifications
@@ -44,13 +54,18 @@ async def run_graph(ctx: RunContext, start: Node) -> DebateState:
                 ctx.emit(ev.DebateSuspended(ctx.debate_id, outcome.reason))
                 return ctx.state
             ctx.commit(CursorMoved(next_node=outcome.name))
+            ctx.emit(ev.NodeFinished(ctx.debate_id, node.name, outcome.name))
             node = outcome
+            if ctx.control.pausing:
+                raise PauseRequested()
+    except PauseRequested:
+        pass  # paused below, outside the handlers, so that a cancellation while pausing is an interruption
     except asyncio.CancelledError:
         await _stop(ctx, "interrupted", None)
         ctx.emit(ev.DebateInterrupted(ctx.debate_id))
         raise
     except DialecticError as exc:
-        await _stop(ctx, "failed", exc.message)
+        await _stop(ctx, "failed", exc.message, exc.stop_reason)
         exc.debate_id = ctx.debate_id
         ctx.emit(ev.DebateFailed(ctx.debate_id, exc.message))
         raise
@@ -59,10 +74,25 @@ async def run_graph(ctx: RunContext, start: Node) -> DebateState:
         await _stop(ctx, "failed", message)
         ctx.emit(ev.DebateFailed(ctx.debate_id, message))
         raise
+    return await _pause(ctx)
 
 
-async def _stop(ctx: RunContext, status: str, error: str | None) -> None:
+async def _pause(ctx: RunContext) -> DebateState:
+    """Let the calls in flight finish (their work saves itself), then stop with status ``paused``."""
+    ctx.emit(ev.DebatePausing(ctx.debate_id, ctx.control.in_flight))
+    try:
+        await ctx.control.idle()
+    except asyncio.CancelledError:
+        await _stop(ctx, "interrupted", None)
+        ctx.emit(ev.DebateInterrupted(ctx.debate_id))
+        raise
+    await _stop(ctx, "paused", None)
+    ctx.emit(ev.DebatePaused(ctx.debate_id))
+    return ctx.state
+
+
+async def _stop(ctx: RunContext, status: str, error: str | None, reason: str | None = None) -> None:
     """Cancel in-flight calls and save why the debate stopped; the cursor stays on the unfinished node."""
     ctx.take_uncommitted()
     await ctx.cancel_work()
-    ctx.record(StatusChanged(status=status, error=error))  # type: ignore[arg-type]
+    ctx.record(StatusChanged(status=status, error=error, reason=reason))  # type: ignore[arg-type]

@@ -35,25 +35,25 @@ from typing import Any, TypeVar
 from dialectic import events as ev
 from dialectic.agents.participants import DebateAgent
 from dialectic.changes import (
-    ContributionRecorded,
-    EvaluationRecorded,
-    ParticipantDropped,
     SummaryRecorded,
     WorkDiscarded,
 )
-from dialectic.context.history import history_for, participant_names, perspective_text, rounds_text
+from dialectic.context.history import history_for, perspective_text
 from dialectic.domain import (
     Contribution,
     ContributionMetadata,
+    ContributionType,
     DebateSummary,
     DiscardedWork,
-    DroppedParticipant,
-    RoundEvaluation,
+    RoundAssessment,
 )
+from dialectic.engine.assessment import Decision, assess, assessed, decide
 from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.context import RunContext, contribution_from, failed_contribution
+from dialectic.engine.dropping import active_agents, drop_agent
 from dialectic.engine.summaries import summary_from
-from dialectic.errors import DebateTimeoutError, ProviderError, TooFewAgentsError
+from dialectic.engine.watchdog import wait_while_progressing
+from dialectic.errors import ProviderError
 from dialectic.llm.base import Completion
 
 T = TypeVar("T")
@@ -87,8 +87,7 @@ class DebateWork:
 
     def agents(self) -> list[DebateAgent]:
         """The agents still taking part."""
-        out = self.ctx.state.dropped_ids()
-        return [a for a in self.ctx.roster.agents if a.id not in out]
+        return active_agents(self.ctx)
 
     def summary_keys(self, number: int) -> list[Key]:
         return [("summary", number, a.id) for a in self.agents()] if number > 1 else []
@@ -124,27 +123,21 @@ class DebateWork:
         producing is never cut off, a stalled one is.
         """
         tasks = [self.task(k) for k in keys]
-        pending: set[asyncio.Future[Any]] = {t for t in tasks if not t.done()}
-        limit = self.settings.timeout_per_round / 1000
-        while True:
-            self._raise_fatal()
-            if not pending:
-                break
-            left = self.last_progress + limit - self._clock()
-            if left <= 0:
-                raise DebateTimeoutError(
-                    f"round {self.ctx.state.current_round} made no progress for timeoutPerRound "
-                    f"({self.settings.timeout_per_round} ms); the work saved so far is kept and the "
-                    "debate can be resumed"
-                )
-            _, pending = await asyncio.wait(pending | {self._fatal}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
-            pending.discard(self._fatal)
+        await wait_while_progressing(
+            tasks,
+            last_progress=lambda: self.last_progress,
+            clock=self._clock,
+            limit_ms=self.settings.timeout_per_round,
+            round_number=self.ctx.state.current_round,
+            fatal=self._fatal,
+        )
+        self._raise_fatal()
         return [None if t.cancelled() else t.result() for t in tasks]
 
-    async def evaluation(self, number: int) -> RoundEvaluation | None:
+    async def evaluation(self, number: int) -> Decision:
         results = await self.wait([("evaluation", number)])
-        evaluation: RoundEvaluation | None = results[0]
-        return evaluation
+        decision: Decision = results[0]
+        return decision
 
     async def discard_beyond(self, number: int) -> None:
         """Cancel the work of rounds after ``number`` and record what it cost."""
@@ -229,7 +222,12 @@ class DebateWork:
     # -- rounds that may not happen -------------------------------------------------------------
 
     def _evaluates(self, number: int) -> bool:
-        return self.settings.termination_condition.type != "fixed" and number < self.settings.rounds
+        """Whether round ``number`` is assessed (by the judge, the detectors or both)."""
+        return assessed(self.settings)
+
+    def _decides(self, number: int) -> bool:
+        """Whether round ``number``'s assessment may end the debate (so the next round waits for it)."""
+        return self.settings.termination().type != "fixed" and number < self.settings.rounds
 
     def _gate(self, number: int) -> asyncio.Future[bool]:
         """Resolves to whether round ``number`` happens (known at once unless an evaluation decides)."""
@@ -238,10 +236,10 @@ class DebateWork:
             gate = asyncio.get_running_loop().create_future()
             self._gates[number] = gate
             previous = self.ctx.state.find_round(number - 1)
-            if number <= 1 or not self._evaluates(number - 1):
+            if number <= 1 or not self._decides(number - 1):
                 gate.set_result(number <= self.settings.rounds)
-            elif previous is not None and previous.evaluation is not None:
-                gate.set_result(not self._stops(previous.evaluation))
+            elif previous is not None and previous.assessment is not None:
+                gate.set_result(not self._stops(previous.assessment))
             elif self.ctx.state.find_round(number) is not None:
                 gate.set_result(True)  # work of that round was saved: it was decided before a crash
         return gate
@@ -280,8 +278,9 @@ class DebateWork:
     def _discard_entry(self, number: int) -> DiscardedWork:
         return self._discarded.setdefault(number, DiscardedWork(round_number=number))
 
-    def _stops(self, evaluation: RoundEvaluation) -> bool:
-        return evaluation.confidence >= self.settings.termination_condition.threshold
+    def _stops(self, assessment: RoundAssessment) -> bool:
+        stop, _ = decide(self.settings.termination(), assessment, format_name=self.settings.format, may_stop=True)
+        return stop
 
     async def _call(self, key: Key, speaker: Any, activity: str, call: Awaitable[T]) -> T:
         """One LLM call, announced, and known to be in flight while it runs."""
@@ -299,25 +298,8 @@ class DebateWork:
         return any(a.id in dropped for a in agents)
 
     def _drop(self, agent: DebateAgent, number: int, kind: Any, error: ProviderError, key: Key) -> None:
-        """Record ``agent``'s failed contribution and take it out of the debate (one append).
-
-        Fails the debate when fewer than ``debate.minAgents`` remain.
-        """
-        ctx = self.ctx
-        failed = failed_contribution(agent, kind, error, target_agent_id=None, attempts=_attempts(error))
-        dropped = DroppedParticipant(agent_id=agent.id, round_number=number, reason=str(error))
-        ctx.record(ContributionRecorded(round_number=number, contribution=failed), ParticipantDropped(dropped=dropped))
-        ctx.emit(ev.ContributionAdded(ctx.debate_id, number, agent.name, failed))
-        remaining = self.agents()
-        ctx.emit(ev.ParticipantDropped(ctx.debate_id, agent.name, dropped, len(remaining)))
-        needed = min(self.settings.min_agents, len(ctx.roster.agents))
-        if len(remaining) < needed:
-            raise TooFewAgentsError(
-                f"{agent.name} failed ({error}) and was dropped: {len(remaining)} of "
-                f"{len(ctx.roster.agents)} agents remain, fewer than debate.minAgents ({needed}); "
-                "the debate can be resumed once the provider works again",
-                cause=error,
-            ) from error
+        """Take ``agent`` out (see :mod:`dialectic.engine.dropping`) and cancel its pending work."""
+        drop_agent(self.ctx, agent, number, kind, error)
         for other_key, task in self._tasks.items():
             if other_key != key and agent.id in other_key[2:] and not task.done():
                 task.cancel()
@@ -364,29 +346,40 @@ class DebateWork:
             ctx.warn(f"{agent.name} has no refinement from round {number - 1}; asking for a new proposal")
             await self._history_ready(number, agent)
         history, is_summary = self._history(number, agent)
-        key: Key = ("proposal", number, agent.id)
+        return await self._own_contribution(
+            number,
+            agent,
+            "proposal",
+            "proposing",
+            lambda: agent.propose(
+                problem=ctx.problem,
+                context="",
+                clarifications=ctx.clarifications_text(),
+                history=history,
+                history_is_summary=is_summary,
+                on_retry=ctx.retry_hook(agent, "proposing"),
+            ),
+        )
+
+    async def _own_contribution(
+        self,
+        number: int,
+        agent: DebateAgent,
+        kind: ContributionType,
+        activity: str,
+        make_call: Callable[[], Awaitable[Completion]],
+    ) -> Contribution | None:
+        """An agent's proposal or refinement: asked for (with a second chance), saved once its round is
+        sure to happen — or, when it keeps failing, recorded as failed and the agent dropped."""
+        key: Key = (kind, number, agent.id)
         try:
-            completion = await with_second_chance(
-                lambda: self._call(
-                    key,
-                    agent,
-                    "proposing",
-                    agent.propose(
-                        problem=ctx.problem,
-                        context="",
-                        clarifications=ctx.clarifications_text(),
-                        history=history,
-                        history_is_summary=is_summary,
-                        on_retry=ctx.retry_hook(agent, "proposing"),
-                    ),
-                )
-            )
+            completion = await with_second_chance(lambda: self._call(key, agent, activity, make_call()))
         except ProviderError as exc:
             await self._save_or_discard(number, None)
-            self._drop(agent, number, "proposal", exc, key)
+            self._drop(agent, number, kind, exc, key)
             return None
         await self._save_or_discard(number, completion)
-        return ctx.add_contribution(number, agent, contribution_from(agent, "proposal", completion))
+        return self.ctx.add_contribution(number, agent, contribution_from(agent, kind, completion))
 
     async def _critique(self, number: int, critic: DebateAgent, target: DebateAgent) -> Contribution | None:
         ctx = self.ctx
@@ -443,30 +436,21 @@ class DebateWork:
             if c is not None and c.ok
         ]
         history, is_summary = self._history(number, agent)
-        key: Key = ("refinement", number, agent.id)
-        try:
-            completion = await with_second_chance(
-                lambda: self._call(
-                    key,
-                    agent,
-                    "refining",
-                    agent.refine(
-                        problem=ctx.problem,
-                        clarifications=ctx.clarifications_text(),
-                        history=history,
-                        history_is_summary=is_summary,
-                        original=original,
-                        critiques=critiques,
-                        on_retry=ctx.retry_hook(agent, "refining"),
-                    ),
-                )
-            )
-        except ProviderError as exc:
-            await self._save_or_discard(number, None)
-            self._drop(agent, number, "refinement", exc, key)
-            return None
-        await self._save_or_discard(number, completion)
-        return ctx.add_contribution(number, agent, contribution_from(agent, "refinement", completion))
+        return await self._own_contribution(
+            number,
+            agent,
+            "refinement",
+            "refining",
+            lambda: agent.refine(
+                problem=ctx.problem,
+                clarifications=ctx.clarifications_text(),
+                history=history,
+                history_is_summary=is_summary,
+                original=original,
+                critiques=critiques,
+                on_retry=ctx.retry_hook(agent, "refining"),
+            ),
+        )
 
     async def _summary(self, number: int, agent: DebateAgent) -> DebateSummary | None:
         """``agent``'s summary of its own history before round ``number``, when that history is long."""
@@ -505,45 +489,15 @@ class DebateWork:
         ctx.emit(ev.SummaryAdded(ctx.debate_id, number, agent.name, summary))
         return summary
 
-    async def _evaluation(self, number: int) -> RoundEvaluation | None:
-        """The judge's confidence that the debate may stop after round ``number``; decides round ``number + 1``."""
-        ctx = self.ctx
-        gate = self._gate(number + 1)
-        rnd = ctx.state.find_round(number)
-        evaluation = rnd.evaluation if rnd is not None else None
-        if evaluation is None:
-            await self.wait(self.refinement_keys(number))
-            evaluation = await self._judge(number)
-        if not gate.done():
-            gate.set_result(evaluation is None or not self._stops(evaluation))
-        return evaluation
-
-    async def _judge(self, number: int) -> RoundEvaluation | None:
-        ctx = self.ctx
-        judge, names = ctx.roster.judge, participant_names(ctx.state)
-        previous = rounds_text([ctx.state.round(number - 1)], names, kinds=("refinement",)) if number > 1 else ""
-        try:
-            result = await self._call(
-                ("evaluation", number),
-                judge,
-                "evaluating",
-                judge.evaluate(
-                    problem=ctx.problem,
-                    round_number=number,
-                    debate=rounds_text([ctx.state.round(number)], names, kinds=("refinement",)),
-                    previous=previous,
-                    on_retry=ctx.retry_hook(judge, "evaluating"),
-                ),
-            )
-        except ProviderError as exc:
-            ctx.warn(f"the judge could not evaluate round {number} ({exc}); continuing")
-            return None
-        if result.value is None:
-            ctx.warn(f"the judge's evaluation of round {number} did not parse ({result.error}); continuing")
-            return None
-        evaluation = RoundEvaluation(confidence=result.value.confidence, reasoning=result.value.reasoning)
-        ctx.record(EvaluationRecorded(round_number=number, evaluation=evaluation))
-        return evaluation
+    async def _evaluation(self, number: int) -> Decision:
+        """Round ``number``'s assessment once its refinements are in; it decides whether the next round happens."""
+        if self._decides(number):
+            gate = self._gate(number + 1)
+        await self.wait(self.refinement_keys(number))
+        decision = await assess(self.ctx, number, may_stop=self._decides(number))
+        if self._decides(number) and not gate.done():
+            gate.set_result(not decision.stop)
+        return decision
 
 
 def _round_of(key: Key) -> int:

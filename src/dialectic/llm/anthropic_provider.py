@@ -47,10 +47,15 @@ def _http_timeout(seconds: float | None) -> anthropic.Timeout:
     return anthropic.Timeout(**http_timeout_parts(seconds))
 
 
-def _usage(input_tokens: int | None, output_tokens: int | None, *cached: int | None) -> Usage:
-    used_in = (input_tokens or 0) + sum(c or 0 for c in cached)
+def _usage(
+    input_tokens: int | None, output_tokens: int | None, cache_writes: int | None = None, cache_reads: int | None = None
+) -> Usage:
+    """Every input token counted as input (Anthropic reports cache writes and reads apart); reads as cached."""
+    used_in = (input_tokens or 0) + (cache_writes or 0) + (cache_reads or 0)
     used_out = output_tokens or 0
-    return Usage(input_tokens=used_in, output_tokens=used_out, total_tokens=used_in + used_out)
+    return Usage(
+        input_tokens=used_in, output_tokens=used_out, total_tokens=used_in + used_out, cached_input_tokens=cache_reads
+    )
 
 
 def translate_error(

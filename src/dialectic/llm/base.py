@@ -10,7 +10,7 @@ wrappers that live once in this package, not in each adapter.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -109,8 +109,10 @@ class LLMProvider(Protocol):
     async def aclose(self) -> None: ...
 
 
-async def complete_via_stream(provider: LLMProvider, request: CompletionRequest) -> Completion:
-    """Build a :class:`Completion` by draining ``provider.stream`` (for adapters that only stream)."""
+async def complete_via_stream(
+    provider: LLMProvider, request: CompletionRequest, on_text: Callable[[str], None] | None = None
+) -> Completion:
+    """Build a :class:`Completion` by draining ``provider.stream``; ``on_text`` sees each piece of text as it comes."""
     import time
 
     started = time.perf_counter()
@@ -119,7 +121,10 @@ async def complete_via_stream(provider: LLMProvider, request: CompletionRequest)
     usage = Usage()
     model = request.model
     async for delta in provider.stream(request):
-        parts.append(delta.text)
+        if delta.text:
+            parts.append(delta.text)
+            if on_text is not None:
+                on_text(delta.text)
         if delta.finish_reason:
             finish = delta.finish_reason
         if delta.usage is not None:

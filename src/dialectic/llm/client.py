@@ -9,15 +9,21 @@ off, so agents, the judge and the benchmark harness all behave the same way:
   ``truncated=True`` — it is never passed on as if it were complete; a free-text reply
   still cut off ends at its last complete sentence or list item (``llm.cut_text``);
 * structured output is validated against a Pydantic model, repaired once by showing
-  the model its error, and otherwise reported as not parsed so the caller can fall back.
+  the model its error, and otherwise reported as not parsed so the caller can fall back;
+* a free-text reply is streamed from the provider when someone watches it (see
+  :func:`streaming_to`); what the call returns is the same complete reply either way;
+* every provider request is reported to the observer of the work it is for, if one is
+  installed (:mod:`dialectic.llm.observe`): that is how the ledger, the budget and the
+  tracer see retries, continuations and repairs — streamed or not.
 """
 
 from __future__ import annotations
 
 import asyncio
 import re
-from collections.abc import Callable
-from contextlib import AbstractAsyncContextManager, nullcontext
+from collections.abc import Callable, Iterator
+from contextlib import AbstractAsyncContextManager, contextmanager, nullcontext
+from contextvars import ContextVar
 from dataclasses import dataclass, replace
 from typing import Any, Generic, TypeVar
 
@@ -25,15 +31,49 @@ from pydantic import BaseModel, ValidationError
 
 from dialectic.domain import Usage
 from dialectic.errors import ProviderError
-from dialectic.llm.base import Completion, CompletionRequest, JsonSchema, LLMProvider, Message
+from dialectic.llm.base import (
+    Completion,
+    CompletionRequest,
+    JsonSchema,
+    LLMProvider,
+    Message,
+    complete_via_stream,
+)
 from dialectic.llm.cut_text import trim_to_complete
 from dialectic.llm.json_text import loads_model_json
+from dialectic.llm.observe import current_observer
 from dialectic.llm.prompts import CONTINUE_PROMPT, REPAIR_PROMPT, render
 from dialectic.llm.retry import RetryPolicy, with_retries
 
 M = TypeVar("M", bound=BaseModel)
 
 RetryHook = Callable[[ProviderError, int, float], None]
+DeltaHook = Callable[[int, str], None]
+"""Called with each streamed piece of a reply: its offset in the reply's text, and the piece.
+
+A retried attempt streams again from offset 0 (what came before it is void); a continuation
+of a cut-off reply streams on from the length of the text so far. A watcher that writes each
+piece at its offset, dropping what lay beyond, always shows the current attempt's text once.
+"""
+
+_DELTA_HOOK: ContextVar[DeltaHook | None] = ContextVar("dialectic_delta_hook", default=None)
+
+
+@contextmanager
+def streaming_to(hook: DeltaHook) -> Iterator[None]:
+    """Free-text calls made inside this block (by this task) stream their replies to ``hook``.
+
+    A context variable rather than a parameter: the hook belongs to whoever watches the call
+    (the engine, which knows the debate and the round), while the calls are made several
+    layers down by agents that know nothing of events. Structured calls do not stream: their
+    JSON is only shown once it has parsed.
+    """
+    token = _DELTA_HOOK.set(hook)
+    try:
+        yield
+    finally:
+        _DELTA_HOOK.reset(token)
+
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
@@ -66,10 +106,32 @@ class LLMClient:
     def _slot(self) -> AbstractAsyncContextManager[Any]:
         return self._limiter if self._limiter is not None else nullcontext()
 
-    async def _call(self, request: CompletionRequest, on_retry: RetryHook | None) -> Completion:
-        async def attempt() -> Completion:
+    async def _call(
+        self, request: CompletionRequest, on_retry: RetryHook | None, stream: DeltaHook | None = None, offset: int = 0
+    ) -> Completion:
+        """One reply, retried as the policy says; with ``stream``, its pieces go there from ``offset`` on.
+
+        Each attempt is reported to the observer of the work it is for, when one is installed.
+        """
+        observer = current_observer()
+
+        async def request_once() -> Completion:
             async with self._slot():
-                return await self.provider.complete(request)
+                if stream is None:
+                    return await self.provider.complete(request)
+                return await complete_via_stream(self.provider, request, _Pieces(stream, offset))
+
+        async def attempt() -> Completion:
+            if observer is None:
+                return await request_once()
+            await observer.before(self.provider.name, request)  # outside the slot: it may wait for the budget
+            try:
+                completion = await request_once()
+            except BaseException as error:
+                observer.failed(request, error)
+                raise
+            observer.succeeded(request, completion)
+            return completion
 
         return await with_retries(attempt, self.retry, on_retry=on_retry)
 
@@ -84,14 +146,15 @@ class LLMClient:
         """
         if request.json_schema is not None:
             return await self._complete_with_room(request, on_retry)
-        first = await self._call(request, on_retry)
+        stream = _DELTA_HOOK.get()
+        first = await self._call(request, on_retry, stream)
         text, usage, latency, last, calls = first.text, first.usage, first.latency_ms, first, 1
         while last.cut_off and calls <= self.max_continuations:
             ask = render(CONTINUE_PROMPT, tail=last_words(text), words=finish_words(request.max_tokens))
             follow_up = request.with_changes(
                 messages=request.messages + (Message("assistant", text), Message("user", ask))
             )
-            last = await self._call(follow_up, on_retry)
+            last = await self._call(follow_up, on_retry, stream, len(text))
             text = _join_continuation(text, last.text)
             usage, latency, calls = usage + last.usage, latency + last.latency_ms, calls + 1
         if last.cut_off:
@@ -149,6 +212,18 @@ class LLMClient:
         )
         value, error = parse_structured(repaired, output_type)
         return StructuredResult(value, total, None if value is not None else error)
+
+
+class _Pieces:
+    """Hands each streamed piece of one attempt to a :data:`DeltaHook` with its offset."""
+
+    def __init__(self, hook: DeltaHook, offset: int) -> None:
+        self._hook = hook
+        self._offset = offset
+
+    def __call__(self, text: str) -> None:
+        self._hook(self._offset, text)
+        self._offset += len(text)
 
 
 def parse_structured(completion: Completion, output_type: type[M]) -> tuple[M | None, str | None]:

@@ -81,9 +81,16 @@ def translate_error(error: Exception, *, provider: str, model: str, timeout_s: f
     return ProviderError(f"{provider}: {error}", provider=provider)
 
 
-def _usage(input_tokens: int | None, output_tokens: int | None, total_tokens: int | None) -> Usage:
+def _usage(input_tokens: int | None, output_tokens: int | None, total_tokens: int | None, details: Any = None) -> Usage:
+    """The usage, with the cached input tokens when the server reports them (``*_tokens_details.cached_tokens``)."""
     used_in, used_out = input_tokens or 0, output_tokens or 0
-    return Usage(input_tokens=used_in, output_tokens=used_out, total_tokens=total_tokens or used_in + used_out)
+    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    return Usage(
+        input_tokens=used_in,
+        output_tokens=used_out,
+        total_tokens=total_tokens or used_in + used_out,
+        cached_input_tokens=cached if isinstance(cached, int) else None,
+    )
 
 
 def _http_timeout(seconds: float | None) -> openai.Timeout:
@@ -184,7 +191,9 @@ class OpenAIProvider:
                 request,
                 text=text,
                 model=response.model or request.model,
-                usage=_usage(usage.input_tokens, usage.output_tokens, usage.total_tokens) if usage else Usage(),
+                usage=_usage(usage.input_tokens, usage.output_tokens, usage.total_tokens, usage.input_tokens_details)
+                if usage
+                else Usage(),
                 latency_ms=latency_ms,
                 finish=finish,
             )
@@ -214,7 +223,11 @@ class OpenAIProvider:
                 request,
                 text=choice.message.content or "",
                 model=response.model or request.model,
-                usage=_usage(usage.prompt_tokens, usage.completion_tokens, usage.total_tokens) if usage else Usage(),
+                usage=_usage(
+                    usage.prompt_tokens, usage.completion_tokens, usage.total_tokens, usage.prompt_tokens_details
+                )
+                if usage
+                else Usage(),
                 latency_ms=latency_ms,
                 finish=_chat_finish(choice.finish_reason),
             )
@@ -256,7 +269,7 @@ class OpenAIProvider:
                     model = chunk.model or model
                     if chunk.usage is not None:
                         u = chunk.usage
-                        usage = _usage(u.prompt_tokens, u.completion_tokens, u.total_tokens)
+                        usage = _usage(u.prompt_tokens, u.completion_tokens, u.total_tokens, u.prompt_tokens_details)
                     for choice in chunk.choices:
                         if choice.delta is not None and choice.delta.content:
                             yield Delta(text=choice.delta.content)

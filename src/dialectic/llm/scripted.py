@@ -104,7 +104,8 @@ class ScriptedProvider:
 
     ``responder`` is called with every request; ``replies`` is consumed first if given.
     An ``Exception`` in either is raised instead of answering (for fault injection).
-    Every request is recorded in ``calls``.
+    Every request is recorded in ``calls``. :meth:`stream` yields the reply a word at a time,
+    ``chunk_delay_s`` apart (0: all at once), so a watcher sees it arrive as from a real model.
     """
 
     def __init__(
@@ -115,8 +116,10 @@ class ScriptedProvider:
         latency_s: float = 0.0,
         model: str = "scripted-1",
         name: str = "scripted",
+        chunk_delay_s: float = 0.0,
     ) -> None:
         self.name = name
+        self.chunk_delay_s = chunk_delay_s
         self.model = model
         self._responder = responder
         self._queue: deque[Script] = deque(replies or [])
@@ -166,6 +169,8 @@ class ScriptedProvider:
         completion = await self.complete(request)
         words = completion.text.split(" ")
         for i, word in enumerate(words):
+            if i and self.chunk_delay_s:
+                await asyncio.sleep(self.chunk_delay_s)
             yield Delta(text=word if i == 0 else " " + word)
         yield Delta(finish_reason=completion.finish_reason, usage=completion.usage, model=completion.model)
 

@@ -38,6 +38,9 @@ class AbsentStore(ClosingStore):
     def changes(self, debate_id: str) -> builtins.list[Change]:
         raise not_found(debate_id, self.location)
 
+    def changes_since(self, debate_id: str, after: int) -> builtins.list[tuple[int, Change]]:
+        raise not_found(debate_id, self.location)
+
     def exists(self, debate_id: str) -> bool:
         return False
 

@@ -68,6 +68,15 @@ class DebateStore(Protocol):
         """The raw log of one debate, in order (for tests and export tooling)."""
         ...
 
+    def changes_since(self, debate_id: str, after: int) -> builtins.list[tuple[int, Change]]:
+        """``(seq, change)`` for every change of the debate after number ``after`` (the first is 1), in order.
+
+        The web server's event stream is built on it: a change's ``seq`` is its event id, so a
+        client that reconnects gets exactly what it missed. :class:`DebateNotFoundError` if there
+        is no such debate.
+        """
+        ...
+
     def acquire_lease(
         self,
         debate_id: str,

@@ -133,6 +133,16 @@ class MemoryStore(ClosingStore):
             raise not_found(debate_id, self.location)
         return parse_log(debate_id, payloads, self.location)
 
+    def changes_since(self, debate_id: str, after: int) -> builtins.list[tuple[int, Change]]:
+        with self._lock:
+            self._check_open()
+            log = self._logs.get(debate_id)
+            if log is None:
+                raise not_found(debate_id, self.location)
+            payloads = log[max(after, 0) :]
+        first = max(after, 0) + 1
+        return builtins.list(enumerate(parse_log(debate_id, payloads, self.location), start=first))
+
     def exists(self, debate_id: str) -> bool:
         with self._lock:
             self._check_open()

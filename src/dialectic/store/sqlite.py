@@ -276,6 +276,16 @@ class SqliteStore(ClosingStore):
             raise not_found(debate_id, self.location)
         return parse_log(debate_id, payloads, self.location)
 
+    def changes_since(self, debate_id: str, after: int) -> builtins.list[tuple[int, Change]]:
+        with self._guard("read") as db:
+            rows = db.execute(
+                "SELECT seq, payload FROM changes WHERE debate_id = ? AND seq > ? ORDER BY seq", (debate_id, after)
+            ).fetchall()
+            if not rows and db.execute("SELECT 1 FROM debates WHERE id = ?", (debate_id,)).fetchone() is None:
+                raise not_found(debate_id, self.location)
+        parsed = parse_log(debate_id, [payload for _, payload in rows], self.location)
+        return [(seq, change) for (seq, _), change in zip(rows, parsed, strict=True)]
+
     def exists(self, debate_id: str) -> bool:
         with self._guard("read") as db:
             return db.execute("SELECT 1 FROM debates WHERE id = ?", (debate_id,)).fetchone() is not None

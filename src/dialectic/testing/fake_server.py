@@ -17,7 +17,9 @@ What goes wrong, and when (:mod:`dialectic.testing.faults`):
   drawn evenly from ``fault_kinds`` (``429`` with ``Retry-After: retry_after_s``, ``500``,
   ``stall``: no answer for ``stall_s`` seconds, ``disconnect``), seeded by ``seed``;
 * ``latency_s`` delays every completion, by a seeded lognormal draw around it when
-  ``latency_sigma`` > 0.
+  ``latency_sigma`` > 0;
+* ``chunk_delay_s`` paces every streamed answer: a pause before each chunk after the first, so a
+  client watching the stream sees the reply arrive word by word.
 
 An endpoint that is **down** for a test: ``FakeLLMServer(fail_after=0)`` answers every completion
 with ``always_fail_status`` (500 by default: retried, then given up on);
@@ -118,8 +120,10 @@ class FakeLLMServer:
         seed: int = 0,
         stall_s: float = DEFAULT_STALL_S,
         retry_after_s: float = DEFAULT_RETRY_AFTER_S,
+        chunk_delay_s: float = 0.0,
     ) -> None:
         self.scripted = ScriptedProvider(responder)
+        self.chunk_delay_s = chunk_delay_s
         self.latency = Latency(latency_s, latency_sigma, seed=seed)
         self.random_faults = RandomFaults(
             fault_rate, fault_kinds, seed=seed, stall_s=stall_s, retry_after_s=retry_after_s
@@ -299,7 +303,7 @@ class _Handler(BaseHTTPRequestHandler):
             completion = cut_off(completion)
         self.fake._count()
         self.fake.answered_at.append(time.monotonic())
-        chunk_delay = fault.chunk_delay_s if fault is not None else 0.0
+        chunk_delay = fault.chunk_delay_s if fault is not None and fault.chunk_delay_s else self.fake.chunk_delay_s
         if body.get("stream") and api == "chat":
             include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
             chunks = ((None, json.dumps(c)) for c in chat_chunks(completion, include_usage))
@@ -393,6 +397,9 @@ def _parser() -> argparse.ArgumentParser:
         help=f"seconds a 'stall' fault keeps a request unanswered (default {DEFAULT_STALL_S:g})",
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the fault and latency draws (default 0)")
+    parser.add_argument(
+        "--chunk-delay", type=float, default=0.0, help="seconds between the chunks of a streamed answer (default 0)"
+    )
     return parser
 
 
@@ -412,6 +419,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             fault_kinds=parse_fault_kinds(args.fault_kinds),
             seed=args.seed,
             stall_s=args.stall,
+            chunk_delay_s=args.chunk_delay,
         )
     except ValueError as exc:
         parser.error(str(exc))

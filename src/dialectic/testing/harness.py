@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,9 +14,10 @@ from dialectic import events as ev
 from dialectic.config import SystemConfig
 from dialectic.domain import DebateState
 from dialectic.engine import DebateEngine, DebateRequest
+from dialectic.llm.base import CompletionRequest
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
-from dialectic.llm.scripted import ScriptedProvider
+from dialectic.llm.scripted import Responder, Script, ScriptedProvider, ScriptedReply, default_reply
 from dialectic.store.base import DebateStore
 
 ROLES = ("architect", "performance", "kiss", "security")
@@ -73,3 +76,64 @@ class Harness:
 
     def tags(self) -> list[str]:
         return [c.tag for c in self.provider.calls]
+
+
+def assessment_value(
+    *, should_continue: bool = True, score: int = 6, labels: tuple[str, ...] = ("A", "B", "C", "D", "E")
+) -> dict[str, Any]:
+    """A judge's round assessment as the scripted model would send it (every label scored ``score``)."""
+    rubric = dict.fromkeys(
+        ("logicalConsistency", "evidence", "engagement", "novelty", "persuasiveness", "relevance"), score
+    )
+    return {
+        "participants": [
+            {"participant": f"Participant {label}", "scores": rubric, "strengths": ["clear"], "weaknesses": []}
+            for label in labels
+        ],
+        "flags": {"repetitive": False, "drifting": False, "diminishingReturns": False, "convergenceReached": False},
+        "qualityTrend": "stable",
+        "shouldContinue": should_continue,
+        "reason": "scripted",
+    }
+
+
+def scripted_judge(*, should_continue: bool = True, score: int = 6) -> Responder:
+    """The scripted model's default replies, with a judge and voters that answer like real ones.
+
+    Round assessments say ``should_continue`` and score every participant ``score``; votes
+    choose the first proposal on the ballot; persona assignments give every agent listed a
+    position; verdicts name the first participant the winner.
+    """
+
+    def respond(request: CompletionRequest) -> Script:
+        prompt = request.last_user
+        value: dict[str, Any] | None = None
+        if request.tag.startswith("assessment"):
+            value = assessment_value(should_continue=should_continue, score=score)
+        elif request.tag.startswith("vote"):
+            first = re.search(r"^### (Proposal [A-Z])$", prompt, re.MULTILINE)
+            value = {"choice": first.group(1) if first else "none", "confidence": 70, "reason": "scripted"}
+        elif request.tag.startswith("personas"):
+            labels = re.findall(r"^- (Agent \d+):", prompt, re.MULTILINE)
+            value = {
+                "assignments": [
+                    {"participant": label, "position": f"Position of {label}.", "persona": "A careful engineer."}
+                    for label in labels
+                ]
+            }
+        elif request.tag.startswith("verdict"):
+            value = {
+                "summary": "Scripted verdict.",
+                "keyPoints": [{"participant": "Participant A", "mainArguments": ["a point"]}],
+                "areasOfAgreement": ["scope"],
+                "areasOfDisagreement": ["storage"],
+                "winner": "Participant A",
+                "winnerReasoning": "clearest",
+                "qualityScore": 70,
+                "insights": ["an insight"],
+            }
+        if value is not None:
+            return ScriptedReply(text=json.dumps(value), structured=value)
+        return default_reply(request)
+
+    return respond

@@ -139,17 +139,18 @@ def responses_body(c: Completion, body: dict[str, Any]) -> dict[str, Any]:
             "input_tokens": c.usage.input_tokens,
             "output_tokens": c.usage.output_tokens,
             "total_tokens": c.usage.total_tokens,
-            "input_tokens_details": {"cached_tokens": 0, "cache_write_tokens": 0},
+            "input_tokens_details": {"cached_tokens": c.usage.cached_input_tokens or 0, "cache_write_tokens": 0},
             "output_tokens_details": {"reasoning_tokens": 0},
         },
     }
 
 
-def _chat_usage(c: Completion) -> dict[str, int]:
+def _chat_usage(c: Completion) -> dict[str, Any]:
     return {
         "prompt_tokens": c.usage.input_tokens,
         "completion_tokens": c.usage.output_tokens,
         "total_tokens": c.usage.total_tokens,
+        "prompt_tokens_details": {"cached_tokens": c.usage.cached_input_tokens or 0},
     }
 
 

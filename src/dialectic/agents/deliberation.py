@@ -1,0 +1,132 @@
+"""What participants and the judge do in the deliberation protocols beyond critique-refine.
+
+Each function turns one step (a turn, a vote, a round assessment, a verdict, a persona
+assignment) into one request to the speaker's client and hands back its reply. Like
+:mod:`dialectic.agents.participants`, nothing here decides scheduling, persistence or what a
+failure means: the engine does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dialectic.agents.outputs import AssessmentOutput, PersonaAssignmentOutput, VerdictOutput, VoteOutput
+from dialectic.agents.participants import PROPOSAL_WORDS, DebateAgent, Judge
+from dialectic.agents.templates import REASONING_KIND, render
+from dialectic.llm.base import Completion
+from dialectic.llm.client import RetryHook, StructuredResult
+
+TURN_WORDS = PROPOSAL_WORDS
+
+
+@dataclass(frozen=True)
+class LabelledText:
+    label: str
+    content: str
+
+
+@dataclass(frozen=True)
+class LabelledRole:
+    label: str
+    role: str
+
+
+async def take_turn(
+    agent: DebateAgent,
+    *,
+    template: str,
+    kind: str,
+    problem: str,
+    clarifications: str,
+    discussion: str,
+    summary: str,
+    round_number: int,
+    total_rounds: int,
+    on_retry: RetryHook | None = None,
+) -> Completion:
+    """One turn of a turn format, from its round's template (``turn_*.md.j2``)."""
+    user = render(
+        template,
+        role_name=agent.role_title,
+        problem=problem,
+        clarifications=clarifications,
+        discussion=discussion,
+        summary=summary,
+        round_number=round_number,
+        total_rounds=total_rounds,
+        word_limit=agent.word_limit(TURN_WORDS),
+        reasoning=agent.problem_kind == REASONING_KIND,
+    )
+    return await agent.client.complete(agent.request(user, kind), on_retry=on_retry)
+
+
+async def cast_vote(
+    agent: DebateAgent,
+    *,
+    problem: str,
+    proposals: Sequence[LabelledText],
+    on_retry: RetryHook | None = None,
+) -> StructuredResult[VoteOutput]:
+    user = render("vote.md.j2", role_name=agent.role_title, problem=problem, proposals=proposals)
+    return await agent.client.complete_structured(agent.request(user, "vote"), VoteOutput, on_retry=on_retry)
+
+
+async def assess_round(
+    judge: Judge,
+    *,
+    problem: str,
+    labels: Sequence[str],
+    round_number: int,
+    debate: str,
+    previous: str,
+    may_stop: bool,
+    on_retry: RetryHook | None = None,
+) -> StructuredResult[AssessmentOutput]:
+    user = render(
+        "judge_assess.md.j2",
+        problem=problem,
+        labels=labels,
+        round_number=round_number,
+        debate=debate,
+        previous=previous,
+        may_stop=may_stop,
+    )
+    return await judge.client.complete_structured(
+        judge.request(user, "assessment"), AssessmentOutput, on_retry=on_retry
+    )
+
+
+async def give_verdict(
+    judge: Judge,
+    *,
+    problem: str,
+    labels: Sequence[str],
+    debate: str,
+    debate_is_summary: bool,
+    vote: str,
+    on_retry: RetryHook | None = None,
+) -> StructuredResult[VerdictOutput]:
+    user = render(
+        "judge_verdict.md.j2",
+        problem=problem,
+        labels=labels,
+        debate=debate,
+        debate_is_summary=debate_is_summary,
+        vote=vote,
+    )
+    return await judge.client.complete_structured(judge.request(user, "verdict"), VerdictOutput, on_retry=on_retry)
+
+
+async def assign_personas(
+    judge: Judge,
+    *,
+    problem: str,
+    participants: Sequence[LabelledRole],
+    strategy: str,
+    on_retry: RetryHook | None = None,
+) -> StructuredResult[PersonaAssignmentOutput]:
+    user = render("judge_personas.md.j2", problem=problem, participants=participants, strategy=strategy)
+    return await judge.client.complete_structured(
+        judge.request(user, "personas"), PersonaAssignmentOutput, on_retry=on_retry
+    )

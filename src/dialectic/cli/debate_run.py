@@ -1,0 +1,245 @@
+"""What ``dialectic debate`` and ``dialectic resume`` do: check everything, then run the engine.
+
+Everything the user gave is checked (problem, files, configuration, overrides, API keys)
+before a debate is created, so a mistake never leaves a half-made debate behind. Imported
+by :mod:`dialectic.cli.commands` when one of the two commands runs, never while the app is
+built: it loads the engine, the store and the configuration code.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from dialectic.cli.answers import (
+    Answerer,
+    load_answers_file,
+    resume_answers_warnings,
+    unmatched_answer_ids,
+    unmatched_answers_warning,
+)
+from dialectic.cli.budget_flags import checked_budget, with_budget
+from dialectic.cli.command_setup import load_environment, open_debate_store
+from dialectic.cli.console import Terminal
+from dialectic.cli.inputs import require_one_problem, resolve_problem
+from dialectic.cli.output import OutputTarget, check_output, check_report, emit_results
+from dialectic.cli.session import DebateSession
+from dialectic.cli.tracing_flags import tracing_for
+from dialectic.cli.verbose import summary_lines
+from dialectic.config import AgentConfig, SystemConfig
+from dialectic.config_loader import (
+    DEFAULT_CONFIG_FILENAME,
+    apply_overrides,
+    check_prompt_files,
+    choose_default_provider,
+    load_config,
+    size_local_debate,
+    with_local_limits,
+)
+from dialectic.context.files import gather_context
+from dialectic.domain import DebateState
+from dialectic.engine import DebateRequest
+from dialectic.engine.api import CONFIG_DIR_KEY
+from dialectic.engine.budget import check_budget_prices
+from dialectic.errors import DebateStateError, InvalidArgumentsError
+from dialectic.llm.local_models import is_local_available
+from dialectic.llm.registry import ProviderPool
+from dialectic.pricing import PriceTable
+from dialectic.store import DebateStore
+from dialectic.tracing.settings import TraceSettings
+
+
+def run_debate(
+    *,
+    problem: str | None,
+    problem_file: Path | None,
+    agents: str | None,
+    rounds: int | None,
+    debate_format: str | None,
+    config: Path | None,
+    problem_kind: str | None = None,
+    output: str | None,
+    report: str | None,
+    clarify: bool,
+    answers: Path | None,
+    verbose: bool,
+    env_file: Path | None,
+    context: Path | None,
+    provider: str | None,
+    model: str | None,
+    model_path: Path | None,
+    store: str | None,
+    allow_outside_prompts: bool,
+    budget_usd: float | None = None,
+    budget_tokens: int | None = None,
+    trace: bool = False,
+    trace_content: bool = False,
+) -> None:
+    """``dialectic debate``: the flags are described in :func:`dialectic.cli.commands.debate`."""
+    term = Terminal()
+    load_environment(env_file)
+    require_one_problem(problem, problem_file)
+    budget = checked_budget(budget_usd, budget_tokens)
+    answer_book = load_answers_file(answers) if answers is not None else None
+    loaded = load_config(config or Path(DEFAULT_CONFIG_FILENAME), explicit=config is not None)
+    for warning in loaded.warnings:
+        term.warning(warning)
+    text = resolve_problem(problem, problem_file, loaded.config.limits)
+    provider, model = _provider_and_model(provider, model, model_path, has_config=loaded.path is not None, term=term)
+    resolved, override_warnings = apply_overrides(
+        loaded.config,
+        rounds=rounds,
+        roles=agents,
+        provider=provider,
+        model=model,
+        allow_outside_prompts=allow_outside_prompts,
+        debate_format=debate_format,
+        problem_kind=problem_kind,
+    )
+    if loaded.path is None:
+        resolved, sizing = size_local_debate(resolved, rounds_given=rounds is not None, agents_given=agents is not None)
+        if sizing:
+            term.line(sizing)
+    resolved = with_budget(with_local_limits(resolved), budget)
+    for warning in override_warnings:
+        term.warning(warning)
+    check_prompt_files(resolved, loaded.directory)
+    asks = clarify or resolved.debate.interactive_clarifications
+    if answer_book is not None and not asks:
+        term.warning("--answers is not used without --clarify: no clarifying questions will be asked")
+    gathered = _gather(context, term)
+    check_providers(resolved)
+    check_budget_prices(resolved, PriceTable.of(resolved.pricing))
+    tracing = tracing_for(trace, trace_content, term)
+    output_target, report_target = _check_targets(output, report)
+    debate_store, store_flag = open_debate_store(store)
+    request = DebateRequest(
+        problem=text, config=resolved, config_dir=loaded.directory, context=gathered, clarify=clarify
+    )
+    session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing)
+    try:
+        state = session.start(request)
+        if answer_book and asks:
+            _warn_unmatched_answers(answer_book, state, term)
+        _finish(state, output=output_target, report=report_target, verbose=verbose, term=term)
+    finally:
+        session.announce_saved()
+        debate_store.close()
+
+
+def resume_debate(
+    *,
+    debate_id: str,
+    answers: Path | None,
+    output: str | None,
+    report: str | None,
+    verbose: bool,
+    store: str | None,
+    env_file: Path | None,
+    budget_usd: float | None = None,
+    budget_tokens: int | None = None,
+    trace: bool = False,
+    trace_content: bool = False,
+) -> None:
+    """``dialectic resume``: the flags are described in :func:`dialectic.cli.commands.resume`."""
+    term = Terminal()
+    load_environment(env_file)
+    budget = checked_budget(budget_usd, budget_tokens)
+    answer_book = load_answers_file(answers) if answers is not None else None
+    debate_store, store_flag = open_debate_store(store, create=False)
+    try:
+        state = debate_store.load(debate_id)
+        if state.status == "completed":
+            raise DebateStateError(f"debate {debate_id} is already completed; see it with: dialectic show {debate_id}")
+        if state.config:
+            saved = with_budget(SystemConfig.model_validate(state.config), budget)
+            check_prompt_files(saved, Path(str(state.config.get(CONFIG_DIR_KEY, "."))))
+            check_providers(saved)
+            check_budget_prices(saved, PriceTable.of(saved.pricing))
+        tracing = tracing_for(trace, trace_content, term)
+        output_target, report_target = _check_targets(output, report)
+        if answer_book is not None:
+            for warning in resume_answers_warnings(answer_book, state):
+                term.warning(warning)
+        session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing)
+        try:
+            resumed = session.resume(state, budget=budget)
+            _finish(resumed, output=output_target, report=report_target, verbose=verbose, term=term)
+        finally:
+            session.announce_saved()
+    finally:
+        debate_store.close()
+
+
+def _provider_and_model(
+    provider: str | None, model: str | None, model_path: Path | None, *, has_config: bool, term: Terminal
+) -> tuple[str | None, str | None]:
+    """``--model-path`` means the local provider; with no config and no provider, choose one and say why."""
+    if model_path is not None:
+        if provider not in (None, "local"):
+            raise InvalidArgumentsError("--model-path runs the local provider; it cannot be combined with --provider")
+        if not model_path.is_file():
+            raise InvalidArgumentsError(f"--model-path {model_path}: no such file")
+        if model_path.suffix.lower() != ".gguf":
+            raise InvalidArgumentsError(f"--model-path {model_path}: expected a .gguf model file")
+        return "local", str(model_path.resolve())
+    if has_config or provider is not None:
+        return provider, model
+    choice = choose_default_provider(os.environ, local_available=is_local_available())
+    term.line(f"using provider '{choice.provider}' ({model or choice.model}): {choice.reason}")
+    return choice.provider, model or choice.model
+
+
+def check_providers(config: SystemConfig) -> None:
+    """Every provider is known and has its API key (``MissingApiKeyError`` names the variable)."""
+    participants: list[AgentConfig] = [*config.participants(), config.judge]
+    ProviderPool().check(participants)
+
+
+def _new_session(
+    store: DebateStore,
+    store_flag: str | None,
+    term: Terminal,
+    answers: dict[str, str] | None,
+    *,
+    verbose: bool,
+    tracing: TraceSettings | None,
+) -> DebateSession:
+    answerer = Answerer.for_cli(answers, sys.stdin, term)
+    return DebateSession(store, term, answerer=answerer, verbose=verbose, store_flag=store_flag, tracing=tracing)
+
+
+def _gather(directory: Path | None, term: Terminal) -> str | None:
+    if directory is None:
+        return None
+    gathered = gather_context(directory)
+    if gathered.skipped:
+        term.warning(f"--context {directory}: skipped {gathered.skipped_summary()}")
+    if not gathered.text:
+        term.warning(f"--context {directory} holds no readable text files; no context is added")
+        return None
+    return gathered.text
+
+
+def _check_targets(output: str | None, report: str | None) -> tuple[OutputTarget | None, OutputTarget | None]:
+    """Every output path checked (parents created) before the debate is created or resumed."""
+    output_target = check_output(output, "--output") if output is not None else None
+    report_target = check_report(report, "--report") if report is not None else None
+    return output_target, report_target
+
+
+def _warn_unmatched_answers(answers: dict[str, str], state: DebateState, term: Terminal) -> None:
+    unmatched = unmatched_answer_ids(answers, state)
+    if unmatched:
+        term.warning(unmatched_answers_warning(unmatched))
+
+
+def _finish(
+    state: DebateState, *, output: OutputTarget | None, report: OutputTarget | None, verbose: bool, term: Terminal
+) -> None:
+    if state.status == "completed":
+        emit_results(state, output=output, report=report, verbose=verbose, term=term)
+    if verbose:
+        for line in summary_lines(state):
+            term.line(line, style="dim")

@@ -1,0 +1,122 @@
+"""What ``dialectic leaderboard`` does: read the completed debates, rate them, print a table or JSON.
+
+The ratings are computed from the store on every run (:mod:`dialectic.ratings`); nothing is
+kept between runs. Like ``dialectic list``, it never creates a store: a ``--store`` that holds
+no database reads as empty.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from datetime import datetime
+from typing import Any
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from dialectic.cli.console import Terminal
+from dialectic.domain import DebateState
+from dialectic.errors import InvalidArgumentsError
+from dialectic.ratings import INITIAL_RATING, K_FACTOR, RATING_KEYS, Leaderboard, RatingKey, compute_ratings
+from dialectic.store import open_store, resolve_data_dir
+
+OUTPUT_FORMATS = ("table", "json")
+TABLE_WIDTH_WHEN_PIPED = 120
+
+
+def print_leaderboard(*, by: str, output_format: str, since: str | None, store: str | None) -> None:
+    """Check the flags, then rate the completed debates (created at or after ``since``) and print them."""
+    key = rating_key(by)
+    if output_format not in OUTPUT_FORMATS:
+        raise InvalidArgumentsError(f"unknown --format '{output_format}' (known: {', '.join(OUTPUT_FORMATS)})")
+    since_moment = parse_since(since) if since is not None else None
+    debates, location = completed_debates(store, since_moment)
+    board = compute_ratings(debates, key)
+    if output_format == "json":
+        sys.stdout.write(json.dumps(leaderboard_json(board, since_moment), indent=2, ensure_ascii=False) + "\n")
+    elif not board.entries:
+        after = f" created since {since_moment.isoformat()}" if since_moment is not None else ""
+        Terminal().line(f"No completed debates with a verdict or a vote{after} in {location}")
+    else:
+        _print_table(board)
+
+
+def rating_key(by: str) -> RatingKey:
+    for known in RATING_KEYS:
+        if by == known:
+            return known
+    raise InvalidArgumentsError(f"unknown --by '{by}' (known: {', '.join(RATING_KEYS)})")
+
+
+def parse_since(text: str) -> datetime:
+    """``--since``: an ISO date (midnight) or date-time; without a zone it is local time."""
+    try:
+        moment = datetime.fromisoformat(text.strip())
+    except ValueError:
+        raise InvalidArgumentsError(
+            f"--since takes an ISO date or date-time, e.g. 2025-01-31 or 2025-01-31T14:30 (got '{text}')"
+        ) from None
+    return moment if moment.tzinfo is not None else moment.astimezone()
+
+
+def completed_debates(store: str | None, since: datetime | None) -> tuple[list[DebateState], str]:
+    """The completed debates created at or after ``since``, and where the store is (for messages)."""
+    debate_store = open_store(resolve_data_dir(store, os.environ), create=False)
+    try:
+        listings = [d for d in debate_store.list(status="completed") if since is None or d.created_at >= since]
+        return [debate_store.load(d.id) for d in listings], debate_store.location
+    finally:
+        debate_store.close()
+
+
+def leaderboard_json(board: Leaderboard, since: datetime | None) -> dict[str, Any]:
+    return {
+        "by": board.by,
+        "since": since.isoformat() if since is not None else None,
+        "debates": board.debates,
+        "initialRating": INITIAL_RATING,
+        "kFactor": K_FACTOR,
+        "ratings": [
+            {
+                "rank": rank,
+                "key": entry.key,
+                "name": entry.name,
+                "rating": round(entry.rating, 1),
+                "matches": entry.matches,
+                "wins": entry.wins,
+                "draws": entry.draws,
+                "losses": entry.losses,
+            }
+            for rank, entry in enumerate(board.entries, start=1)
+        ],
+    }
+
+
+def _print_table(board: Leaderboard) -> None:
+    table = Table(
+        box=box.SIMPLE_HEAD,
+        title=f"ELO by {board.by} from {board.debates} debate(s) (start {INITIAL_RATING:.0f}, K {K_FACTOR:.0f})",
+        title_justify="left",
+    )
+    table.add_column("Rank", justify="right")
+    table.add_column(board.by.capitalize(), no_wrap=True)
+    table.add_column("Rating", justify="right")
+    table.add_column("Matches", justify="right")
+    table.add_column("W/D/L", justify="right")
+    for rank, entry in enumerate(board.entries, start=1):
+        name = entry.name if entry.name == entry.key else f"{entry.name} ({entry.key})"
+        table.add_row(
+            str(rank),
+            Text(name),  # a name is the user's text, not Rich markup
+            f"{entry.rating:.0f}",
+            str(entry.matches),
+            f"{entry.wins}/{entry.draws}/{entry.losses}",
+        )
+    console = Console(highlight=False)
+    if not console.is_terminal:
+        console.width = max(console.width, TABLE_WIDTH_WHEN_PIPED)
+    console.print(table)

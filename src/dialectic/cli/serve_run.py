@@ -1,0 +1,140 @@
+"""What ``dialectic serve`` does: check everything, open the store, then serve until stopped.
+
+The server starts from a configuration the way ``dialectic debate`` does (the file given, or
+``./debate-config.json``, or with neither and no key the embedded local model), checks its
+prompt files and API keys, and refuses to listen anywhere but on a loopback address without
+a token. Imported by :mod:`dialectic.cli.serve_command` when the command runs.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from dialectic.cli.command_setup import load_environment, open_debate_store
+from dialectic.cli.console import Terminal
+from dialectic.cli.debate_run import check_providers
+from dialectic.config_loader import (
+    DEFAULT_CONFIG_FILENAME,
+    apply_overrides,
+    check_prompt_files,
+    choose_default_provider,
+    load_config,
+    with_local_limits,
+)
+from dialectic.errors import InvalidArgumentsError
+from dialectic.llm.local_models import is_local_available
+from dialectic.store import DebateStore
+from dialectic.web.context import ServeSettings, build_context
+from dialectic.web.new_debate import ServerConfig
+from dialectic.web.security import TOKEN_ENV, check_bind
+
+MIN_BODY_BYTES = 1024
+
+
+def run_server(
+    *,
+    host: str,
+    port: int,
+    store: str | None,
+    config: Path | None,
+    token: str | None,
+    cors: tuple[str, ...],
+    resume_orphans: bool,
+    max_running: int,
+    max_body: int,
+    env_file: Path | None,
+) -> None:
+    """``dialectic serve``: the flags are described in :func:`dialectic.cli.serve_command.serve`."""
+    term = Terminal()
+    load_environment(env_file)
+    token = token or os.environ.get(TOKEN_ENV) or None
+    _check_flags(host, port, token, cors, max_running, max_body)
+    loaded = load_config(config or Path(DEFAULT_CONFIG_FILENAME), explicit=config is not None)
+    for warning in loaded.warnings:
+        term.warning(warning)
+    provider = model = None
+    if loaded.path is None:
+        choice = choose_default_provider(os.environ, local_available=is_local_available())
+        term.line(f"using provider '{choice.provider}' ({choice.model}): {choice.reason}")
+        provider, model = choice.provider, choice.model
+    resolved, warnings = apply_overrides(loaded.config, provider=provider, model=model)
+    resolved = with_local_limits(resolved)
+    for warning in warnings:
+        term.warning(warning)
+    check_prompt_files(resolved, loaded.directory)
+    check_providers(resolved)
+    settings = ServeSettings(
+        host=host,
+        port=port,
+        token=token,
+        cors_origins=cors,
+        max_running=max_running,
+        max_body_bytes=max_body,
+        resume_orphans=resume_orphans,
+    )
+    listening = _listen(host, port)
+    debate_store, _ = open_debate_store(store)
+    try:
+        _serve(debate_store, ServerConfig(resolved, loaded.directory), settings, listening, term)
+    finally:
+        debate_store.close()
+        listening.close()
+
+
+def _serve(
+    store: DebateStore, server: ServerConfig, settings: ServeSettings, sock: socket.socket, term: Terminal
+) -> None:
+    """Run uvicorn on ``sock`` until a signal stops it (the runs still going are saved as interrupted)."""
+    import uvicorn
+
+    from dialectic.web.app import create_app, stale_debates
+
+    app = create_app(build_context(store, server, settings))
+    if not settings.resume_orphans:
+        orphans = stale_debates(store)
+        if orphans:
+            term.warning(
+                f"{len(orphans)} debate(s) were left running by a process that stopped: {', '.join(orphans)}; "
+                "resume them from the page, or restart with --resume-orphans"
+            )
+    port = sock.getsockname()[1]
+    host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    sys.stdout.write(f"Serving on http://{host}:{port}/ (debates in {store.location}; API docs at /docs)\n")
+    sys.stdout.flush()
+    config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def _check_flags(
+    host: str, port: int, token: str | None, cors: tuple[str, ...], max_running: int, max_body: int
+) -> None:
+    check_bind(host, token)
+    if not 0 <= port <= 65535:
+        raise InvalidArgumentsError(f"--port must be between 0 and 65535 (got {port})")
+    if max_running < 1:
+        raise InvalidArgumentsError(f"--max-running must be at least 1 (got {max_running})")
+    if max_body < MIN_BODY_BYTES:
+        raise InvalidArgumentsError(f"--max-body must be at least {MIN_BODY_BYTES} bytes (got {max_body})")
+    for origin in cors:
+        parts = urlsplit(origin)
+        if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/") or parts.query:
+            raise InvalidArgumentsError(f"--cors {origin}: give an origin such as https://example.org")
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything else starts (so a taken port fails at once)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise InvalidArgumentsError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock

@@ -1,0 +1,43 @@
+"""Taking an agent out of the debate when its calls keep failing (seed ``004_…`` §6.3).
+
+Shared by every protocol: the agent's failed contribution and its leaving are saved in one
+append, announced, and the debate fails (resumably) when fewer than ``debate.minAgents``
+remain.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from dialectic import events as ev
+from dialectic.changes import ContributionRecorded, ParticipantDropped
+from dialectic.domain import ContributionType, DroppedParticipant
+from dialectic.engine.context import RunContext, failed_contribution
+from dialectic.errors import ProviderError, TooFewAgentsError
+
+if TYPE_CHECKING:
+    from dialectic.agents.participants import DebateAgent
+
+
+def active_agents(ctx: RunContext) -> list[DebateAgent]:
+    """The agents still taking part, in configured order."""
+    out = ctx.state.dropped_ids()
+    return [a for a in ctx.roster.agents if a.id not in out]
+
+
+def drop_agent(ctx: RunContext, agent: DebateAgent, number: int, kind: ContributionType, error: ProviderError) -> None:
+    """Save ``agent``'s failed contribution and its leaving; raise ``TooFewAgentsError`` below ``minAgents``."""
+    failed = failed_contribution(agent, kind, error, target_agent_id=None, attempts=int(getattr(error, "attempts", 1)))
+    dropped = DroppedParticipant(agent_id=agent.id, round_number=number, reason=str(error))
+    ctx.record(ContributionRecorded(round_number=number, contribution=failed), ParticipantDropped(dropped=dropped))
+    ctx.emit(ev.ContributionAdded(ctx.debate_id, number, agent.name, failed))
+    remaining = active_agents(ctx)
+    ctx.emit(ev.ParticipantDropped(ctx.debate_id, agent.name, dropped, len(remaining)))
+    needed = min(ctx.roster.settings.min_agents, len(ctx.roster.agents))
+    if len(remaining) < needed:
+        raise TooFewAgentsError(
+            f"{agent.name} failed ({error}) and was dropped: {len(remaining)} of "
+            f"{len(ctx.roster.agents)} agents remain, fewer than debate.minAgents ({needed}); "
+            "the debate can be resumed once the provider works again",
+            cause=error,
+        ) from error

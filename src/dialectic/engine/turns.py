@@ -1,0 +1,143 @@
+"""One round of a turn format: every participant takes one turn.
+
+``simultaneous`` turns run at once and see only earlier rounds; ``sequential`` turns run in
+the agents' configured order, each seeing the turns before it in the same round. A turn
+already saved is never asked for again (resume). An agent whose turn keeps failing is
+dropped (see :mod:`dialectic.engine.dropping`).
+
+When the discussion before a turn has grown past the agent's summarization threshold, the
+agent first summarizes everything but the last round for itself; its turn then carries that
+summary and the last round verbatim.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+from dialectic import events as ev
+from dialectic.agents.deliberation import take_turn
+from dialectic.agents.participants import DebateAgent
+from dialectic.changes import SummaryRecorded
+from dialectic.context.history import participant_names, rounds_text
+from dialectic.domain import Contribution, DebateRound
+from dialectic.engine.attempts import with_second_chance
+from dialectic.engine.context import RunContext, contribution_from
+from dialectic.engine.dropping import active_agents, drop_agent
+from dialectic.engine.protocols import TurnPlan
+from dialectic.engine.summaries import summary_from
+from dialectic.engine.watchdog import wait_while_progressing
+from dialectic.errors import ProviderError
+
+
+async def run_turns(ctx: RunContext, number: int, plan: TurnPlan) -> None:
+    """Every active agent's turn of round ``number``, as ``plan`` says."""
+    settings = ctx.roster.settings
+    agents = active_agents(ctx)
+
+    async def watched(tasks: list[asyncio.Task[Contribution | None]]) -> None:
+        try:
+            await wait_while_progressing(
+                tasks,
+                last_progress=lambda: ctx.last_progress,
+                clock=time.monotonic,  # the clock of ctx.last_progress
+                limit_ms=settings.timeout_per_round,
+                round_number=number,
+            )
+            for task in tasks:
+                task.result()  # a failure (too few agents, a bug) surfaces here
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    if plan.visibility == "simultaneous":
+        await watched([asyncio.ensure_future(_turn(ctx, agent, number, plan)) for agent in agents])
+    else:
+        for agent in agents:
+            await watched([asyncio.ensure_future(_turn(ctx, agent, number, plan))])
+
+
+def _discussion(ctx: RunContext, agent: DebateAgent, number: int, plan: TurnPlan) -> tuple[str, list[DebateRound]]:
+    """What ``agent`` sees before its turn: the earlier rounds, and this round's earlier turns if sequential."""
+    earlier = [r for r in ctx.state.rounds if r.round_number < number]
+    if plan.visibility == "sequential":
+        current = ctx.state.round(number)
+        order = [a.id for a in ctx.roster.agents]
+        before = order[: order.index(agent.id)]
+        seen = [c for c in current.contributions if c.ok and c.agent_id in before]
+        if seen:
+            earlier = [*earlier, DebateRound(round_number=number, contributions=seen, timestamp=current.timestamp)]
+    return rounds_text(earlier, participant_names(ctx.state)), earlier
+
+
+async def _summary(ctx: RunContext, agent: DebateAgent, number: int, earlier: list[DebateRound]) -> str:
+    """The agent's own summary of the rounds before the last one (saved, so asked for once), or ``""``."""
+    rnd = ctx.state.round(number)
+    if agent.id in rnd.summaries:
+        return rnd.summaries[agent.id].summary
+    older = [r for r in earlier if r.round_number < number - 1]
+    source = rounds_text(older, participant_names(ctx.state))
+    if not source:
+        return ""
+    warnings: list[str] = []
+    try:
+        completion = await ctx.announce(
+            agent,
+            "summarizing",
+            agent.summarize(
+                problem=ctx.problem, history=source, warnings=warnings, on_retry=ctx.retry_hook(agent, "summarizing")
+            ),
+            round_number=number,
+            kind="summary",
+        )
+    except ProviderError as exc:
+        ctx.flush_warnings(warnings)
+        ctx.warn(f"{agent.name} could not summarize the discussion ({exc}); it reads it in full")
+        return ""
+    ctx.flush_warnings(warnings)
+    summary = summary_from(agent, agent.summarization, completion, before_chars=len(source))
+    ctx.record(SummaryRecorded(round_number=number, summary=summary))
+    ctx.emit(ev.SummaryAdded(ctx.debate_id, number, agent.name, summary))
+    return summary.summary
+
+
+async def _turn(ctx: RunContext, agent: DebateAgent, number: int, plan: TurnPlan) -> Contribution | None:
+    saved = ctx.state.round(number).find(plan.kind, agent.id)
+    if (saved is not None and saved.ok) or agent.id in ctx.state.dropped_ids():
+        return saved
+    discussion, earlier = _discussion(ctx, agent, number, plan)
+    summary = ""
+    settings = agent.summarization
+    if settings.enabled and len(discussion) >= settings.threshold and number > 2:
+        summary = await _summary(ctx, agent, number, earlier)
+        if summary:
+            recent = [r for r in earlier if r.round_number >= number - 1]
+            discussion = rounds_text(recent, participant_names(ctx.state))
+    activity = {"response": "taking a turn"}.get(plan.kind, f"giving the {plan.phase} statement")
+    try:
+        completion = await with_second_chance(
+            lambda: ctx.announce(
+                agent,
+                activity,
+                take_turn(
+                    agent,
+                    template=plan.template,
+                    kind=plan.kind,
+                    problem=ctx.problem,
+                    clarifications=ctx.clarifications_text(),
+                    discussion=discussion,
+                    summary=summary,
+                    round_number=number,
+                    total_rounds=ctx.roster.settings.rounds,
+                    on_retry=ctx.retry_hook(agent, activity),
+                ),
+                round_number=number,
+                kind=plan.kind,
+            )
+        )
+    except ProviderError as exc:
+        drop_agent(ctx, agent, number, plan.kind, exc)
+        return None
+    return ctx.add_contribution(number, agent, contribution_from(agent, plan.kind, completion))

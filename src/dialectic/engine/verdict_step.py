@@ -1,0 +1,88 @@
+"""The judge's final verdict, beside the solution: summary, key points, agreement, winner, quality.
+
+The judge reads the debate under neutral labels in a shuffled order (``debate.neutralLabels``);
+the winner it names is mapped back to an agent. When the judge runs on the same provider and
+model as a participant, the verdict says so: self-preference is a known bias of LLM judges.
+"""
+
+from __future__ import annotations
+
+from dialectic import events as ev
+from dialectic.agents.deliberation import give_verdict
+from dialectic.agents.labels import neutral_labels, resolve
+from dialectic.changes import VerdictRecorded
+from dialectic.context.history import rounds_text
+from dialectic.domain import KeyPoints, Verdict
+from dialectic.engine.attempts import with_second_chance
+from dialectic.engine.context import RunContext
+from dialectic.engine.protocols import protocol
+from dialectic.engine.vote_step import vote_text
+from dialectic.errors import ProviderError
+
+
+def verdict_wanted(ctx: RunContext) -> bool:
+    choice = ctx.roster.settings.verdict
+    if choice != "auto":
+        return choice == "on"
+    return protocol(ctx.roster.settings.format).name != "critique-refine"
+
+
+def shares_model(ctx: RunContext) -> list[str]:
+    judge = ctx.roster.judge.config
+    return [a.id for a in ctx.state.agents if (a.provider, a.model) == (judge.provider, judge.model)]
+
+
+async def give_final_verdict(ctx: RunContext) -> Verdict | None:
+    """Ask for, save and publish the verdict; None (with a warning) when the judge could not give one."""
+    judge = ctx.roster.judge
+    ids = [a.id for a in ctx.state.agents]
+    labels = neutral_labels(
+        ids, word="Participant", seed=f"{ctx.debate_id}/verdict", shuffle=ctx.roster.settings.neutral_labels
+    )
+    ordered = dict(sorted(labels.items(), key=lambda item: item[1]))
+    summary = ctx.state.judge_summary
+    debate = summary.summary if summary else rounds_text(ctx.state.rounds, ordered, with_roles=False)
+    vote = vote_text(ctx, ctx.state.vote, labels) if ctx.state.vote is not None else ""
+    try:
+        result = await with_second_chance(
+            lambda: ctx.announce(
+                judge,
+                "giving the verdict",
+                give_verdict(
+                    judge,
+                    problem=ctx.problem,
+                    labels=sorted(labels.values()),
+                    debate=debate,
+                    debate_is_summary=summary is not None,
+                    vote=vote,
+                    on_retry=ctx.retry_hook(judge, "giving the verdict"),
+                ),
+                kind="verdict",
+            )
+        )
+    except ProviderError as exc:
+        ctx.warn(f"the judge could not give a verdict ({exc}); the debate is complete without one")
+        return None
+    if result.value is None:
+        ctx.warn(f"the judge's verdict did not parse ({result.error}); the debate is complete without one")
+        return None
+    v = result.value
+    winner = None if v.winner.strip().lower() in ("", "none", "no one", "nobody") else resolve(v.winner, labels)
+    key_points = []
+    for item in v.key_points:
+        agent_id = resolve(item.participant, labels)
+        if agent_id is not None:
+            key_points.append(KeyPoints(agent_id=agent_id, points=item.main_arguments))
+    verdict = Verdict(
+        summary=v.summary,
+        key_points=key_points,
+        agreements=v.areas_of_agreement,
+        disagreements=v.areas_of_disagreement,
+        winner_id=winner,
+        winner_reasoning=v.winner_reasoning,
+        quality=v.quality_score,
+        insights=v.insights,
+        judge_shares_model_with=shares_model(ctx),
+    )
+    ctx.defer(VerdictRecorded(verdict=verdict), ev.VerdictAdded(ctx.debate_id, verdict))
+    return verdict

@@ -1,0 +1,121 @@
+"""The report's sections for what the protocols add: round assessments, the vote, the verdict, stances.
+
+Pure rendering, used by :mod:`dialectic.report`; names come in through ``name`` so both
+modules show participants the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dialectic.domain import RUBRIC, DebateState, RoundAssessment, Verdict, VoteOutcome
+
+Name = Callable[[str], str]
+
+
+def _cell(text: str) -> str:
+    return " ".join(text.split()).replace("|", "\\|")
+
+
+def _title(criterion: str) -> str:
+    return criterion.replace("_", " ").capitalize()
+
+
+def assessment_blocks(a: RoundAssessment, name: Name) -> list[str]:
+    """``#### Judge assessment`` of one round: the rubric table, flags, trend, decision and measurements."""
+    blocks = ["#### Judge assessment"]
+    if a.structured and a.participants:
+        head = "| Participant | " + " | ".join(_title(c) for c in RUBRIC) + " | Score |"
+        rows = [head, "|---|" + "--:|" * (len(RUBRIC) + 1)]
+        for p in a.participants:
+            scores = " | ".join(f"{getattr(p.scores, c):g}" for c in RUBRIC)
+            rows.append(f"| {_cell(name(p.agent_id))} | {scores} | {p.score:.1f} |")
+        blocks.append("\n".join(rows))
+        notes = [
+            f"- {_cell(name(p.agent_id))}: strengths: {_cell('; '.join(p.strengths) or '—')}; "
+            f"weaknesses: {_cell('; '.join(p.weaknesses) or '—')}"
+            for p in a.participants
+        ]
+        blocks.append("\n".join(notes))
+    elif not a.structured:
+        blocks.append("_The judge's assessment was not available; only the detectors' figures are shown._")
+    facts = []
+    if a.structured:
+        facts.append(f"**Quality:** {a.quality:.1f}/10 ({a.quality_trend})")
+        facts.append(
+            f"**Continue:** {'yes' if a.should_continue else 'no'}" + (f" — {_cell(a.reason)}" if a.reason else "")
+        )
+    flags = [_title(n) for n, on in a.flags.model_dump().items() if on]
+    facts.append(f"**Flags:** {', '.join(flags) if flags else 'none'}")
+    if a.similarity is not None or a.repetition is not None:
+        measured = []
+        if a.similarity is not None:
+            measured.append(f"positions {a.similarity:.0%} alike")
+        if a.repetition is not None:
+            measured.append(f"most repeated turn {a.repetition:.0%} like its predecessor")
+        facts.append(f"**Measured:** {', '.join(measured)} ({a.measured_by or 'unknown measure'})")
+    blocks.append(" · ".join(facts))
+    return blocks
+
+
+def vote_blocks(outcome: VoteOutcome, name: Name) -> list[str]:
+    rule = outcome.rule + (f" (threshold {outcome.threshold:.0%})" if outcome.threshold else "")
+    rows = ["| Proposal of | Votes |", "|---|--:|"]
+    rows += [f"| {_cell(name(agent))} | {support:g} |" for agent, support in outcome.tally.items()]
+    if outcome.winner_id is not None:
+        result = f"**Winner:** {_cell(name(outcome.winner_id))}, " + (
+            "with consensus" if outcome.consensus else "without reaching the rule's bar"
+        )
+    else:
+        result = "**No winner:** " + ("a tie" if outcome.tie else "no votes carried support")
+    ballots = [
+        f"- {_cell(name(v.voter_id))} → {_cell(name(v.choice_id))}"
+        + (f" (confidence {v.confidence})" if v.confidence is not None else "")
+        + (f": {_cell(v.reason)}" if v.reason else "")
+        for v in outcome.votes
+    ]
+    return ["## Vote", f"**Rule:** {rule}", "\n".join(rows), result, "\n".join(ballots) or "_No votes were cast._"]
+
+
+def verdict_blocks(verdict: Verdict, name: Name) -> list[str]:
+    blocks = ["## Verdict", verdict.summary.strip()]
+    winner = name(verdict.winner_id) if verdict.winner_id else "none"
+    line = f"**Winner:** {_cell(winner)}" + (
+        f" — {_cell(verdict.winner_reasoning)}" if verdict.winner_reasoning else ""
+    )
+    blocks += [line, f"**Debate quality:** {verdict.quality}/100"]
+    if verdict.judge_shares_model_with:
+        shared = ", ".join(_cell(name(a)) for a in verdict.judge_shares_model_with)
+        blocks.append(
+            f"_The judge runs on the same model as {shared}; LLM judges are known to prefer their own model's "
+            "answers, so read the winner with that in mind._"
+        )
+    for title, items in (
+        ("Key points", [f"{name(k.agent_id)}: {'; '.join(k.points)}" for k in verdict.key_points]),
+        ("Areas of agreement", verdict.agreements),
+        ("Areas of disagreement", verdict.disagreements),
+        ("Insights", verdict.insights),
+    ):
+        if items:
+            blocks += [f"### {title}", "\n".join(f"- {_cell(i)}" for i in items)]
+    return blocks
+
+
+def protocol_facts(state: DebateState) -> list[str]:
+    """Header lines: the format and why the debate stopped early, when it did."""
+    fmt = str(state.config.get("debate", {}).get("format", "critique-refine"))
+    facts = [f"- **Format:** {fmt}"]
+    if state.stopped_early is not None:
+        facts.append(
+            f"- **Stopped early:** after round {state.stopped_early.round_number}: {_cell(state.stopped_early.reason)}"
+        )
+    return facts
+
+
+def stance_rows(state: DebateState) -> list[str]:
+    """``- name: position — persona`` for agents that argue a position or play a persona."""
+    return [
+        f"- {_cell(a.name)}: {_cell(a.position or 'no position')}" + (f" — {_cell(a.persona)}" if a.persona else "")
+        for a in state.agents
+        if a.position or a.persona
+    ]

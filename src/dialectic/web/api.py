@@ -1,0 +1,276 @@
+"""The JSON API under ``/api``: debates (start, list, read, stream, steer, download) and the server's health."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
+from fastapi.responses import PlainTextResponse
+from pydantic import Field
+from sse_starlette import EventSourceResponse, ServerSentEvent
+
+from dialectic.config import SystemConfig
+from dialectic.config_loader import check_prompt_files
+from dialectic.domain import DebateState, utc_now
+from dialectic.engine.api import CONFIG_DIR_KEY
+from dialectic.errors import DebateStateError
+from dialectic.web.context import WebContext
+from dialectic.web.errors import ApiError
+from dialectic.web.new_debate import ApiModel, NewDebate, resolve
+from dialectic.web.security import TOKEN_COOKIE
+from dialectic.web.views import STATUSES, export_text, listing_row, options, report_text, shown
+
+POLL_S = 1.0
+"""How often a stream of a debate another process runs looks for what that process saved."""
+PING_S = 15
+
+
+def context(request: Request) -> WebContext:
+    ctx: WebContext = request.app.state.web
+    return ctx
+
+
+Ctx = Annotated[WebContext, Depends(context)]
+
+
+def authorized(request: Request) -> None:
+    context(request).token(request)
+
+
+router = APIRouter(prefix="/api", dependencies=[Depends(authorized)])
+session_router = APIRouter(prefix="/api")
+
+
+class SessionRequest(ApiModel):
+    token: str
+
+
+@session_router.post("/session", status_code=204, tags=["server"])
+def sign_in(body: SessionRequest, request: Request) -> Response:
+    """Trade the server's token for a cookie, so the page (and its event streams) can use the API."""
+    ctx = context(request)
+    if not ctx.token.matches(body.token):
+        raise ApiError(401, "unauthorized", "that is not this server's token")
+    response = Response(status_code=204)
+    if ctx.token.enabled:
+        response.set_cookie(TOKEN_COOKIE, body.token, httponly=True, samesite="strict", path="/api")
+    return response
+
+
+@router.get("/health", tags=["server"])
+def health(ctx: Ctx) -> dict[str, Any]:
+    """The server is up: its version, the debates it runs and its limit."""
+    from importlib import metadata
+
+    try:
+        version = metadata.version("dialectic")
+    except metadata.PackageNotFoundError:
+        version = "unknown"
+    return {
+        "status": "ok",
+        "version": version,
+        "running": ctx.runs.count,
+        "maxRunning": ctx.settings.max_running,
+        "auth": ctx.token.enabled,
+        "notices": ctx.notices,
+    }
+
+
+@router.get("/options", tags=["debates"])
+def new_debate_options(ctx: Ctx) -> dict[str, Any]:
+    """What a new debate may choose: the server's agents and judge, roles, providers, formats, defaults, limits."""
+    return options(ctx.server)
+
+
+class Created(ApiModel):
+    id: str
+    status: str
+    warnings: list[str] = Field(default_factory=list)
+
+
+@router.post("/debates", status_code=201, response_model=Created, tags=["debates"])
+async def create_debate(body: NewDebate, ctx: Ctx, response: Response) -> Created:
+    """Start a debate on the server's configuration (or the one sent) with the overrides given."""
+    resolved = resolve(body, ctx.server)
+    debate_id = await ctx.runs.start(resolved.request)
+    response.headers["Location"] = f"/api/debates/{debate_id}"
+    return Created(id=debate_id, status="running", warnings=[ctx.scrub(w) for w in resolved.warnings])
+
+
+@router.get("/debates", tags=["debates"])
+def list_debates(
+    ctx: Ctx,
+    status: Annotated[str | None, Query(description=f"One of: {', '.join(STATUSES)}.")] = None,
+    limit: Annotated[int, Query(ge=1, le=100)] = 20,
+    cursor: Annotated[str | None, Query(description="The nextCursor of the previous page.")] = None,
+) -> Response:
+    """Debates, newest first, a page at a time."""
+    if status is not None and status not in STATUSES:
+        raise ApiError(422, "invalid_request", f"unknown status '{status}' (known: {', '.join(STATUSES)})")
+    now = utc_now()
+    stored_status = "running" if status == "stale" else status
+    rows = [(d, shown(ctx.store, d, now)) for d in ctx.store.list(status=stored_status)]
+    if status is not None:
+        rows = [row for row in rows if row[1] == status]
+    start = 0
+    if cursor is not None:
+        ids = [d.id for d, _ in rows]
+        if cursor not in ids:
+            raise ApiError(400, "bad_request", f"unknown cursor '{cursor}' (start again without one)")
+        start = ids.index(cursor) + 1
+    page = rows[start : start + limit]
+    items = [listing_row(ctx.store.load(d.id), shown_status) for d, shown_status in page]
+    more = start + limit < len(rows)
+    body = {"items": items, "nextCursor": page[-1][0].id if more and page else None}
+    return _json(ctx, body)
+
+
+@router.get("/debates/{debate_id}", tags=["debates"])
+def get_debate(debate_id: str, ctx: Ctx) -> Response:
+    """The debate's state, in the seed's ``DebateState`` shape (as ``dialectic export`` writes it)."""
+    return _json(ctx, ctx.store.load(debate_id).to_json_dict())
+
+
+@router.get("/debates/{debate_id}/events", tags=["debates"], response_class=EventSourceResponse)
+def debate_events(
+    debate_id: str,
+    ctx: Ctx,
+    last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
+    after: Annotated[str | None, Query(description="Like Last-Event-ID, for a client that cannot send it.")] = None,
+) -> EventSourceResponse:
+    """Server-Sent Events: every stored change (id = its sequence number; ``Last-Event-ID`` replays what
+    was missed), the live events between them (token deltas, calls, phases, warnings: ids ``N.k``), and
+    ``end`` once the debate is at rest."""
+    feed, subscriber = ctx.hub.subscribe(debate_id, parse_event_id(last_event_id or after))
+
+    async def stream() -> AsyncIterator[bytes]:
+        try:
+            while True:
+                item = await subscriber.next(POLL_S)
+                if item is None:
+                    if subscriber.done:
+                        return
+                    ctx.hub.poll(feed)
+                    continue
+                batch = [item, *subscriber.ready()]  # a burst goes out in one write
+                yield b"".join(ServerSentEvent(data=o.data, event=o.event, id=o.id).encode() for o in batch)
+                if subscriber.done:
+                    return
+        finally:
+            ctx.hub.unsubscribe(feed, subscriber)
+
+    return EventSourceResponse(stream(), ping=PING_S, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+
+def parse_event_id(value: str | None) -> int:
+    """The change sequence number an event id stands for (``12`` and ``12.3`` both mean change 12)."""
+    if value is None or not value.strip():
+        return 0
+    head = value.strip().split(".", 1)[0]
+    if not head.isdigit():
+        raise ApiError(400, "bad_request", f"Last-Event-ID '{value}' is not an event id of this stream")
+    return int(head)
+
+
+class Answers(ApiModel):
+    answers: dict[str, str] = Field(description="Question id → answer.")
+
+
+class Accepted(ApiModel):
+    id: str
+    status: str
+
+
+@router.post("/debates/{debate_id}/answers", status_code=202, response_model=Accepted, tags=["steering"])
+async def answer_questions(debate_id: str, body: Answers, ctx: Ctx) -> Accepted:
+    """Answer the pending clarifying questions; the debate resumes."""
+    state = ctx.store.load(debate_id)
+    if state.status != "suspended" or not state.pending_questions():
+        raise DebateStateError(f"debate {debate_id} is not waiting for answers (status {state.status})")
+    pending = {item.id for item in state.pending_questions()}
+    unknown = sorted(set(body.answers) - pending)
+    if not body.answers or unknown:
+        message = (
+            f"no pending question has the id {', '.join(unknown)} (pending: {', '.join(sorted(pending))})"
+            if unknown
+            else "give at least one answer"
+        )
+        raise ApiError(422, "invalid_request", message, {"answers": message})
+    _check_resumable(ctx, state)
+    await ctx.runs.resume(debate_id, body.answers)
+    return Accepted(id=debate_id, status="running")
+
+
+@router.post("/debates/{debate_id}/pause", status_code=202, response_model=Accepted, tags=["steering"])
+def pause_debate(debate_id: str, ctx: Ctx) -> Accepted:
+    """Pause: the calls in flight finish and are saved, then the debate stops between steps as ``paused``."""
+    _require_here(ctx, debate_id)
+    ctx.runs.pause(debate_id)
+    return Accepted(id=debate_id, status="pausing")
+
+
+@router.post("/debates/{debate_id}/resume", status_code=202, response_model=Accepted, tags=["steering"])
+async def resume_debate(debate_id: str, ctx: Ctx) -> Accepted:
+    """Resume a paused, interrupted, stale or failed debate (retry) from its saved cursor."""
+    state = ctx.store.load(debate_id)
+    if state.status == "completed":
+        raise DebateStateError(f"debate {debate_id} is already completed; nothing to resume")
+    if state.status == "suspended" and state.pending_questions():
+        raise DebateStateError(f"debate {debate_id} is waiting for answers: send them to its answers endpoint")
+    _check_resumable(ctx, state)
+    await ctx.runs.resume(debate_id)
+    return Accepted(id=debate_id, status="running")
+
+
+@router.post("/debates/{debate_id}/cancel", response_model=Accepted, tags=["steering"])
+async def cancel_debate(debate_id: str, ctx: Ctx) -> Accepted:
+    """Stop now: calls in flight are cancelled, what was saved is kept, the debate is ``interrupted`` (resumable)."""
+    _require_here(ctx, debate_id)
+    await ctx.runs.cancel(debate_id)
+    return Accepted(id=debate_id, status=ctx.store.load(debate_id).status)
+
+
+@router.get("/debates/{debate_id}/export", tags=["downloads"], response_class=PlainTextResponse)
+def export_debate(debate_id: str, ctx: Ctx) -> Response:
+    """The JSON export, as ``dialectic export`` writes it."""
+    text = ctx.scrub(export_text(ctx.store.load(debate_id)))
+    return _download(text, "application/json", f"{debate_id}.json")
+
+
+@router.get("/debates/{debate_id}/report", tags=["downloads"], response_class=PlainTextResponse)
+def report(debate_id: str, ctx: Ctx) -> Response:
+    """The Markdown report, as ``dialectic report`` writes it."""
+    text = ctx.scrub(report_text(ctx.store.load(debate_id)))
+    return _download(text, "text/markdown; charset=utf-8", f"{debate_id}.md")
+
+
+def _download(text: str, media_type: str, filename: str) -> Response:
+    return Response(
+        text.encode("utf-8"),
+        media_type=media_type,
+        headers={"Content-Disposition": f'attachment; filename="{filename}"', "Cache-Control": "no-store"},
+    )
+
+
+def _require_here(ctx: WebContext, debate_id: str) -> None:
+    """404 for an unknown debate; 409 for one this server does not run (another process may)."""
+    state = ctx.store.load(debate_id)
+    if not ctx.runs.is_running(debate_id):
+        raise DebateStateError(f"debate {debate_id} is not running on this server (status {state.status})")
+
+
+def _check_resumable(ctx: WebContext, state: DebateState) -> None:
+    """What ``dialectic resume`` checks first: the saved configuration's prompt files and providers."""
+    if not state.config:
+        return
+    saved = SystemConfig.model_validate(state.config)
+    check_prompt_files(saved, Path(str(state.config.get(CONFIG_DIR_KEY, "."))))
+    ctx.providers.check([*saved.participants(), saved.judge])
+
+
+def _json(ctx: WebContext, body: Any) -> Response:
+    """``body`` as JSON, with any secret value the server knows of replaced."""
+    return Response(ctx.scrub(json.dumps(body, ensure_ascii=False)), media_type="application/json")

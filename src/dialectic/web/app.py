@@ -1,0 +1,97 @@
+"""The FastAPI application: the API, the page, the guards, and what happens at start-up and shutdown."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+
+from dialectic.domain import utc_now
+from dialectic.errors import DialecticError
+from dialectic.store.base import DebateStore
+from dialectic.store.leases import STALE
+from dialectic.web.api import router, session_router
+from dialectic.web.context import WebContext
+from dialectic.web.errors import install_error_handlers
+from dialectic.web.security import PAGE_HEADERS, RequestGuard, is_loopback
+from dialectic.web.views import shown
+
+log = logging.getLogger(__name__)
+
+STATIC_DIR = Path(__file__).parent / "static"
+API_DOCS_PATHS = ("/api", "/docs", "/redoc", "/openapi.json")
+
+
+def stale_debates(store: DebateStore) -> list[str]:
+    """Debates saved as running that no live process runs: a server (or a CLI run) died under them."""
+    now = utc_now()
+    return [d.id for d in store.list(status="running") if shown(store, d, now) == STALE]
+
+
+def create_app(ctx: WebContext) -> FastAPI:
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await _take_up_orphans(ctx)
+        try:
+            yield
+        finally:
+            await ctx.runs.shutdown()
+            await ctx.providers.aclose()
+
+    app = FastAPI(
+        title="dialectic",
+        summary="Start, watch, steer and download multi-agent debates.",
+        lifespan=lifespan,
+    )
+    app.state.web = ctx
+    install_error_handlers(app)
+    app.include_router(session_router)
+    app.include_router(router)
+
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
+    def page() -> FileResponse:
+        return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-store"})
+
+    app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
+    if ctx.settings.cors_origins:
+        app.add_middleware(
+            CORSMiddleware,
+            allow_origins=list(ctx.settings.cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=["Authorization", "Content-Type", "Last-Event-ID"],
+        )
+    app.add_middleware(
+        RequestGuard,
+        max_body_bytes=ctx.settings.max_body_bytes,
+        allowed_origins=ctx.settings.cors_origins,
+        loopback_only=ctx.settings.token is None and is_loopback(ctx.settings.host),
+        page_headers=PAGE_HEADERS,
+        api_paths=API_DOCS_PATHS,
+    )
+    return app
+
+
+async def _take_up_orphans(ctx: WebContext) -> None:
+    """Say which debates a previous server (or CLI run) left running; resume them with ``--resume-orphans``."""
+    orphans = stale_debates(ctx.store)
+    if orphans and not ctx.settings.resume_orphans:
+        ctx.notices.append(
+            f"{len(orphans)} debate(s) were running when the process running them stopped: {', '.join(orphans)}; "
+            "resume them from the page, or start the server with --resume-orphans"
+        )
+    elif orphans:
+        for debate_id in orphans:
+            try:
+                await ctx.runs.resume(debate_id)
+            except DialecticError as exc:
+                ctx.notices.append(f"could not resume debate {debate_id}: {exc.message}")
+            else:
+                ctx.notices.append(f"resumed debate {debate_id}, left running by a process that stopped")
+    for notice in ctx.notices:
+        log.warning(notice)

@@ -1,0 +1,128 @@
+"""Errors as the API answers them: JSON ``{error, detail}`` with the right status, never a traceback.
+
+``error`` is a short code a program can test, ``detail`` the one-line message a person reads
+(the CLI's own message wherever the CLI has one); a validation error also names the fields
+it is about (``fields``: field → message), so the page can show each message by its field.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from dialectic.config_loader import field_path
+from dialectic.errors import (
+    ConfigError,
+    DebateBusyError,
+    DebateNotFoundError,
+    DebateStateError,
+    DialecticError,
+    InvalidArgumentsError,
+    MissingApiKeyError,
+    ProviderError,
+    StoreError,
+)
+
+log = logging.getLogger(__name__)
+
+
+class ApiError(Exception):
+    """An answer other than success, raised by the API's handlers."""
+
+    def __init__(
+        self,
+        status: int,
+        error: str,
+        detail: str,
+        fields: dict[str, str] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.error = error
+        self.detail = detail
+        self.fields = fields or {}
+        self.headers = headers or {}
+
+
+def field_error(field: str, exc: DialecticError) -> ApiError:
+    """A validation failure of one field of a request, with the message the CLI gives for it."""
+    return ApiError(422, "invalid_request", exc.message, {field: exc.message})
+
+
+def fields_error(fields: dict[str, str]) -> ApiError:
+    first = next(iter(fields.values()))
+    return ApiError(422, "invalid_request", first, fields)
+
+
+STATUS_OF: tuple[tuple[type[DialecticError], int, str], ...] = (
+    (DebateNotFoundError, 404, "not_found"),
+    (DebateBusyError, 409, "busy"),
+    (DebateStateError, 409, "conflict"),
+    (MissingApiKeyError, 503, "provider_unavailable"),
+    (InvalidArgumentsError, 422, "invalid_request"),
+    (ConfigError, 422, "invalid_config"),
+    (StoreError, 503, "store_unavailable"),
+    (ProviderError, 503, "provider_unavailable"),
+)
+"""The first entry ``exc`` is an instance of decides (subclasses come before their bases)."""
+
+
+def api_error_for(exc: DialecticError) -> ApiError:
+    for kind, status, code in STATUS_OF:
+        if isinstance(exc, kind):
+            return ApiError(status, code, exc.message)
+    return ApiError(500, "internal", exc.message)
+
+
+def error_response(error: ApiError, headers: Mapping[str, str] | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"error": error.error, "detail": error.detail}
+    if error.fields:
+        body["fields"] = error.fields
+    return JSONResponse(body, status_code=error.status, headers=headers)
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Every failure, expected or not, leaves as ``{error, detail}``."""
+
+    @app.exception_handler(ApiError)
+    async def _api(request: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc, headers=exc.headers)
+
+    @app.exception_handler(DialecticError)
+    async def _dialectic(request: Request, exc: DialecticError) -> JSONResponse:
+        return error_response(api_error_for(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return error_response(validation_error(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        return error_response(ApiError(exc.status_code, code, str(exc.detail)), headers=exc.headers)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unexpected error on %s %s", request.method, request.url.path)
+        return error_response(ApiError(500, "internal", "unexpected server error; the server's log has the details"))
+
+
+def validation_error(exc: RequestValidationError) -> ApiError:
+    """FastAPI's validation failure: 400 for a body that is not JSON, else 422 naming each field."""
+    errors = exc.errors()
+    if any(e.get("type") == "json_invalid" for e in errors):
+        return ApiError(400, "bad_request", "the request body is not valid JSON")
+    fields: dict[str, str] = {}
+    for error in errors:
+        location = [part for part in error.get("loc", ()) if part not in ("body", "query", "path", "header")]
+        name = field_path(location) or "body"
+        message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
+        fields.setdefault(name, f"{name}: {message}")
+    return fields_error(fields)

@@ -1,0 +1,125 @@
+"""The debates this server runs: each one a task on the server's event loop, with its pause control.
+
+Every run goes through the engine, so through the store's lease: a debate another process
+runs (``dialectic resume`` in a terminal, another server) is refused with
+:class:`~dialectic.errors.DebateBusyError`, which the API answers with 409. A request that
+starts or resumes a run is answered once the run holds the lease (the debate then exists and
+is the run's), so whatever fails before that is the request's answer, and nothing is created.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from dialectic.domain import DebateState
+from dialectic.engine import DebateEngine, DebateRequest
+from dialectic.engine.pausing import RunControl
+from dialectic.errors import DebateStateError, DialecticError
+from dialectic.web.errors import ApiError
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class Run:
+    debate_id: str
+    task: asyncio.Task[DebateState]
+    control: RunControl
+
+
+class TooManyRunning(ApiError):
+    def __init__(self, limit: int) -> None:
+        super().__init__(
+            429,
+            "too_many_debates",
+            f"this server already runs {limit} debates, its limit (dialectic serve --max-running); "
+            "try again when one has finished",
+        )
+
+
+class ServerRuns:
+    """Starts, resumes, pauses and cancels runs; at most ``max_running`` at once."""
+
+    def __init__(self, engine: DebateEngine, *, max_running: int, on_end: Callable[[str], None]) -> None:
+        self.engine = engine
+        self.max_running = max_running
+        self._on_end = on_end
+        self._runs: dict[str, Run] = {}
+        self._starting = 0
+
+    @property
+    def count(self) -> int:
+        return len(self._runs)
+
+    def is_running(self, debate_id: str) -> bool:
+        return debate_id in self._runs
+
+    async def start(self, request: DebateRequest) -> str:
+        """Create and run a debate; its id once the run holds it."""
+        return await self._launch(lambda control: self.engine.start(request, control=control))
+
+    async def resume(self, debate_id: str, answers: Mapping[str, str] | None = None) -> str:
+        if self.is_running(debate_id):
+            raise DebateStateError(f"debate {debate_id} is already running on this server")
+        return await self._launch(lambda control: self.engine.resume(debate_id, answers, control=control))
+
+    async def _launch(self, make: Callable[[RunControl], Coroutine[Any, Any, DebateState]]) -> str:
+        if self.count + self._starting >= self.max_running:
+            raise TooManyRunning(self.max_running)
+        self._starting += 1
+        try:
+            control = RunControl()
+            task = asyncio.ensure_future(make(control))
+            attached = asyncio.ensure_future(control.attached())
+            try:
+                await asyncio.wait({task, attached}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                attached.cancel()
+            if control.debate_id is None:
+                task.result()  # it ended before holding the debate: its error is the answer
+                raise RuntimeError("a run ended without a debate")  # pragma: no cover - the engine always attaches
+            run = Run(control.debate_id, task, control)
+            self._runs[run.debate_id] = run
+        finally:
+            self._starting -= 1
+        task.add_done_callback(lambda _: self._ended(run))
+        return run.debate_id
+
+    def _ended(self, run: Run) -> None:
+        if self._runs.get(run.debate_id) is run:
+            del self._runs[run.debate_id]
+        if not run.task.cancelled():
+            error = run.task.exception()
+            if isinstance(error, DialecticError):
+                log.info("debate %s stopped: %s", run.debate_id, error.message)
+            elif error is not None:
+                log.error("debate %s stopped by an unexpected error", run.debate_id, exc_info=error)
+        self._on_end(run.debate_id)
+
+    def pause(self, debate_id: str) -> None:
+        """Ask the run to pause: it finishes its calls in flight, then stops as ``paused``."""
+        self._run(debate_id).control.request_pause()
+
+    async def cancel(self, debate_id: str) -> None:
+        """Stop the run now (calls in flight are cancelled); the debate is saved as ``interrupted``."""
+        run = self._run(debate_id)
+        run.task.cancel()
+        await asyncio.wait({run.task})
+
+    def _run(self, debate_id: str) -> Run:
+        run = self._runs.get(debate_id)
+        if run is None:
+            raise DebateStateError(f"debate {debate_id} is not running on this server")
+        return run
+
+    async def shutdown(self) -> None:
+        """Cancel every run (each is saved as ``interrupted``, to be resumed later) and wait for them."""
+        runs = list(self._runs.values())
+        for run in runs:
+            run.task.cancel()
+        if runs:
+            await asyncio.wait({run.task for run in runs})

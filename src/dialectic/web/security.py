@@ -1,0 +1,187 @@
+"""Who may use the server, and what a request may weigh.
+
+* The server binds to 127.0.0.1 unless told otherwise; any other address needs a token
+  (``--token`` or ``DIALECTIC_TOKEN``), and without one it refuses to start.
+* With a token, every API call and the event stream must carry it: ``Authorization: Bearer``,
+  or the cookie the page gets from ``POST /api/session`` (an ``EventSource`` cannot send a
+  header). It is compared in constant time.
+* Without a token (loopback only), requests must name a loopback host, so a web page that
+  points its own host name at 127.0.0.1 (DNS rebinding) cannot reach the API.
+* A state-changing request sent by a browser from another origin is refused (403) unless that
+  origin was allowed with ``--cors``; so is a body larger than the limit (413).
+"""
+
+from __future__ import annotations
+
+import hmac
+import ipaddress
+from collections.abc import Awaitable, Callable, MutableMapping
+from typing import Any
+from urllib.parse import urlsplit
+
+from fastapi import Request
+
+from dialectic.errors import InvalidArgumentsError
+from dialectic.web.errors import ApiError, error_response
+
+TOKEN_ENV = "DIALECTIC_TOKEN"
+TOKEN_COOKIE = "dialectic_token"
+MIN_TOKEN_CHARS = 16
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a name or an address) only ever means this machine."""
+    name = host.strip().strip("[]").lower()
+    if name == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(name).is_loopback
+    except ValueError:
+        return False
+
+
+def check_bind(host: str, token: str | None) -> None:
+    """Refuse to serve on a non-loopback address without a token, or with a token too short to be one."""
+    if token is not None and len(token) < MIN_TOKEN_CHARS:
+        raise InvalidArgumentsError(
+            f"the token must have at least {MIN_TOKEN_CHARS} characters; make one with: "
+            'python -c "import secrets; print(secrets.token_urlsafe(24))"'
+        )
+    if token is None and not is_loopback(host):
+        raise InvalidArgumentsError(
+            f"--host {host} would let other machines reach the server: give a token with --token "
+            f"or the {TOKEN_ENV} environment variable (or keep the default --host 127.0.0.1)"
+        )
+
+
+class TokenCheck:
+    """The API's dependency: a request passes with the token (when the server has one)."""
+
+    def __init__(self, token: str | None) -> None:
+        self._token = token.encode() if token else None
+
+    @property
+    def enabled(self) -> bool:
+        return self._token is not None
+
+    def matches(self, supplied: str | None) -> bool:
+        if self._token is None:
+            return True
+        return supplied is not None and hmac.compare_digest(supplied.encode(), self._token)
+
+    def __call__(self, request: Request) -> None:
+        if self._token is None:
+            return
+        header = request.headers.get("authorization", "")
+        supplied = header[7:].strip() if header.lower().startswith("bearer ") else request.cookies.get(TOKEN_COOKIE)
+        if not self.matches(supplied):
+            raise ApiError(
+                401,
+                "unauthorized",
+                "this server needs its token: send 'Authorization: Bearer TOKEN', or sign in on the page",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+
+
+class RequestGuard:
+    """ASGI middleware: the host check, the body-size limit, no state change from a foreign origin,
+    and the page's security headers."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        *,
+        max_body_bytes: int,
+        allowed_origins: tuple[str, ...],
+        loopback_only: bool,
+        page_headers: dict[str, str],
+        api_paths: tuple[str, ...],
+    ) -> None:
+        self.app = app
+        self.max_body_bytes = max_body_bytes
+        self.allowed_origins = frozenset(o.rstrip("/") for o in allowed_origins)
+        self.loopback_only = loopback_only
+        self.page_headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in page_headers.items()]
+        self.api_paths = api_paths
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        refusal = self._refusal(scope, headers)
+        if refusal is not None:
+            await error_response(refusal)(scope, receive, send)
+            return
+        is_page = not str(scope.get("path", "")).startswith(self.api_paths)
+        refused = False
+        received = 0
+
+        async def guarded_send(message: Message) -> None:
+            if refused:
+                return  # the 413 went out instead of whatever the app answers
+            if message["type"] == "http.response.start" and is_page:
+                message["headers"] = [*message.get("headers", []), *self.page_headers]
+            await send(message)
+
+        async def counted_receive() -> Message:
+            nonlocal received, refused
+            message = await receive()
+            if message["type"] == "http.request" and not refused:
+                received += len(message.get("body", b""))
+                if received > self.max_body_bytes:
+                    await error_response(self._too_large())(scope, receive, send)
+                    refused = True
+                    return {"type": "http.disconnect"}
+            return message
+
+        await self.app(scope, counted_receive, guarded_send)
+
+    def _refusal(self, scope: Scope, headers: dict[str, str]) -> ApiError | None:
+        if self.loopback_only and not is_loopback(_host_name(headers.get("host", ""))):
+            return ApiError(400, "bad_host", "this server answers only requests addressed to a loopback host")
+        length = headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_body_bytes:
+            return self._too_large()
+        if scope["method"] in SAFE_METHODS:
+            return None
+        origin = headers.get("origin")
+        if origin and origin != "null" and origin.rstrip("/") not in self.allowed_origins:
+            if urlsplit(origin).netloc.lower() != headers.get("host", "").lower():
+                return ApiError(403, "forbidden", f"requests from {origin} are not allowed (see --cors)")
+        elif origin == "null":
+            return ApiError(403, "forbidden", "requests from an opaque origin are not allowed")
+        return None
+
+    def _too_large(self) -> ApiError:
+        return ApiError(
+            413,
+            "too_large",
+            f"the request body is larger than the limit of {self.max_body_bytes:,} bytes (dialectic serve --max-body)",
+        )
+
+
+def _host_name(host: str) -> str:
+    """The name in a ``Host`` header, without its port (``[::1]:8000`` → ``::1``)."""
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+PAGE_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+        "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
+    ),
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+}
+"""Sent with the page and its files: only the server's own scripts run, even if HTML got in."""

@@ -1,0 +1,783 @@
+// dialectic's page: the debates list, the new-debate form and the live view of a debate.
+// Plain JavaScript, no build step. Text from the server is put in the page as text
+// (textContent); only the fields the server rendered and sanitised (…Html, html) as HTML.
+"use strict";
+
+(() => {
+  const $ = (id) => document.getElementById(id);
+
+  function el(tag, props, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(props || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === "class") node.className = value;
+      else if (key === "text") node.textContent = value;
+      else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+      else node.setAttribute(key, value === true ? "" : String(value));
+    }
+    for (const child of children.flat()) {
+      if (child === null || child === undefined || child === false) continue;
+      node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return node;
+  }
+
+  /** An element holding HTML the server rendered from Markdown and sanitised. */
+  function rendered(tag, cls, html) {
+    const node = document.createElement(tag);
+    node.className = cls;
+    node.innerHTML = html || "";
+    return node;
+  }
+
+  const number = (n) => (n || 0).toLocaleString("en-US");
+  const when = (iso) => (iso ? new Date(iso).toLocaleString() : "");
+  const KIND_LABELS = {
+    proposal: "Proposal", critique: "Critique", refinement: "Refinement", response: "Turn",
+    opening: "Opening statement", rebuttal: "Rebuttal", closing: "Closing statement", summary: "Summary",
+  };
+
+  // ---------------------------------------------------------------- the API
+
+  let signingIn = null;
+
+  async function api(path, options = {}) {
+    const init = { method: options.method || "GET", headers: {}, credentials: "same-origin" };
+    if (options.json !== undefined) {
+      init.body = JSON.stringify(options.json);
+      init.headers["Content-Type"] = "application/json";
+    }
+    const response = await fetch("/api" + path, init);
+    if (response.status === 401) {
+      await signIn();
+      return api(path, options);
+    }
+    const type = response.headers.get("content-type") || "";
+    const body = type.includes("json") ? await response.json() : null;
+    if (!response.ok) {
+      const error = new Error((body && body.detail) || response.statusText);
+      error.status = response.status;
+      error.body = body;
+      throw error;
+    }
+    return body;
+  }
+
+  function signIn() {
+    if (signingIn) return signingIn;
+    const dialog = $("sign-in");
+    signingIn = new Promise((resolve) => {
+      const form = $("sign-in-form");
+      form.onsubmit = async (event) => {
+        event.preventDefault();
+        const response = await fetch("/api/session", {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ token: $("token").value }),
+          credentials: "same-origin",
+        });
+        if (response.ok) {
+          dialog.close();
+          signingIn = null;
+          resolve();
+        } else {
+          showError($("error-token"), "That is not this server's token.");
+        }
+      };
+      dialog.showModal();
+      $("token").focus();
+    });
+    return signingIn;
+  }
+
+  function showError(node, message) {
+    node.textContent = message || "";
+    node.hidden = !message;
+  }
+
+  async function loadNotices() {
+    try {
+      const health = await api("/health");
+      $("notices").replaceChildren(...health.notices.map((text) => el("p", { class: "notice", text })));
+    } catch (error) {
+      $("notices").replaceChildren(el("p", { class: "notice", text: `The server did not answer: ${error.message}` }));
+    }
+  }
+
+  // ---------------------------------------------------------------- views and routing
+
+  let options = null;
+  const getOptions = async () => (options = options || (await api("/options")));
+
+  function show(viewId, title) {
+    for (const view of document.querySelectorAll(".view")) view.hidden = view.id !== viewId;
+    document.title = title ? `${title} · dialectic` : "dialectic";
+  }
+
+  async function route() {
+    closeStream();
+    const hash = location.hash || "#/";
+    const match = hash.match(/^#\/debates\/([^/?#]+)/);
+    try {
+      if (match) await showDebate(decodeURIComponent(match[1]));
+      else if (hash.startsWith("#/new")) await showNewForm();
+      else await showList();
+    } catch (error) {
+      $("notices").replaceChildren(el("p", { class: "notice", role: "alert", text: error.message }));
+    }
+  }
+
+  // ---------------------------------------------------------------- the debates list
+
+  const list = { cursor: null };
+
+  async function showList() {
+    show("view-list", "Debates");
+    const opts = await getOptions();
+    const select = $("status-filter");
+    if (select.options.length === 1) {
+      for (const status of opts.statuses) select.append(el("option", { value: status, text: status }));
+    }
+    await loadList(true);
+  }
+
+  async function loadList(reset) {
+    const tbody = $("debates").tBodies[0];
+    if (reset) {
+      list.cursor = null;
+      tbody.replaceChildren();
+    }
+    const query = new URLSearchParams({ limit: "20" });
+    if ($("status-filter").value) query.set("status", $("status-filter").value);
+    if (list.cursor) query.set("cursor", list.cursor);
+    const page = await api(`/debates?${query}`);
+    for (const item of page.items) {
+      tbody.append(
+        el("tr", {},
+          el("td", {}, el("span", { class: `badge ${item.status}`, text: item.status })),
+          el("td", {}, el("a", { href: `#/debates/${encodeURIComponent(item.id)}`, text: item.problem || item.id })),
+          el("td", { class: "num", text: `${item.currentRound} / ${item.rounds ?? "?"}` }),
+          el("td", { text: item.agents.join(", ") }),
+          el("td", { class: "num" }, el("time", { datetime: item.createdAt, text: when(item.createdAt) })),
+          el("td", { class: "num", text: number(item.tokens.total) }),
+        ),
+      );
+    }
+    list.cursor = page.nextCursor;
+    $("list-more").hidden = !page.nextCursor;
+    $("list-empty").hidden = tbody.rows.length > 0;
+  }
+
+  // ---------------------------------------------------------------- the new-debate form
+
+  let formChanged = { termination: false };
+
+  async function showNewForm() {
+    show("view-new", "New debate");
+    const opts = await getOptions();
+    const form = $("new-debate");
+    if (!form.dataset.ready) {
+      fillSelect($("format"), opts.formats, opts.defaults.format);
+      fillSelect($("termination-type"), opts.terminations, opts.defaults.termination.type);
+      $("termination-threshold").value = opts.defaults.termination.threshold;
+      $("rounds").value = opts.defaults.rounds;
+      $("rounds").max = opts.limits.maxRounds;
+      $("clarify").checked = opts.defaults.clarify;
+      fillSelect($("add-role"), opts.roles.map((r) => r.role), null, (role) => opts.roles.find((r) => r.role === role).name);
+      $("agent-rows").replaceChildren(...opts.agents.map((agent) => agentRow(agent, opts)));
+      form.dataset.ready = "1";
+    }
+    $("problem").focus();
+  }
+
+  function fillSelect(select, values, chosen, label) {
+    select.replaceChildren(...values.map((value) => el("option", { value, text: label ? label(value) : value, selected: value === chosen })));
+  }
+
+  let rowCount = 0;
+
+  function agentRow(agent, opts) {
+    const n = rowCount++;
+    const row = el("div", { class: "agent-row", "data-id": agent.id || "", "data-role": agent.role });
+    const provider = el("select", { id: `agent-${n}-provider` });
+    fillSelect(provider, opts.providers, agent.provider);
+    row.append(
+      el("div", { class: "who" },
+        el("input", { type: "checkbox", id: `agent-${n}-on`, checked: true }),
+        el("label", { for: `agent-${n}-on`, text: `${agent.name} (${agent.role})` }),
+      ),
+      el("div", {}, el("label", { for: `agent-${n}-provider`, text: "Provider" }), provider),
+      el("div", {}, el("label", { for: `agent-${n}-model`, text: "Model" }),
+        el("input", { type: "text", id: `agent-${n}-model`, value: agent.model })),
+      el("div", {}, el("label", { for: `agent-${n}-temperature`, text: "Temperature" }),
+        el("input", { type: "number", id: `agent-${n}-temperature`, min: 0, max: 2, step: 0.1, value: agent.temperature })),
+    );
+    row.dataset.index = String(n);
+    return row;
+  }
+
+  function chosenAgents() {
+    return [...$("agent-rows").children]
+      .filter((row) => $(`agent-${row.dataset.index}-on`).checked)
+      .map((row) => {
+        const n = row.dataset.index;
+        const choice = {
+          role: row.dataset.role,
+          provider: $(`agent-${n}-provider`).value,
+          model: $(`agent-${n}-model`).value,
+        };
+        if (row.dataset.id) choice.id = row.dataset.id;
+        const temperature = $(`agent-${n}-temperature`).value;
+        if (temperature !== "") choice.temperature = Number(temperature);
+        return choice;
+      });
+  }
+
+  async function submitNewDebate(event) {
+    event.preventDefault();
+    for (const node of document.querySelectorAll("#new-debate .field-error, #new-debate .form-error")) showError(node, "");
+    const body = {
+      problem: $("problem").value,
+      agents: chosenAgents(),
+      format: $("format").value,
+      clarify: $("clarify").checked,
+    };
+    if ($("rounds").value !== "") body.rounds = Number($("rounds").value);
+    if (formChanged.termination) {
+      body.termination = { type: $("termination-type").value };
+      if ($("termination-threshold").value !== "") body.termination.threshold = Number($("termination-threshold").value);
+    }
+    const button = event.submitter || $("new-debate").querySelector("button[type=submit]");
+    button.disabled = true;
+    try {
+      const created = await api("/debates", { method: "POST", json: body });
+      location.hash = `#/debates/${encodeURIComponent(created.id)}`;
+    } catch (error) {
+      showFieldErrors(error, "new-debate");
+    } finally {
+      button.disabled = false;
+    }
+  }
+
+  function showFieldErrors(error, formId) {
+    const fields = (error.body && error.body.fields) || {};
+    let first = null;
+    for (const [name, message] of Object.entries(fields)) {
+      const slot = $(`error-${name.split(/[.[]/)[0]}`);
+      if (slot) {
+        showError(slot, message);
+        first = first || slot;
+      }
+    }
+    if (!first) {
+      const slot = $(`error-${formId === "answers-form" ? "answers" : "form"}`);
+      showError(slot, error.message);
+      first = slot;
+    }
+    const described = document.querySelector(`[aria-describedby~="${first.id}"]`);
+    (described || first).focus?.();
+  }
+
+  async function readProblemFile(event) {
+    const file = event.target.files[0];
+    if (!file) return;
+    $("problem").value = await file.text();
+  }
+
+  // ---------------------------------------------------------------- the live debate
+
+  let current = null;
+  const liveKey = (agent, round, kind, target) => `${agent}|${round ?? ""}|${kind ?? ""}|${target ?? ""}`;
+
+  function closeStream() {
+    if (current && current.stream) current.stream.close();
+    if (current) current.stream = null;
+  }
+
+  async function showDebate(id) {
+    show("view-debate", id);
+    current = {
+      id, state: null, lastSeq: 0, live: new Map(), warnings: [], note: "", phase: null,
+      ended: false, stream: null, dirty: false, answersShown: "",
+    };
+    $("debate-rounds").replaceChildren();
+    $("debate-warnings").replaceChildren();
+    note("Loading…");
+    $("dl-export").href = `/api/debates/${encodeURIComponent(id)}/export`;
+    $("dl-report").href = `/api/debates/${encodeURIComponent(id)}/report`;
+    await api(`/debates/${encodeURIComponent(id)}`); // 404 (or the sign-in) before the stream opens
+    openStream();
+    $("debate-title").focus?.();
+  }
+
+  const CHANGE_KINDS = [
+    "debate_created", "status_changed", "round_started", "contribution_recorded", "summary_recorded",
+    "judge_summary_recorded", "questions_asked", "answers_recorded", "evaluation_recorded", "solution_recorded",
+    "participant_dropped", "participants_reinstated", "work_discarded", "personas_assigned", "assessment_recorded",
+    "debate_stopped_early", "vote_recorded", "verdict_recorded", "cursor_moved",
+  ];
+  const LIVE_HANDLERS = {
+    agent_started: onAgentStarted, token: onToken, agent_completed: onAgentCompleted,
+    phase_started: (e) => { current.phase = e; schedule(); },
+    phase_completed: () => {},
+    warning: (e) => { current.warnings.push(e.message); schedule(); },
+    retrying: (e) => note(`${e.agentName} is retrying ${e.activity} (attempt ${e.attempt}): ${e.error}`),
+    synthesis_started: () => note("The judge is writing the solution…"),
+    debate_started: (e) => note(e.resumed ? "Resumed." : "Started."),
+    pausing: (e) => note(`Pausing: waiting for ${e.inFlight} call(s) in flight to finish…`),
+  };
+
+  function openStream() {
+    const debate = current;
+    const query = debate.lastSeq ? `?after=${debate.lastSeq}` : "";
+    const stream = new EventSource(`/api/debates/${encodeURIComponent(debate.id)}/events${query}`);
+    debate.stream = stream;
+    debate.ended = false;
+    for (const kind of CHANGE_KINDS) {
+      stream.addEventListener(kind, (message) => {
+        if (current !== debate) return;
+        const change = JSON.parse(message.data);
+        if (change.seq <= debate.lastSeq) return; // already applied: never twice
+        debate.lastSeq = change.seq;
+        applyChange(debate, change);
+        schedule();
+      });
+    }
+    for (const [name, handle] of Object.entries(LIVE_HANDLERS)) {
+      stream.addEventListener(name, (message) => {
+        if (current === debate) handle(JSON.parse(message.data));
+      });
+    }
+    stream.addEventListener("end", () => {
+      stream.close();
+      if (current !== debate) return;
+      debate.ended = true;
+      debate.stream = null;
+      debate.live.clear(); // calls that never became a saved contribution (discarded work) go with the run
+      note("");
+      schedule();
+    });
+    stream.onerror = () => {
+      if (current === debate && !debate.ended) note("Connection lost; reconnecting…");
+    };
+    stream.onopen = () => {
+      if (current === debate && ["Loading…", "Connection lost; reconnecting…"].includes(debate.note)) note("");
+    };
+  }
+
+  function note(text) {
+    current.note = text;
+    $("debate-live").textContent = text;
+  }
+
+  // -- the stored changes, applied as the store applies them (dialectic.changes.apply_change)
+
+  function roundAt(state, n, at) {
+    let found = state.rounds.find((r) => r.roundNumber === n);
+    if (!found) {
+      found = { roundNumber: n, contributions: [], summaries: {}, timestamp: at };
+      state.rounds.push(found);
+      state.rounds.sort((a, b) => a.roundNumber - b.roundNumber);
+    }
+    return found;
+  }
+
+  function applyChange(debate, c) {
+    if (c.kind === "debate_created") {
+      debate.state = c.state;
+      return;
+    }
+    const s = debate.state;
+    if (!s) return;
+    switch (c.kind) {
+      case "status_changed": s.status = c.status; s.error = c.error; break;
+      case "round_started": {
+        const r = roundAt(s, c.roundNumber, c.at);
+        if (c.phase) r.phase = c.phase;
+        s.currentRound = Math.max(s.currentRound || 0, c.roundNumber);
+        break;
+      }
+      case "contribution_recorded": {
+        const x = c.contribution;
+        roundAt(s, c.roundNumber, c.at).contributions.push(x);
+        debate.live.delete(liveKey(x.agentId, c.roundNumber, x.type, x.targetAgentId));
+        break;
+      }
+      case "summary_recorded":
+        roundAt(s, c.roundNumber, c.at).summaries[c.summary.agentId] = c.summary;
+        debate.live.delete(liveKey(c.summary.agentId, c.roundNumber, "summary", null));
+        break;
+      case "judge_summary_recorded": s.judgeSummary = c.summary; break;
+      case "questions_asked":
+        for (const group of c.groups) {
+          const existing = s.clarifications.find((g) => g.agentId === group.agentId);
+          if (existing) existing.items.push(...group.items);
+          else s.clarifications.push(group);
+        }
+        s.clarificationIterations = Math.max(s.clarificationIterations || 0, c.iteration);
+        break;
+      case "answers_recorded":
+        for (const group of s.clarifications) for (const item of group.items) {
+          if (item.id in c.answers) item.answer = c.answers[item.id];
+        }
+        break;
+      case "evaluation_recorded": roundAt(s, c.roundNumber, c.at).evaluation = c.evaluation; break;
+      case "solution_recorded": s.finalSolution = c.solution; break;
+      case "participant_dropped":
+        if (!s.dropped.some((d) => d.agentId === c.dropped.agentId)) s.dropped.push(c.dropped);
+        break;
+      case "participants_reinstated": s.dropped = s.dropped.filter((d) => !c.agentIds.includes(d.agentId)); break;
+      case "work_discarded": s.discarded.push(c.discarded); break;
+      case "personas_assigned":
+        for (const stance of c.stances) {
+          const agent = s.agents.find((a) => a.id === stance.agentId);
+          if (agent) Object.assign(agent, { position: stance.position, persona: stance.persona });
+        }
+        s.personasAssigned = true;
+        break;
+      case "assessment_recorded": roundAt(s, c.assessment.roundNumber, c.at).assessment = c.assessment; break;
+      case "debate_stopped_early": s.stoppedEarly = c.stop; break;
+      case "vote_recorded": s.vote = c.outcome; break;
+      case "verdict_recorded": s.verdict = c.verdict; break;
+      case "cursor_moved": s.nextNode = c.nextNode || null; break;
+      default: break;
+    }
+    s.updatedAt = c.at;
+  }
+
+  // -- live calls: a card block per call, its text written at each piece's offset
+
+  function onAgentStarted(e) {
+    const key = liveKey(e.agentId, e.roundNumber, e.kind, e.targetId);
+    current.live.set(key, { ...e, text: "", done: false, node: null });
+    schedule();
+  }
+
+  function onToken(e) {
+    const key = liveKey(e.agentId, e.roundNumber, e.kind, e.targetId);
+    let entry = current.live.get(key);
+    if (!entry) {
+      entry = { ...e, agentName: e.agentName || e.agentId, activity: e.kind, text: "", done: false, node: null };
+      current.live.set(key, entry);
+    }
+    entry.text = entry.text.slice(0, e.offset) + e.text;
+    if (entry.node) entry.node.querySelector(".body").textContent = entry.text;
+    else schedule();
+  }
+
+  function onAgentCompleted(e) {
+    const key = liveKey(e.agentId, e.roundNumber, e.kind, e.targetId);
+    const entry = current.live.get(key);
+    if (!entry) return;
+    entry.done = true;
+    if (!entry.text || !e.ok) current.live.delete(key);
+    schedule();
+  }
+
+  // -- rendering, at most once a frame
+
+  function schedule() {
+    if (!current || current.dirty) return;
+    current.dirty = true;
+    requestAnimationFrame(() => {
+      if (!current) return;
+      current.dirty = false;
+      renderDebate(current);
+    });
+  }
+
+  function tokenTotals(s) {
+    const calls = s.rounds.flatMap((r) => r.contributions.map((c) => c.metadata || {}));
+    if (s.finalSolution) calls.push(s.finalSolution.metadata || {});
+    const summaries = s.rounds.flatMap((r) => Object.values(r.summaries || {}).map((x) => x.metadata || {}));
+    if (s.judgeSummary) summaries.push(s.judgeSummary.metadata || {});
+    const tokens = (m) => (m.tokensUsed ?? (m.inputTokens || 0) + (m.outputTokens || 0));
+    return {
+      input: calls.reduce((t, m) => t + (m.inputTokens || 0), 0),
+      output: calls.reduce((t, m) => t + (m.outputTokens || 0), 0),
+      total: calls.reduce((t, m) => t + tokens(m), 0) + summaries.reduce((t, m) => t + (m.tokensUsed || 0), 0),
+      calls: calls.filter((m) => !m.carriedOver).length + summaries.length,
+    };
+  }
+
+  function shownStatus(debate) {
+    const status = debate.state.status;
+    return status === "running" && debate.ended ? "stale" : status;
+  }
+
+  function renderDebate(debate) {
+    const s = debate.state;
+    if (!s) return;
+    const status = shownStatus(debate);
+    $("debate-title").textContent = `Debate ${s.id}`;
+    $("debate-problem").textContent = s.problem;
+    const badge = $("debate-status");
+    badge.textContent = status;
+    badge.className = `badge ${status}`;
+    const total = (s.config && s.config.debate && s.config.debate.rounds) || "?";
+    const phase = debate.phase && !debate.ended ? ` · ${debate.phase.phase}` : s.nextNode ? ` · next: ${s.nextNode}` : "";
+    $("debate-progress").textContent = `round ${s.currentRound} of ${total}${phase}`;
+    $("debate-format").textContent = (s.config && s.config.debate && s.config.debate.format) || "critique-refine";
+    const totals = tokenTotals(s);
+    $("debate-tokens").textContent = `${number(totals.total)} (${number(totals.input)} in · ${number(totals.output)} out)`;
+    $("debate-calls").textContent = number(totals.calls);
+    renderControls(debate, status);
+    $("debate-warnings").replaceChildren(...debate.warnings.map((text) => el("li", { text })));
+    if (s.error && ["failed", "interrupted"].includes(status)) {
+      $("debate-live").textContent = debate.note || `Stopped: ${s.error}`;
+    }
+    renderQuestions(debate);
+    renderStances(s);
+    renderRounds(debate);
+    renderOutcome(s);
+  }
+
+  function renderControls(debate, status) {
+    const live = !debate.ended && status === "running";
+    $("btn-pause").hidden = !live;
+    $("btn-cancel").hidden = !live;
+    $("btn-resume").hidden = live || !["paused", "interrupted", "stale"].includes(status);
+    $("btn-retry").hidden = live || status !== "failed";
+  }
+
+  function pendingQuestions(s) {
+    return s.clarifications.flatMap((g) => g.items.filter((i) => i.answer === undefined || i.answer === null).map((i) => ({ group: g, item: i })));
+  }
+
+  function renderQuestions(debate) {
+    const s = debate.state;
+    const pending = s.status === "suspended" ? pendingQuestions(s) : [];
+    const ids = pending.map((p) => p.item.id).join(",");
+    $("questions").hidden = pending.length === 0;
+    if (ids !== debate.answersShown) {
+      debate.answersShown = ids;
+      $("question-fields").replaceChildren(
+        ...pending.map(({ group, item }) =>
+          el("div", { class: "field" },
+            el("label", { for: `answer-${item.id}`, text: `${item.id} · ${group.agentName}: ${item.question}` }),
+            el("textarea", { id: `answer-${item.id}`, name: item.id, rows: 2, "data-question": item.id }),
+          ),
+        ),
+      );
+    }
+    const answered = s.clarifications.flatMap((g) => g.items.filter((i) => i.answer !== undefined && i.answer !== null).map((i) => ({ g, i })));
+    $("answered").hidden = answered.length === 0;
+    $("answered-list").replaceChildren(...answered.flatMap(({ g, i }) => [
+      el("dt", { text: `${g.agentName}: ${i.question}` }), el("dd", { text: i.answer }),
+    ]));
+  }
+
+  function renderStances(s) {
+    const stances = s.agents.filter((a) => a.position || a.persona);
+    $("stances").hidden = stances.length === 0;
+    $("stance-list").replaceChildren(...stances.map((a) => el("li", {},
+      el("strong", { text: a.name }), a.position ? ` argues: ${a.position}` : "", a.persona ? ` (${a.persona})` : "")));
+  }
+
+  function agentName(s, id) {
+    const agent = s.agents.find((a) => a.id === id) || (s.judge && s.judge.id === id ? s.judge : null);
+    return agent ? agent.name : id;
+  }
+
+  function renderRounds(debate) {
+    const s = debate.state;
+    const numbers = new Set(s.rounds.map((r) => r.roundNumber));
+    for (const entry of debate.live.values()) if (entry.roundNumber) numbers.add(entry.roundNumber);
+    const sections = [...numbers].sort((a, b) => a - b).map((n) => {
+      const round = s.rounds.find((r) => r.roundNumber === n) || { roundNumber: n, contributions: [], summaries: {} };
+      return renderRound(debate, round);
+    });
+    const loose = [...debate.live.values()].filter((e) => !e.roundNumber);
+    if (loose.length) {
+      sections.push(el("section", { class: "round", "aria-label": "Other calls in flight" },
+        el("h2", { text: "In progress" }), el("div", { class: "cards" }, loose.map((e) => el("article", { class: "card" },
+          el("h3", { text: agentName(s, e.agentId) }), liveBlock(s, e))))));
+    }
+    $("debate-rounds").replaceChildren(...sections);
+  }
+
+  function renderRound(debate, round) {
+    const s = debate.state;
+    const dropped = new Set(s.dropped.map((d) => d.agentId));
+    const heading = `Round ${round.roundNumber}${round.phase ? ` · ${round.phase}` : ""}`;
+    const headingId = `round-${round.roundNumber}-title`;
+    const cards = s.agents.map((agent) => {
+      const mine = round.contributions.filter((c) => c.agentId === agent.id);
+      const live = [...debate.live.values()].filter((e) => e.agentId === agent.id && e.roundNumber === round.roundNumber);
+      const summary = round.summaries && round.summaries[agent.id];
+      if (!mine.length && !live.length && !summary) return null;
+      return el("article", { class: `card${dropped.has(agent.id) ? " dropped" : ""}`, "aria-label": `${agent.name}, round ${round.roundNumber}` },
+        el("div", { class: "card-head" }, el("h3", { text: agent.name }), el("span", { class: "role", text: agent.role })),
+        summary ? el("details", {}, el("summary", { text: "Its summary of the debate so far" }), rendered("div", "body", summary.summaryHtml)) : null,
+        mine.map((c) => contributionBlock(s, c)),
+        live.map((e) => liveBlock(s, e)),
+        dropped.has(agent.id) ? el("p", { class: "meta", text: "Dropped from the debate." }) : null,
+      );
+    }).filter(Boolean);
+    return el("section", { class: "round", "aria-labelledby": headingId },
+      el("h2", { id: headingId, text: heading }),
+      el("div", { class: "cards" }, cards),
+      judgeBlock(s, round),
+    );
+  }
+
+  function kindHeading(s, kind, target) {
+    const label = KIND_LABELS[kind] || kind || "Call";
+    return target ? `${label} → ${agentName(s, target)}` : label;
+  }
+
+  function contributionBlock(s, c) {
+    const m = c.metadata || {};
+    const facts = [];
+    if (m.carriedOver) facts.push("carried over from the last refinement");
+    if (m.tokensUsed) facts.push(`${number(m.tokensUsed)} tokens`);
+    if (m.latencyMs) facts.push(`${number(m.latencyMs)} ms`);
+    if (m.model) facts.push(m.model);
+    if (m.truncated) facts.push("cut off by the token limit");
+    if (m.attempts > 1) facts.push(`${m.attempts} attempts`);
+    const failed = c.status === "failed";
+    return el("section", { class: `contribution${failed ? " failed" : ""}`, "data-kind": c.type },
+      el("h4", { text: kindHeading(s, c.type, c.targetAgentId) + (failed ? " (failed)" : "") }),
+      failed ? el("p", { class: "error", text: c.error || "failed" }) : rendered("div", "body", c.contentHtml),
+      facts.length ? el("p", { class: "meta", text: facts.join(" · ") }) : null,
+    );
+  }
+
+  function liveBlock(s, entry) {
+    if (!entry.node) {
+      entry.node = el("section", { class: "contribution streaming", "aria-busy": "true" },
+        el("h4", { text: kindHeading(s, entry.kind, entry.targetId) }),
+        el("div", { class: "body" }),
+      );
+    }
+    entry.node.querySelector(".body").textContent = entry.text || entry.activity || "";
+    return entry.node;
+  }
+
+  function judgeBlock(s, round) {
+    const parts = [];
+    if (round.evaluation) {
+      parts.push(el("p", {}, el("strong", { text: `Judge's confidence: ${round.evaluation.confidence}%` }),
+        round.evaluation.reasoning ? ` — ${round.evaluation.reasoning}` : ""));
+    }
+    const a = round.assessment;
+    if (a) {
+      const flags = a.flags || {};
+      parts.push(
+        el("p", {}, el("strong", { text: `Round quality ${Number(a.quality).toFixed(1)} / 10` }), ` (${a.qualityTrend})`,
+          a.similarity !== undefined ? ` · similarity ${(a.similarity * 100).toFixed(0)}%` : "",
+          ` · ${a.shouldContinue ? "the debate goes on" : "the judge would stop here"}`, a.reason ? `: ${a.reason}` : ""),
+        el("ul", { class: "flags", "aria-label": "Flags" }, Object.entries(flags).map(([name, on]) =>
+          el("li", { class: on ? "on" : "", text: `${name.replace(/([A-Z])/g, " $1").toLowerCase()}: ${on ? "yes" : "no"}` }))),
+      );
+      if (a.participants && a.participants.length) {
+        parts.push(el("div", { class: "table-wrap" }, el("table", {},
+          el("caption", { class: "visually-hidden", text: `Scores of round ${round.roundNumber}` }),
+          el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "Participant" }), el("th", { scope: "col", text: "Score" }),
+            el("th", { scope: "col", text: "Strengths" }), el("th", { scope: "col", text: "Weaknesses" }))),
+          el("tbody", {}, a.participants.map((p) => el("tr", {},
+            el("th", { scope: "row", text: agentName(s, p.agentId) }), el("td", { text: Number(p.score).toFixed(1) }),
+            el("td", { text: (p.strengths || []).join("; ") }), el("td", { text: (p.weaknesses || []).join("; ") })))),
+        )));
+      }
+    }
+    if (!parts.length) return null;
+    return el("aside", { class: "judge", "aria-label": `The judge on round ${round.roundNumber}` }, el("h3", { text: "The judge" }), parts);
+  }
+
+  function listOf(title, htmlItems) {
+    if (!htmlItems || !htmlItems.length) return null;
+    return el("div", {}, el("h4", { text: title }), el("ul", {}, htmlItems.map((html) => rendered("li", "", html))));
+  }
+
+  function renderOutcome(s) {
+    const parts = [];
+    if (s.stoppedEarly) parts.push(el("p", { text: `Stopped after round ${s.stoppedEarly.roundNumber}: ${s.stoppedEarly.reason}` }));
+    if (s.vote) {
+      const v = s.vote;
+      parts.push(el("section", { "aria-label": "The vote" }, el("h3", { text: `The vote (${v.rule})` }),
+        el("p", { text: v.winnerId ? `${agentName(s, v.winnerId)} won${v.consensus ? " with consensus" : " without consensus"}.` : v.tie ? "A tie." : "No winner." }),
+        el("ul", {}, Object.entries(v.tally || {}).map(([id, votes]) => el("li", { text: `${agentName(s, id)}: ${votes}` })))));
+    }
+    if (s.verdict) {
+      const v = s.verdict;
+      parts.push(el("section", { "aria-label": "The verdict" }, el("h3", { text: "The judge's verdict" }),
+        rendered("div", "body", v.html ? v.html.summary : ""),
+        v.winnerId ? el("p", {}, el("strong", { text: `Winner: ${agentName(s, v.winnerId)}` }), v.winnerReasoning ? ` — ${v.winnerReasoning}` : "") : null,
+        listOf("Agreements", v.html && v.html.agreements), listOf("Disagreements", v.html && v.html.disagreements),
+        listOf("Insights", v.html && v.html.insights),
+        el("p", { class: "meta", text: `Debate quality ${v.quality} / 100` }),
+        v.judgeSharesModelWith && v.judgeSharesModelWith.length ? el("p", { class: "meta", text: `The judge runs on the same model as ${v.judgeSharesModelWith.map((id) => agentName(s, id)).join(", ")}: self-preference is a known bias.` }) : null));
+    }
+    if (s.finalSolution) {
+      const f = s.finalSolution;
+      const html = f.html || {};
+      parts.push(el("section", { class: "solution", "aria-label": "The final solution" },
+        el("h3", { text: "Final solution" }),
+        rendered("div", "body", html.description),
+        html.implementation ? rendered("div", "body", html.implementation) : null,
+        listOf("Tradeoffs", html.tradeoffs), listOf("Recommendations", html.recommendations),
+        listOf("Unfulfilled major requirements", html.unfulfilledMajorRequirements), listOf("Open questions", html.openQuestions),
+        el("p", {}, el("strong", { text: `Confidence: ${f.confidence}%` }))));
+    }
+    if (s.judgeSummary) parts.push(el("details", {}, el("summary", { text: "The judge's summary of the final round" }), rendered("div", "body", s.judgeSummary.summaryHtml)));
+    for (const d of s.dropped) parts.push(el("p", { class: "meta", text: `${agentName(s, d.agentId)} was dropped in round ${d.roundNumber}: ${d.reason}` }));
+    for (const w of s.discarded) parts.push(el("p", { class: "meta", text: `Round ${w.roundNumber} was worked on ahead and thrown away: ${w.calls} call(s), ${w.cancelledCalls} cancelled.` }));
+    $("outcome").hidden = parts.length === 0;
+    $("outcome-body").replaceChildren(...parts);
+  }
+
+  // -- the controls
+
+  async function control(action, json) {
+    const debate = current;
+    try {
+      await api(`/debates/${encodeURIComponent(debate.id)}/${action}`, { method: "POST", json });
+      if (action === "pause") note("Pausing: the calls in flight finish first…");
+      if (["resume", "answers"].includes(action) && current === debate) {
+        closeStream();
+        debate.state.status = "running";
+        openStream();
+      }
+      return true;
+    } catch (error) {
+      if (action === "answers") showFieldErrors(error, "answers-form");
+      else note(error.message);
+      return false;
+    }
+  }
+
+  async function submitAnswers(event) {
+    event.preventDefault();
+    showError($("error-answers"), "");
+    const answers = {};
+    for (const field of document.querySelectorAll("#question-fields textarea")) answers[field.dataset.question] = field.value;
+    await control("answers", { answers });
+  }
+
+  // ---------------------------------------------------------------- wiring
+
+  document.addEventListener("DOMContentLoaded", () => {
+    $("status-filter").addEventListener("change", () => loadList(true));
+    $("list-more").addEventListener("click", () => loadList(false));
+    $("new-debate").addEventListener("submit", submitNewDebate);
+    $("problem-file").addEventListener("change", readProblemFile);
+    $("termination-type").addEventListener("change", () => { formChanged.termination = true; });
+    $("termination-threshold").addEventListener("input", () => { formChanged.termination = true; });
+    $("add-agent").addEventListener("click", async () => {
+      const opts = await getOptions();
+      const role = $("add-role").value;
+      const template = opts.agents[0] || opts.judge;
+      const name = opts.roles.find((r) => r.role === role).name;
+      $("agent-rows").append(agentRow({ role, name, provider: template.provider, model: template.model, temperature: template.temperature }, opts));
+    });
+    $("answers-form").addEventListener("submit", submitAnswers);
+    $("btn-pause").addEventListener("click", () => control("pause"));
+    $("btn-resume").addEventListener("click", () => control("resume"));
+    $("btn-retry").addEventListener("click", () => control("resume"));
+    $("btn-cancel").addEventListener("click", () => control("cancel"));
+    window.addEventListener("hashchange", route);
+    loadNotices();
+    route();
+  });
+})();

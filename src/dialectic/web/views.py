@@ -1,0 +1,96 @@
+"""What the API's read endpoints answer with, as pure functions of stored debates and the configuration."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+from typing import Any, get_args
+
+from dialectic.agents.participants import ROLE_TITLES
+from dialectic.agents.templates import known_roles
+from dialectic.config import FORMATS, AgentConfig, TerminationCondition
+from dialectic.domain import DebateState, DebateStatus
+from dialectic.llm.registry import known_providers
+from dialectic.report import render_report
+from dialectic.store.base import DebateListing, DebateStore
+from dialectic.store.leases import STALE, owner_process_gone, shown_status
+from dialectic.web.new_debate import ServerConfig
+from dialectic.web.presenter import token_totals
+
+STATUSES: tuple[str, ...] = (*get_args(DebateStatus), STALE)
+"""The statuses a listing shows and filters on: the stored ones, and ``stale`` (saved as running,
+but no live process runs it)."""
+
+
+def export_text(state: DebateState) -> str:
+    """The debate as ``dialectic export`` writes it: the seed's JSON shape, pretty-printed."""
+    return json.dumps(state.to_json_dict(), indent=2, ensure_ascii=False) + "\n"
+
+
+def report_text(state: DebateState) -> str:
+    """The Markdown report, as ``dialectic report`` writes it."""
+    return render_report(state)
+
+
+def shown(store: DebateStore, listing: DebateListing, now: datetime) -> str:
+    if listing.status != "running":
+        return listing.status
+    return shown_status(listing.status, store.read_lease(listing.id), now, owner_process_gone)
+
+
+def listing_row(state: DebateState, status: str) -> dict[str, Any]:
+    """One line of the debates list: status, problem, rounds, agents, format, created, tokens."""
+    debate = state.config.get("debate", {})
+    return {
+        "id": state.id,
+        "status": status,
+        "problem": _headline(state.problem),
+        "currentRound": state.current_round,
+        "rounds": debate.get("rounds"),
+        "format": debate.get("format", "critique-refine"),
+        "agents": [agent.name for agent in state.agents],
+        "createdAt": state.created_at.isoformat(),
+        "updatedAt": state.updated_at.isoformat(),
+        "tokens": token_totals(state).to_json(),
+    }
+
+
+def _headline(problem: str) -> str:
+    line = next((ln.strip() for ln in problem.splitlines() if ln.strip()), "")
+    return line if len(line) <= 140 else line[:139].rstrip() + "…"
+
+
+def options(server: ServerConfig) -> dict[str, Any]:
+    """What the new-debate form offers: the server's agents and judge, roles, providers, formats, defaults, limits.
+
+    Endpoints and key variables are left out: a request cannot choose them anyway.
+    """
+    config = server.config
+    debate = config.debate
+    return {
+        "agents": [_agent(a) for a in config.participants()],
+        "judge": _agent(config.judge),
+        "roles": [{"role": role, "name": ROLE_TITLES.get(role, role.title())} for role in known_roles()],
+        "providers": list(known_providers()),
+        "formats": list(FORMATS),
+        "terminations": list(get_args(TerminationCondition.model_fields["type"].annotation)),
+        "defaults": {
+            "rounds": debate.rounds,
+            "format": debate.format,
+            "termination": debate.termination().to_json_dict(),
+            "clarify": debate.interactive_clarifications,
+        },
+        "limits": config.limits.to_json_dict(),
+        "statuses": list(STATUSES),
+    }
+
+
+def _agent(agent: AgentConfig) -> dict[str, Any]:
+    return {
+        "id": agent.id,
+        "name": agent.name,
+        "role": agent.role,
+        "provider": agent.provider,
+        "model": agent.model,
+        "temperature": agent.temperature,
+    }

@@ -1,0 +1,80 @@
+"""The problem kind reaches every phase's prompt: reasoning-first for a calculation, the design structure otherwise."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from dialectic import events as ev
+from dialectic.agents.templates import phase_template
+from dialectic.errors import ProviderAuthError
+from dialectic.llm.base import CompletionRequest
+from dialectic.llm.scripted import Script, ScriptedProvider, default_reply
+from dialectic.testing.harness import Harness, make_config, scripted_judge
+
+ARITHMETIC = "What is the result of 25+2*3+24?"
+
+
+def test_phase_templates_per_kind() -> None:
+    assert phase_template("propose", "reasoning") == "reasoning/propose.md.j2"
+    assert phase_template("judge_synthesize", "reasoning") == "reasoning/judge_synthesize.md.j2"
+    assert phase_template("propose", "design") == "propose.md.j2"
+    assert phase_template("vote", "reasoning") == "vote.md.j2"  # no reasoning variant: the common one
+
+
+def test_a_calculation_gets_reasoning_prompts_in_every_phase(harness: Callable[..., Harness]) -> None:
+    h = harness()
+    state = h.start(make_config(agents=2, rounds=1), problem=ARITHMETIC)
+    assert state.config["debate"]["problemKind"] == "reasoning"
+    notices = [e.message for e in h.of(ev.Notice)]
+    assert any("problem kind: reasoning" in m for m in notices)
+    by_tag = {c.tag.split(":")[0]: c for c in h.provider.calls}
+    assert {"proposal", "critique", "refinement", "synthesis"} <= set(by_tag)
+    for tag in ("proposal", "critique", "refinement"):
+        prompt = by_tag[tag].last_user
+        assert '"Answer: <' in prompt, tag
+        assert "Key Components" not in prompt and "## Question" in prompt
+        assert by_tag[tag].messages[0].content.startswith("You solve questions that have one right answer")
+    assert "recompute the disputed steps" in by_tag["synthesis"].last_user
+    assert by_tag["synthesis"].messages[0].content.startswith("You are the judge of a debate on a question")
+
+
+def test_a_design_problem_keeps_the_design_prompts(harness: Callable[..., Harness]) -> None:
+    h = harness()
+    state = h.start(make_config(agents=2, rounds=1), problem="Design a rate limiter for a public API")
+    assert state.config["debate"]["problemKind"] == "design"
+    proposal = next(c for c in h.provider.calls if c.tag.startswith("proposal"))
+    assert "in a design debate" in proposal.last_user and '"Answer: <' not in proposal.last_user
+
+
+def test_the_configured_kind_wins_over_detection(harness: Callable[..., Harness]) -> None:
+    h = harness()
+    h.start(make_config(agents=2, rounds=1, problemKind="reasoning"), problem="Design a cache for sessions")
+    proposal = next(c for c in h.provider.calls if c.tag.startswith("proposal"))
+    assert "## Question" in proposal.last_user
+
+
+@pytest.mark.parametrize("debate_format", ["free-form", "simultaneous", "structured"])
+def test_turn_formats_ask_for_a_worked_answer_on_reasoning(harness: Callable[..., Harness], debate_format: str) -> None:
+    h = harness(scripted_judge(should_continue=False))
+    h.start(make_config(agents=2, rounds=2, format=debate_format), problem=ARITHMETIC)
+    judged = ("assessment", "verdict", "synthesis", "summary", "judge-summary", "vote")
+    turns = [c for c in h.provider.calls if not c.tag.startswith(judged)]
+    assert turns and all('"Answer: <' in c.last_user for c in turns)
+
+
+def test_a_resumed_debate_keeps_its_kind(harness: Callable[..., Harness]) -> None:
+    def judge_down(request: CompletionRequest) -> Script:
+        if request.tag.startswith("synthesis"):
+            return ProviderAuthError("judge's key revoked", provider="scripted")
+        return default_reply(request)
+
+    h = harness(judge_down)
+    with pytest.raises(ProviderAuthError):
+        h.start(make_config(agents=2, rounds=1), problem=ARITHMETIC)
+    debate_id = h.of(ev.DebateStarted)[0].debate_id
+    resumed = h.resume(debate_id, provider=ScriptedProvider())
+    assert resumed.status == "completed"
+    synthesis = next(c for c in h.provider.calls if c.tag.startswith("synthesis"))
+    assert "recompute the disputed steps" in synthesis.last_user

@@ -1,0 +1,48 @@
+"""``changes_since``: a debate's log from a sequence number on, the basis of the web event stream's ids."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from dialectic.changes import CursorMoved, DebateCreated, RoundStarted, StatusChanged
+from dialectic.domain import DebateState
+from dialectic.engine.lease import LeasedStore
+from dialectic.errors import DebateNotFoundError
+from dialectic.store import AbsentStore, DebateStore, MemoryStore, SqliteStore
+
+
+@pytest.fixture(params=["sqlite", "memory"])
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DebateStore]:
+    backend: DebateStore = SqliteStore(tmp_path / "debates.sqlite3") if request.param == "sqlite" else MemoryStore()
+    yield backend
+    backend.close()
+
+
+def test_numbers_every_change_from_one_and_starts_after_the_number_given(store: DebateStore) -> None:
+    created = DebateCreated(state=DebateState(id="deb-1", problem="p"))
+    store.append("deb-1", created, StatusChanged(status="running"))
+    store.append("deb-1", RoundStarted(round_number=1), CursorMoved(next_node="proposal"))
+    everything = store.changes_since("deb-1", 0)
+    assert [seq for seq, _ in everything] == [1, 2, 3, 4]
+    assert [change for _, change in everything] == store.changes("deb-1")
+    assert [(seq, change.kind) for seq, change in store.changes_since("deb-1", 2)] == [
+        (3, "round_started"),
+        (4, "cursor_moved"),
+    ]
+    assert store.changes_since("deb-1", 4) == []
+    assert store.changes_since("deb-1", 99) == []
+
+
+def test_a_debate_that_does_not_exist_is_not_found(store: DebateStore, tmp_path: Path) -> None:
+    with pytest.raises(DebateNotFoundError):
+        store.changes_since("nope", 0)
+    with pytest.raises(DebateNotFoundError):
+        AbsentStore(str(tmp_path / "none.sqlite3")).changes_since("nope", 0)
+
+
+def test_a_leased_store_passes_it_through(store: DebateStore) -> None:
+    store.append("deb-1", DebateCreated(state=DebateState(id="deb-1", problem="p")))
+    assert [seq for seq, _ in LeasedStore(store, "owner").changes_since("deb-1", 0)] == [1]
