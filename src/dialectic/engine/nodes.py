@@ -26,6 +26,7 @@ from dialectic.context.history import (
     debate_text,
     final_round_text,
 )
+from dialectic.detectors import restatement
 from dialectic.domain import (
     AgentClarifications,
     ClarificationItem,
@@ -44,7 +45,6 @@ from dialectic.engine.verdict_step import give_final_verdict, verdict_wanted
 from dialectic.engine.vote_step import hold_vote, vote_text
 from dialectic.engine.work import DebateWork
 from dialectic.errors import ProviderError
-from dialectic.text_similarity import restatement
 
 
 class Node(ABC):
