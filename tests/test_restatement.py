@@ -21,6 +21,11 @@ RESTATED = (
     "server a request lands on, add less than 2 ms of latency at the 99th percentile, and keep serving "
     "traffic (failing open, with an alert) if its backing store is down."
 )
+REWORDED = (  # a 0.5B judge's "solution" in a demo run: the problem reworded, one agent's sentence appended
+    "Design a rate limiter for a public REST API using stateless application servers behind a load balancer. "
+    "The solution should allow 100 requests per minute per API key, with short bursts up to 20 requests per "
+    "second; the data store should be highly available and can handle high traffic volumes without downtime."
+)
 DESIGN = (
     "1. **Token bucket in Redis**: one bucket per API key (capacity 20, refilled at 100 per minute), "
     "updated atomically by a Lua script in one round trip.\n"
@@ -60,6 +65,7 @@ def test_a_design_that_shares_the_problems_vocabulary_is_not_a_restatement() -> 
 
 def test_the_problem_restated_with_a_little_added_still_restates() -> None:
     assert restatement(RESTATED + " Use Redis.", PROBLEM).restates
+    assert restatement(REWORDED, PROBLEM).restates
 
 
 def test_threshold_is_a_parameter() -> None:
