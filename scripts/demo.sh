@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The README's first command: a real debate on the embedded local model (no key, no server).
-# Two agents and a judge, one round, on examples/rate-limiter.md; prints the solution on
+# Two agents on the 0.5B model and a judge on the 1.5B, one round, on examples/rate-limiter.md
+# (examples/local-demo.json; the README's demo paragraph says why); prints the solution on
 # stdout and the report's path on stderr. Fails (exit 1) when the judge's solution is mostly
 # the problem restated: then the demo has shown nothing worth reading.
 set -euo pipefail
