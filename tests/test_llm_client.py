@@ -102,3 +102,46 @@ def test_a_continuation_that_starts_over_is_not_pasted_twice() -> None:
         "1. Use a token bucket per API key, kept in Redis.\n2. Fail open when Redis is unreachable; page the on-call."
     )
     assert _join_continuation("The limiter", "uses a bucket.") == "The limiter uses a bucket."
+
+
+def test_a_continuation_is_told_where_the_reply_stopped_and_how_briefly_to_end() -> None:
+    from dialectic.llm.client import finish_words
+
+    provider = ScriptedProvider(
+        replies=[
+            ScriptedReply('1. Use a "token bucket" per API key, kept in', finish_reason=FINISH_LENGTH),
+            ScriptedReply("Redis."),
+        ]
+    )
+    asyncio.run(LLMClient(provider, retry=FAST, max_continuations=1).complete(request(max_tokens=200)))
+    ask = provider.calls[1].messages[-1]
+    assert ask.role == "user"
+    assert "after \"a 'token bucket' per API key, kept in\"" in ask.content  # its last 8 words
+    assert f"at most {finish_words(200)} words" in ask.content
+    assert provider.calls[1].messages[-2].content == '1. Use a "token bucket" per API key, kept in'
+
+
+def test_finish_words_is_a_small_share_of_the_turn() -> None:
+    from dialectic.llm.client import DEFAULT_FINISH_WORDS, finish_words
+
+    assert finish_words(200) == 44
+    assert finish_words(10) == 15
+    assert finish_words(None) == DEFAULT_FINISH_WORDS
+
+
+def test_a_reply_still_cut_off_ends_at_its_last_complete_point_and_stays_truncated() -> None:
+    provider = ScriptedProvider(
+        replies=[
+            ScriptedReply("1. **Token bucket** per key.\n2. **Redis** holds the buck", finish_reason=FINISH_LENGTH),
+            ScriptedReply("buckets for every", finish_reason=FINISH_LENGTH),
+        ]
+    )
+    result = asyncio.run(LLMClient(provider, retry=FAST, max_continuations=1).complete(request(max_tokens=50)))
+    assert result.truncated and result.attempts == 2
+    assert result.text == "1. **Token bucket** per key."
+
+
+def test_a_cut_off_reply_is_trimmed_even_without_continuations() -> None:
+    provider = ScriptedProvider(replies=[ScriptedReply("Use Redis. Fail open wh", finish_reason=FINISH_LENGTH)])
+    result = asyncio.run(LLMClient(provider, retry=FAST, max_continuations=0).complete(request()))
+    assert result.truncated and result.text == "Use Redis." and len(provider.calls) == 1

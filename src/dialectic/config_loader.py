@@ -352,6 +352,16 @@ LOCAL_AGENT_MAX_TOKENS = 384
 LOCAL_JUDGE_MAX_TOKENS = 768
 """Small local models ramble: without a configured limit their turns are capped at these."""
 
+SIZED_LOCAL_ROLES: tuple[str, ...] = ("architect", "kiss")
+SIZED_LOCAL_ROUNDS = 1
+SIZED_LOCAL_AGENT_MAX_TOKENS = 200
+SIZED_LOCAL_JUDGE_MAX_TOKENS = 512
+"""A debate with no config file on the local model: two contrasting agents, one round, short turns.
+
+Measured on 2 cores with the embedded 0.5B model (``scripts/demo.sh``, the same settings): about
+three minutes, where the default 3 agents × 3 rounds make about 33 calls and 15 minutes or more.
+"""
+
 
 @dataclass(frozen=True)
 class ProviderChoice:
@@ -397,3 +407,42 @@ def with_local_limits(config: SystemConfig) -> SystemConfig:
             "judge": limited(config.judge, LOCAL_JUDGE_MAX_TOKENS),
         }
     )
+
+
+def size_local_debate(
+    config: SystemConfig, *, rounds_given: bool, agents_given: bool
+) -> tuple[SystemConfig, str | None]:
+    """Size a debate that runs on the local model without a config file to a few minutes on a CPU.
+
+    Applies only when every agent and the judge run on the ``local`` provider. Keeps two agents
+    (:data:`SIZED_LOCAL_ROLES`) unless ``--agents`` chose them, one round unless ``--rounds``
+    was given, and shorter turns for agents and a judge with no ``maxTokens``. Returns the
+    sized configuration and the one line that tells the user, or the configuration unchanged
+    and ``None``.
+    """
+    agents = config.participants()
+    if not agents or any(s.provider != "local" for s in (*agents, config.judge)):
+        return config, None
+    if not agents_given:
+        preferred = [a for a in agents if a.role in SIZED_LOCAL_ROLES]
+        agents = (preferred or agents)[: len(SIZED_LOCAL_ROLES)]
+    rounds = config.debate.rounds if rounds_given else SIZED_LOCAL_ROUNDS
+
+    def shorter(agent: AgentConfig, limit: int) -> AgentConfig:
+        return agent if agent.max_tokens is not None else agent.model_copy(update={"max_tokens": limit})
+
+    sized = config.model_copy(
+        update={
+            "agents": [shorter(a, SIZED_LOCAL_AGENT_MAX_TOKENS) for a in agents],
+            "judge": shorter(config.judge, SIZED_LOCAL_JUDGE_MAX_TOKENS),
+            "debate": config.debate.model_copy(update={"rounds": rounds}),
+        }
+    )
+    roles = ", ".join(a.role for a in sized.agents)
+    turns = sorted({a.max_tokens for a in sized.agents if a.max_tokens is not None})
+    note = (
+        f"sized for the local model (no config file): {len(sized.agents)} agent{'s' if len(sized.agents) != 1 else ''}"
+        f" ({roles}) × {rounds} round{'s' if rounds != 1 else ''}, turns of at most {turns[-1]} tokens;"
+        " --agents, --rounds or a config file change this"
+    )
+    return sized, note

@@ -1,4 +1,5 @@
-"""Detectors that read a debate without a model call: convergence, repetition, diminishing returns.
+"""Detectors that read a debate without a model call: convergence, repetition, diminishing returns,
+and a solution that only restates its problem.
 
 Pure functions over texts and assessments. Similarity comes from a :class:`SimilarityModel`:
 an embedding model when one is installed (:func:`dialectic.similarity.choice.default_similarity`),
@@ -12,6 +13,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Protocol
 
@@ -101,3 +103,48 @@ def diminishing_returns(history: Sequence[RoundAssessment], reply_words: Sequenc
     ]
     shrinking = len(reply_words) >= 3 and _falling(list(reply_words[-3:]))
     return _falling(quality) and (_falling(novelty) or shrinking)
+
+
+MIN_NOVELTY = 0.4
+"""Below this share of new content words, a solution is taken to restate its problem.
+
+Measured on the rate-limiter demo (``scripts/demo.sh``): the problem restated word for word
+scores 0.07, the problem reworded with one agent's sentence appended 0.28; the 0.5B agents'
+proposals, critiques and refinements of the same problem 0.6–0.78 (they share the problem's
+vocabulary: rate, limiter, requests, key, latency…)."""
+
+
+@dataclass(frozen=True)
+class Restatement:
+    """How much of a solution is its problem said again (see :func:`restatement`)."""
+
+    novelty: float
+    """Share of the solution's content words (occurrences) that the problem never uses."""
+    similarity: float
+    """The lexical similarity of the two texts (:class:`LexicalSimilarity`)."""
+    restates: bool
+    """True when the solution brings too little of its own: ``novelty`` under the threshold."""
+
+
+def novelty_share(text: str, reference: str) -> float:
+    """Share of ``text``'s content words (occurrences) that never occur in ``reference``, in [0, 1].
+
+    A text with no content word has nothing new: 0.0.
+    """
+    own = words(text)
+    if not own:
+        return 0.0
+    known = set(words(reference))
+    return sum(1 for word in own if word not in known) / len(own)
+
+
+def restatement(solution: str, problem: str, *, min_novelty: float = MIN_NOVELTY) -> Restatement:
+    """Whether ``solution`` mostly restates ``problem`` — what a small model's judge does when it
+    copies the problem into its answer — with the figures behind the answer.
+
+    Novelty decides, not similarity: a real design shares much of its problem's vocabulary, so
+    a similarity threshold that catches a reworded problem also flags good answers.
+    """
+    novelty = novelty_share(solution, problem)
+    similarity = LexicalSimilarity().similarities([solution, problem])[0][1]
+    return Restatement(novelty=novelty, similarity=similarity, restates=novelty < min_novelty)

@@ -1,15 +1,20 @@
-"""Which provider runs when nothing is configured, and the limits local agents get."""
+"""Which provider runs when nothing is configured, the limits local agents get, and a local debate's size."""
 
 from __future__ import annotations
 
 import pytest
 
-from dialectic.config import SystemConfig
+from dialectic.config import AgentConfig, SystemConfig
 from dialectic.config_loader import (
     LOCAL_AGENT_MAX_TOKENS,
     LOCAL_JUDGE_MAX_TOKENS,
+    SIZED_LOCAL_AGENT_MAX_TOKENS,
+    SIZED_LOCAL_JUDGE_MAX_TOKENS,
+    SIZED_LOCAL_ROLES,
+    SIZED_LOCAL_ROUNDS,
     apply_overrides,
     choose_default_provider,
+    size_local_debate,
     with_local_limits,
 )
 from dialectic.errors import ConfigError
@@ -49,3 +54,53 @@ def test_local_agents_get_a_token_limit_unless_configured() -> None:
     assert with_local_limits(own).judge.max_tokens == 99
     untouched = with_local_limits(SystemConfig())
     assert all(a.max_tokens is None for a in untouched.agents)
+
+
+def _local(config: SystemConfig, **overrides: object) -> SystemConfig:
+    resolved, _ = apply_overrides(config, provider="local", **overrides)  # type: ignore[arg-type]
+    return resolved
+
+
+def test_a_local_debate_without_config_is_sized_to_minutes() -> None:
+    sized, note = size_local_debate(_local(SystemConfig()), rounds_given=False, agents_given=False)
+    assert [a.role for a in sized.agents] == list(SIZED_LOCAL_ROLES)
+    assert sized.debate.rounds == SIZED_LOCAL_ROUNDS == 1
+    assert {a.max_tokens for a in sized.agents} == {SIZED_LOCAL_AGENT_MAX_TOKENS}
+    assert sized.judge.max_tokens == SIZED_LOCAL_JUDGE_MAX_TOKENS
+    assert note == (
+        "sized for the local model (no config file): 2 agents (architect, kiss) × 1 round, "
+        f"turns of at most {SIZED_LOCAL_AGENT_MAX_TOKENS} tokens; --agents, --rounds or a config file change this"
+    )
+    assert "\n" not in note
+
+
+def test_flags_keep_what_they_chose() -> None:
+    chosen = _local(SystemConfig(), rounds=2, roles="performance,kiss,architect")
+    sized, note = size_local_debate(chosen, rounds_given=True, agents_given=True)
+    assert [a.role for a in sized.agents] == ["architect", "performance", "kiss"]
+    assert sized.debate.rounds == 2
+    assert note is not None and "3 agents (architect, performance, kiss) × 2 rounds" in note
+    one = _local(SystemConfig(), roles="performance")
+    sized, _ = size_local_debate(one, rounds_given=False, agents_given=True)
+    assert [a.role for a in sized.agents] == ["performance"] and sized.debate.rounds == 1
+
+
+def test_without_the_preferred_roles_the_first_two_agents_stay() -> None:
+    agents = [AgentConfig(id=f"a-{role}", name=role, role=role) for role in ("security", "testing", "performance")]
+    sized, _ = size_local_debate(_local(SystemConfig(agents=agents)), rounds_given=False, agents_given=False)
+    assert [a.role for a in sized.agents] == ["security", "testing"]
+
+
+def test_a_configured_turn_length_is_kept() -> None:
+    config = _local(SystemConfig())
+    own = config.model_copy(update={"judge": config.judge.model_copy(update={"max_tokens": 99})})
+    sized, _ = size_local_debate(own, rounds_given=False, agents_given=False)
+    assert sized.judge.max_tokens == 99
+
+
+def test_a_debate_not_wholly_on_the_local_model_is_not_sized() -> None:
+    config = SystemConfig()
+    assert size_local_debate(config, rounds_given=False, agents_given=False) == (config, None)
+    mixed = _local(SystemConfig())
+    mixed = mixed.model_copy(update={"judge": mixed.judge.model_copy(update={"provider": "openai"})})
+    assert size_local_debate(mixed, rounds_given=False, agents_given=False) == (mixed, None)

@@ -188,6 +188,33 @@ def test_unparseable_synthesis_falls_back_to_text(harness: Callable[..., Harness
     assert any("did not match" in w.message for w in h.of(ev.Warning))
 
 
+def _synthesis_describing(description: str) -> Callable[[CompletionRequest], ScriptedReply]:
+    def respond(request: CompletionRequest) -> ScriptedReply:
+        if request.tag.startswith("synthesis"):
+            value = {"description": description, "confidence": 60}
+            return ScriptedReply(text=json.dumps(value), structured=value)
+        return default_reply(request)
+
+    return respond
+
+
+PROBLEM = "Design a rate limiter that allows 100 requests per minute per API key and fails open when its store is down."
+
+
+def test_a_solution_that_restates_the_problem_is_warned_about(harness: Callable[..., Harness]) -> None:
+    h = harness(_synthesis_describing("A rate limiter allowing 100 requests per minute per API key; it fails open."))
+    state = h.start(make_config(), problem=PROBLEM)
+    assert state.status == "completed" and state.final_solution is not None  # kept: a warning, not a failure
+    warnings = [w.message for w in h.of(ev.Warning) if "restates the problem" in w.message]
+    assert len(warnings) == 1 and "(only 8% of its content words" in warnings[0]  # "allowing" is new
+
+
+def test_a_solution_that_answers_the_problem_is_not_warned_about(harness: Callable[..., Harness]) -> None:
+    h = harness(_synthesis_describing("1. **Token bucket in Redis**, updated by a Lua script.\n2. **Local fallback**."))
+    h.start(make_config(), problem=PROBLEM)
+    assert not [w for w in h.of(ev.Warning) if "restates the problem" in w.message]
+
+
 def test_critique_starts_as_soon_as_its_target_proposal_exists(harness: Callable[..., Harness]) -> None:
     """Data-driven scheduling: the slow agent's proposal does not hold back critiques of the fast one's."""
     order: list[str] = []

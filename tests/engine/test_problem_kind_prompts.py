@@ -45,7 +45,7 @@ def test_a_design_problem_keeps_the_design_prompts(harness: Callable[..., Harnes
     state = h.start(make_config(agents=2, rounds=1), problem="Design a rate limiter for a public API")
     assert state.config["debate"]["problemKind"] == "design"
     proposal = next(c for c in h.provider.calls if c.tag.startswith("proposal"))
-    assert "## Problem" in proposal.last_user and '"Answer: <' not in proposal.last_user
+    assert "in a design debate" in proposal.last_user and '"Answer: <' not in proposal.last_user
 
 
 def test_the_configured_kind_wins_over_detection(harness: Callable[..., Harness]) -> None:
@@ -56,9 +56,7 @@ def test_the_configured_kind_wins_over_detection(harness: Callable[..., Harness]
 
 
 @pytest.mark.parametrize("debate_format", ["free-form", "simultaneous", "structured"])
-def test_turn_formats_ask_for_a_worked_answer_on_reasoning(
-    harness: Callable[..., Harness], debate_format: str
-) -> None:
+def test_turn_formats_ask_for_a_worked_answer_on_reasoning(harness: Callable[..., Harness], debate_format: str) -> None:
     h = harness(scripted_judge(should_continue=False))
     h.start(make_config(agents=2, rounds=2, format=debate_format), problem=ARITHMETIC)
     judged = ("assessment", "verdict", "synthesis", "summary", "judge-summary", "vote")

@@ -10,9 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import shutil
-import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +22,7 @@ from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, CompletionRequest, De
 from dialectic.llm.client import LLMClient
 from dialectic.llm.local_models import DEFAULT_MODEL, is_local_available
 from dialectic.testing.samples import ConfidenceOutput
+from tests.local.conftest import RunDialectic
 
 pytestmark = pytest.mark.skipif(
     not is_local_available(),
@@ -224,13 +222,6 @@ def test_prefix_snapshot_restores_exactly_what_llama_cpp_prefix_reuse_would_keep
     llama.close()
 
 
-def _dialectic_command() -> str:
-    beside = Path(sys.executable).with_name("dialectic")
-    found = str(beside) if beside.exists() else shutil.which("dialectic")
-    assert found, "the dialectic command is not installed (pip install -e .)"
-    return found
-
-
 def _agent(agent_id: str, name: str, role: str, max_tokens: int) -> dict[str, object]:
     return {
         "id": agent_id,
@@ -244,7 +235,7 @@ def _agent(agent_id: str, name: str, role: str, max_tokens: int) -> dict[str, ob
 
 
 @pytest.mark.e2e
-def test_debate_command_runs_a_real_debate_on_the_local_model(tmp_path: Path) -> None:
+def test_debate_command_runs_a_real_debate_on_the_local_model(tmp_path: Path, run_dialectic: RunDialectic) -> None:
     config = {
         "agents": [
             _agent("agent-architect", "System Architect", "architect", 64),
@@ -254,27 +245,18 @@ def test_debate_command_runs_a_real_debate_on_the_local_model(tmp_path: Path) ->
         "debate": {"rounds": 1, "summarization": {"enabled": False}},
     }
     (tmp_path / "debate-config.json").write_text(json.dumps(config))
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     started = time.perf_counter()
-    result = subprocess.run(
-        [
-            _dialectic_command(),
-            "debate",
-            "--config",
-            str(tmp_path / "debate-config.json"),
-            "--store",
-            str(tmp_path / "store"),
-            "-o",
-            str(tmp_path / "out.json"),
-            "Design a rate limiter for a public HTTP API serving 1,000 requests per second.",
-        ],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
+    result = run_dialectic(
+        tmp_path,
+        "debate",
+        "--config",
+        str(tmp_path / "debate-config.json"),
+        "--store",
+        str(tmp_path / "store"),
+        "-o",
+        str(tmp_path / "out.json"),
+        "Design a rate limiter for a public HTTP API serving 1,000 requests per second.",
         timeout=600,
-        stdin=subprocess.DEVNULL,
-        check=False,
     )
     elapsed = time.perf_counter() - started
     assert result.returncode == 0, f"exit {result.returncode}\n{result.stderr[-3000:]}"

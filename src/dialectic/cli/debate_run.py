@@ -34,6 +34,7 @@ from dialectic.config_loader import (
     check_prompt_files,
     choose_default_provider,
     load_config,
+    size_local_debate,
     with_local_limits,
 )
 from dialectic.context.files import gather_context
@@ -96,6 +97,10 @@ def run_debate(
         debate_format=debate_format,
         problem_kind=problem_kind,
     )
+    if loaded.path is None:
+        resolved, sizing = size_local_debate(resolved, rounds_given=rounds is not None, agents_given=agents is not None)
+        if sizing:
+            term.line(sizing)
     resolved = with_budget(with_local_limits(resolved), budget)
     for warning in override_warnings:
         term.warning(warning)

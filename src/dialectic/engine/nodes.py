@@ -26,6 +26,7 @@ from dialectic.context.history import (
     debate_text,
     final_round_text,
 )
+from dialectic.detectors import restatement
 from dialectic.domain import (
     AgentClarifications,
     ClarificationItem,
@@ -349,6 +350,12 @@ class SynthesisNode(Node):
             )
         if metadata.truncated:
             ctx.warn("the judge's solution was cut off by the token limit")
+        check = restatement(solution.description, ctx.state.problem)
+        if check.restates:
+            ctx.warn(
+                f"the judge's solution mostly restates the problem (only {check.novelty:.0%} of its content words "
+                "are not in the problem): read the agents' proposals in the report, or give the judge a larger model"
+            )
         ctx.defer(SolutionRecorded(solution=solution))  # saved with the next cursor move, in one transaction
         return VerdictNode() if verdict_wanted(ctx) else End()
 

@@ -6,7 +6,8 @@ off, so agents, the judge and the benchmark harness all behave the same way:
 * transient failures are retried with backoff (``llm.retry``);
 * a reply cut off by the token limit is continued (free text) or retried with more
   room (structured output), and if it is still cut off the completion says
-  ``truncated=True`` — it is never passed on as if it were complete;
+  ``truncated=True`` — it is never passed on as if it were complete; a free-text reply
+  still cut off ends at its last complete sentence or list item (``llm.cut_text``);
 * structured output is validated against a Pydantic model, repaired once by showing
   the model its error, and otherwise reported as not parsed so the caller can fall back;
 * a free-text reply is streamed from the provider when someone watches it (see
@@ -38,6 +39,7 @@ from dialectic.llm.base import (
     Message,
     complete_via_stream,
 )
+from dialectic.llm.cut_text import trim_to_complete
 from dialectic.llm.json_text import loads_model_json
 from dialectic.llm.observe import current_observer
 from dialectic.llm.prompts import CONTINUE_PROMPT, REPAIR_PROMPT, render
@@ -134,19 +136,29 @@ class LLMClient:
         return await with_retries(attempt, self.retry, on_retry=on_retry)
 
     async def complete(self, request: CompletionRequest, *, on_retry: RetryHook | None = None) -> Completion:
-        """A complete reply, or one marked ``truncated`` after continuing it ``max_continuations`` times."""
+        """A complete reply, or one marked ``truncated`` after continuing it ``max_continuations`` times.
+
+        A continuation is asked to finish the reply, not to go on with it: it is shown where the
+        reply stopped and given a small word budget (:func:`finish_words`). Asked only to "continue",
+        small models start their answer over and are cut off again (measured on the embedded 0.5B
+        model: 0 of 5 finished, against 4 of 5 when told where to resume and how briefly to end).
+        A reply still cut off after that is trimmed to its last complete sentence or list item.
+        """
         if request.json_schema is not None:
             return await self._complete_with_room(request, on_retry)
         stream = _DELTA_HOOK.get()
         first = await self._call(request, on_retry, stream)
         text, usage, latency, last, calls = first.text, first.usage, first.latency_ms, first, 1
         while last.cut_off and calls <= self.max_continuations:
+            ask = render(CONTINUE_PROMPT, tail=last_words(text), words=finish_words(request.max_tokens))
             follow_up = request.with_changes(
-                messages=request.messages + (Message("assistant", text), Message("user", render(CONTINUE_PROMPT)))
+                messages=request.messages + (Message("assistant", text), Message("user", ask))
             )
             last = await self._call(follow_up, on_retry, stream, len(text))
             text = _join_continuation(text, last.text)
             usage, latency, calls = usage + last.usage, latency + last.latency_ms, calls + 1
+        if last.cut_off:
+            text = trim_to_complete(text)
         return replace(
             last,
             text=text,
@@ -247,6 +259,27 @@ def extract_json(text: str) -> Any | None:
         except ValueError:
             continue
     return None
+
+
+WORDS_PER_TOKEN = 0.74
+"""Words per token of replies in English Markdown lists: 0.74 in the median (0.67–0.84), measured
+with Qwen2.5's tokenizer on the embedded model's replies."""
+FINISH_SHARE = 0.3
+"""Share of a turn's token limit a continuation is asked to finish within."""
+DEFAULT_FINISH_WORDS = 60
+TAIL_WORDS = 8
+
+
+def finish_words(max_tokens: int | None) -> int:
+    """Words a continuation may use to finish a reply cut at ``max_tokens`` (small: it ends a reply)."""
+    if max_tokens is None:
+        return DEFAULT_FINISH_WORDS
+    return max(15, int(max_tokens * WORDS_PER_TOKEN * FINISH_SHARE))
+
+
+def last_words(text: str, count: int = TAIL_WORDS) -> str:
+    """The last ``count`` words of ``text`` on one line: where a continuation must pick up."""
+    return " ".join(text.split()[-count:]).replace('"', "'")
 
 
 RESTART_PROBE = 40
