@@ -40,7 +40,15 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from dialectic.domain import Usage
 from dialectic.errors import ConfigError, ContextWindowExceeded, InvalidResponse, ProviderError, ProviderTimeout
-from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, Completion, CompletionRequest, Delta
+from dialectic.llm.base import (
+    FINISH_LENGTH,
+    FINISH_STOP,
+    FINISH_TOOL_CALLS,
+    Completion,
+    CompletionRequest,
+    Delta,
+    ToolCall,
+)
 from dialectic.llm.json_text import parse_json_text
 from dialectic.llm.local_models import (
     DEFAULT_MODEL,
@@ -50,6 +58,7 @@ from dialectic.llm.local_models import (
     prepare_model,
     resolve_model,
 )
+from dialectic.llm.local_tools import call_grammar, chat_messages, must_call, parse_reply
 from dialectic.llm.timeouts import DEFAULT_CALL_TIMEOUT_S
 
 if TYPE_CHECKING:
@@ -341,11 +350,15 @@ def shared_model(name_or_path: str, *, n_ctx: int | None = None, n_threads: int 
         return _MODELS[key]
 
 
+def _chat(request: CompletionRequest) -> Chat:
+    """The request's messages for llama.cpp; with tools or tool turns, in Qwen2.5's tool format."""
+    if request.tools or any(m.role == "tool" or m.tool_calls for m in request.messages):
+        return chat_messages(request.messages, request.tools)
+    return [{"role": m.role, "content": m.content} for m in request.messages]
+
+
 def _options(request: CompletionRequest) -> dict[str, Any]:
-    options: dict[str, Any] = {
-        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-        **SAMPLING,
-    }
+    options: dict[str, Any] = {"messages": _chat(request), **SAMPLING}
     if request.max_tokens is not None:
         options["max_tokens"] = request.max_tokens
     if request.temperature is not None:
@@ -415,16 +428,33 @@ class LocalProvider:
                     provider=PROVIDER,
                 ) from None
 
+    supports_tools = True
+    """Tools in Qwen2.5's own format (:mod:`dialectic.llm.local_tools`); the first step of a tool loop
+    is held by a grammar to one well-formed call, since these small models otherwise answer unread."""
+
     async def complete(self, request: CompletionRequest) -> Completion:
         shared = self._model_for(request)
         options = _options(request)
+        forced = request.json_schema is None and must_call(request.messages, request.tools)
 
         def work(llama: Llama) -> tuple[tuple[str, str, Usage, float], str]:
             started = time.perf_counter()
-            text, finish, usage = _parse(cast(dict[str, Any], llama.create_chat_completion(**options)), shared.label)
+            extra: dict[str, Any] = {}
+            if forced:
+                from llama_cpp import LlamaGrammar
+
+                extra["grammar"] = LlamaGrammar.from_string(call_grammar(request.tools), verbose=False)
+            response = llama.create_chat_completion(**options, **extra)
+            text, finish, usage = _parse(cast(dict[str, Any], response), shared.label)
             return (text, finish, usage, time.perf_counter() - started), text
 
-        text, finish, usage, seconds = await self._run(shared, job_for(request), options["messages"], work)
+        raw, finish, usage, seconds = await self._run(shared, job_for(request), options["messages"], work)
+        text = raw
+        calls: tuple[ToolCall, ...] = ()
+        if request.tools and request.json_schema is None:
+            text, calls = parse_reply(raw, [tool.name for tool in request.tools])
+            if calls and finish != FINISH_LENGTH:
+                finish = FINISH_TOOL_CALLS
         structured = parse_json_text(text) if request.json_schema is not None and finish == FINISH_STOP else None
         return Completion(
             text=text,
@@ -433,6 +463,7 @@ class LocalProvider:
             latency_ms=int(seconds * 1000),
             finish_reason=finish,
             structured=structured,
+            tool_calls=calls,
         )
 
     async def stream(self, request: CompletionRequest) -> AsyncIterator[Delta]:

@@ -42,7 +42,9 @@ _CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 
 
 def tools_system_prompt(system: str, tools: Sequence[ToolSpec]) -> str:
-    """``system`` followed by the tools block, as Qwen2.5's template writes it."""
+    """``system`` followed by the tools block, as Qwen2.5's template writes it (no tools: ``system`` alone)."""
+    if not tools:
+        return system or DEFAULT_SYSTEM
     lines = "".join("\n" + json.dumps(tool_schema(tool), ensure_ascii=False) for tool in tools)
     return (system or DEFAULT_SYSTEM) + _TOOLS_INTRO + lines + _TOOLS_OUTRO
 
@@ -88,6 +90,16 @@ def chat_messages(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> Cha
     if responses:
         chat.append({"role": "user", "content": "\n".join(responses)})
     return chat
+
+
+def must_call(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bool:
+    """Whether the next reply must be a tool call: tools are offered and none has been called yet.
+
+    The catalogue models, offered tools, answer at once from what they guess (measured:
+    ``benchmarks/local_tool_calls.py``), so the first step of a tool loop is held to one call;
+    once a result is in, the model chooses between another call and its answer.
+    """
+    return bool(tools) and not any(m.role == "tool" for m in messages)
 
 
 def parse_reply(text: str, tool_names: Sequence[str] = ()) -> tuple[str, tuple[ToolCall, ...]]:
@@ -141,3 +153,26 @@ def _bare_call(text: str, tool_names: Sequence[str]) -> ToolCall | None:
 def _json_object(text: str) -> dict[str, Any] | None:
     parsed = parse_arguments(text)
     return parsed or None
+
+
+def call_grammar(tools: Sequence[ToolSpec]) -> str:
+    """A GBNF grammar for a reply that is exactly one ``<tool_call>`` block calling one of ``tools``.
+
+    The block's JSON is ``{"name": <a tool's name>, "arguments": <that tool's parameters>}``, so the
+    name is always a real tool and the arguments always parse (llama.cpp's JSON-schema converter).
+    """
+    from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+    schema = {
+        "oneOf": [
+            {
+                "type": "object",
+                "properties": {"name": {"const": tool.name}, "arguments": tool.parameters or {"type": "object"}},
+                "required": ["name", "arguments"],
+            }
+            for tool in tools
+        ]
+    }
+    rules = json_schema_to_gbnf(json.dumps(schema), prop_order=["name", "arguments"])
+    body = re.sub(r"^root ::=", "call ::=", rules, flags=re.MULTILINE)
+    return 'root ::= "<tool_call>\\n" call "\\n</tool_call>"\n' + body
