@@ -30,7 +30,14 @@ from typing import Any, cast
 from dialectic.llm.base import Message, ToolCall, ToolSpec
 from dialectic.llm.local_models import prepare_model, resolve_model
 from dialectic.llm.local_provider import SAMPLING, default_threads, import_llama
-from dialectic.llm.local_tools import call_grammar, chat_messages, must_call, parse_reply, tools_system_prompt
+from dialectic.llm.local_tools import (
+    TOOL_STOPS,
+    call_grammar,
+    chat_messages,
+    must_call,
+    parse_reply,
+    tools_system_prompt,
+)
 
 FILES: dict[str, str] = {
     "config.py": 'DEFAULT_PORT = 8731\nDEFAULT_HOST = "127.0.0.1"\nTIMEOUT_S = 30\n',
@@ -157,9 +164,9 @@ def run_task(llama: Any, mode: str, task: Task, max_tokens: int) -> Outcome:
     for step in range(MAX_STEPS):
         if mode in ("native", "forced"):
             chat = chat_messages(conversation, TOOLS)
-            extra: dict[str, Any] = {}
+            extra: dict[str, Any] = {"stop": list(TOOL_STOPS)}
             if mode == "forced" and must_call(conversation, TOOLS):
-                extra = {"grammar": LlamaGrammar.from_string(call_grammar(TOOLS), verbose=False)}
+                extra["grammar"] = LlamaGrammar.from_string(call_grammar(TOOLS), verbose=False)
         else:
             chat = grammar_chat(conversation)
             extra = {"response_format": {"type": "json_object", "schema": grammar_schema(TOOLS)}}

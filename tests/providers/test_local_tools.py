@@ -209,3 +209,11 @@ def test_the_call_grammar_parses_and_names_every_tool() -> None:
     assert grammar.startswith('root ::= "<tool_call>\\n" call "\\n</tool_call>"')
     assert '"\\"file_read\\""' in grammar and '"\\"list_files\\""' in grammar
     LlamaGrammar.from_string(grammar, verbose=False)  # raises if llama.cpp cannot parse it
+
+
+def test_one_bare_call_a_line_is_several_calls_but_a_mixed_text_is_an_answer() -> None:
+    lines = '{"name": "list_files", "arguments": {}}\n{"name": "file_read", "arguments": {"path": "a.py"}}'
+    _, calls = parse_reply(lines, NAMES)
+    assert [(c.name, c.arguments) for c in calls] == [("list_files", {}), ("file_read", {"path": "a.py"})]
+    mixed = '{"name": "file_read", "arguments": {"path": "a.py"}}\n{"error": "no such file"}'
+    assert parse_reply(mixed, NAMES) == (mixed, ())

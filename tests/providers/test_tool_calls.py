@@ -383,3 +383,13 @@ def test_streamed_anthropic_events_carry_the_calls_as_the_sdk_reads_them() -> No
         "file_read",
         {"path": "a.py"},
     )
+
+
+def test_only_the_servers_words_decide_that_tools_were_rejected() -> None:
+    from dialectic.errors import ContextWindowExceeded
+    from dialectic.llm.openai_provider import rejects_tools
+
+    named_model = BadRequest("openai: bad request (400) on model functionary-small", detail="temperature too high")
+    assert not rejects_tools(named_model)
+    assert rejects_tools(BadRequest("openai: bad request (400)", detail="Tools are not supported"))
+    assert not rejects_tools(ContextWindowExceeded("too long", detail="function context exceeded"))

@@ -58,7 +58,7 @@ from dialectic.llm.local_models import (
     prepare_model,
     resolve_model,
 )
-from dialectic.llm.local_tools import call_grammar, chat_messages, must_call, parse_reply
+from dialectic.llm.local_tools import TOOL_STOPS, call_grammar, chat_messages, must_call, parse_reply
 from dialectic.llm.timeouts import DEFAULT_CALL_TIMEOUT_S
 
 if TYPE_CHECKING:
@@ -365,6 +365,8 @@ def _options(request: CompletionRequest) -> dict[str, Any]:
         options["temperature"] = request.temperature
     if request.json_schema is not None:
         options["response_format"] = {"type": "json_object", "schema": request.json_schema.schema}
+    elif request.tools:
+        options["stop"] = list(TOOL_STOPS)
     return options
 
 

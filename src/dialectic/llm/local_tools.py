@@ -38,6 +38,8 @@ _TOOLS_OUTRO = (
     '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n'
     "</tool_call>"
 )
+TOOL_STOPS = ("<tool_response>",)
+"""Where generation stops on a step offering tools: past its calls, a small model goes on to invent their results."""
 _CALL_BLOCK = re.compile(r"<tool_call>\s*(.*?)\s*(?:</tool_call>|$)", re.DOTALL)
 
 
@@ -109,13 +111,14 @@ def parse_reply(text: str, tool_names: Sequence[str] = ()) -> tuple[str, tuple[T
     there) holding ``{"name", "arguments"}`` is a call; a block that is not such an object
     becomes a call named as best it can be, with empty arguments, so the loop answers with an
     error the model sees rather than losing the attempt. A reply with no block that is, in
-    whole, one such object naming one of ``tool_names`` is a call too (small models often
-    drop the tags). The text is what remains outside the blocks, stripped.
+    whole, one such object naming one of ``tool_names``, or one such object a line, is a call
+    (or several) too: small models often drop the tags. The text is what remains outside the
+    blocks, stripped.
     """
     blocks = list(_CALL_BLOCK.finditer(text))
     if not blocks:
-        call = _bare_call(text, tool_names)
-        return (text.strip(), ()) if call is None else ("", (call,))
+        bare = _bare_calls(text, tool_names)
+        return (text.strip(), ()) if not bare else ("", bare)
     calls = tuple(_call_from(block.group(1)) for block in blocks)
     remaining = _CALL_BLOCK.sub("", text).strip()
     return remaining, calls
@@ -140,14 +143,22 @@ def _call_from(body: str) -> ToolCall:
     return ToolCall(id=_new_id(), name=str(name) if name is not None else "", arguments=arguments, arguments_text=text)
 
 
-def _bare_call(text: str, tool_names: Sequence[str]) -> ToolCall | None:
+def _bare_calls(text: str, tool_names: Sequence[str]) -> tuple[ToolCall, ...]:
+    """The calls of an untagged reply: the whole text, or each of its lines, a call object; else none."""
     stripped = text.strip()
     if stripped.startswith("```"):
         stripped = stripped.strip("`").removeprefix("json").strip()
-    payload = _json_object(stripped)
-    if payload is None or payload.get("name") not in tool_names or "arguments" not in payload:
-        return None
-    return _call_from(stripped)
+    if _names_a_tool(stripped, tool_names):
+        return (_call_from(stripped),)
+    lines = [line.strip() for line in stripped.splitlines() if line.strip()]
+    if len(lines) > 1 and all(_names_a_tool(line, tool_names) for line in lines):
+        return tuple(_call_from(line) for line in lines)
+    return ()
+
+
+def _names_a_tool(text: str, tool_names: Sequence[str]) -> bool:
+    payload = _json_object(text)
+    return payload is not None and payload.get("name") in tool_names and "arguments" in payload
 
 
 def _json_object(text: str) -> dict[str, Any] | None:

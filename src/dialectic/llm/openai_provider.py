@@ -138,12 +138,13 @@ _TOOL_WORDS = re.compile(r"tool|function", re.IGNORECASE)
 def rejects_tools(error: ProviderError) -> bool:
     """Whether a failure of a request that offered tools means the endpoint does not take tools.
 
-    A plain 400/422 (not a context-window overflow) whose server message speaks of tools or
-    functions, as compatible servers without function calling answer.
+    A plain 400/422 (not a context-window overflow) whose server message (its ``detail``, not our
+    message, which names the model) speaks of tools or functions, as compatible servers without
+    function calling answer.
     """
     if not isinstance(error, BadRequest) or isinstance(error, (ContextWindowExceeded, ToolsUnsupported)):
         return False
-    return bool(_TOOL_WORDS.search(f"{error.detail or ''} {error.message}"))
+    return bool(_TOOL_WORDS.search(error.detail or ""))
 
 
 def chat_message(message: Message) -> dict[str, Any]:
