@@ -4,8 +4,10 @@ Two candidates, same prompts, same sampling (the provider's, temperature 0):
 
 * ``native``: Qwen2.5's own format (:mod:`dialectic.llm.local_tools`): tools in ``<tools>`` in the
   system prompt, calls parsed from ``<tool_call>`` blocks, results sent back as ``<tool_response>``;
-* ``forced``: the native format, the first step's reply constrained by a grammar to one ``<tool_call>``
-  block (:func:`dialectic.llm.local_tools.call_grammar`), later steps free (tool call or answer);
+* ``forced`` (what the provider does): the native format, the first step's reply constrained by a
+  grammar to one ``<tool_call>`` block (:func:`dialectic.llm.local_tools.call_grammar`), later
+  steps free, except that a call repeating one already made is asked again with calls ruled out
+  (:data:`~dialectic.llm.local_tools.ANSWER_GRAMMAR`);
 * ``grammar``: the same tool list in the system prompt, but the reply constrained by llama.cpp's
   grammar to one JSON object: ``{"name": <tool>, "arguments": {...}}`` (the tool's own parameter
   schema) or ``{"answer": "..."}``; results sent back the same way.
@@ -31,11 +33,13 @@ from dialectic.llm.base import Message, ToolCall, ToolSpec
 from dialectic.llm.local_models import prepare_model, resolve_model
 from dialectic.llm.local_provider import SAMPLING, default_threads, import_llama
 from dialectic.llm.local_tools import (
+    ANSWER_GRAMMAR,
     TOOL_STOPS,
     call_grammar,
     chat_messages,
     must_call,
     parse_reply,
+    repeats_a_call,
     tools_system_prompt,
 )
 
@@ -177,6 +181,14 @@ def run_task(llama: Any, mode: str, task: Task, max_tokens: int) -> Outcome:
         outcome.replies.append(text)
         outcome.steps = step + 1
         reply, calls = parse_reply(text, names) if mode != "grammar" else grammar_parse(text)
+        if mode == "forced" and calls and repeats_a_call(conversation, calls):
+            extra["grammar"] = LlamaGrammar.from_string(ANSWER_GRAMMAR, verbose=False)
+            response = llama.create_chat_completion(
+                messages=chat, max_tokens=max_tokens, temperature=0.0, **SAMPLING, **extra
+            )
+            text = cast(str, response["choices"][0]["message"]["content"] or "")
+            outcome.replies.append(text)
+            reply, calls = parse_reply(text, names)
         if not calls:
             outcome.answered = bool(reply.strip())
             outcome.correct = task.fact.lower() in reply.lower()

@@ -8,11 +8,13 @@ import pytest
 
 from dialectic.llm.base import Message, ToolCall, ToolSpec
 from dialectic.llm.local_tools import (
+    ANSWER_GRAMMAR,
     DEFAULT_SYSTEM,
     call_text,
     chat_messages,
     must_call,
     parse_reply,
+    repeats_a_call,
     tools_system_prompt,
 )
 
@@ -217,3 +219,22 @@ def test_one_bare_call_a_line_is_several_calls_but_a_mixed_text_is_an_answer() -
     assert [(c.name, c.arguments) for c in calls] == [("list_files", {}), ("file_read", {"path": "a.py"})]
     mixed = '{"name": "file_read", "arguments": {"path": "a.py"}}\n{"error": "no such file"}'
     assert parse_reply(mixed, NAMES) == (mixed, ())
+
+
+def test_a_call_already_made_with_the_same_arguments_is_a_repeat() -> None:
+    made = (
+        Message("user", "Q?"),
+        Message("assistant", "", tool_calls=(ToolCall("c1", "file_read", {"path": "a.py", "start_line": 1}),)),
+        Message("tool", "x", tool_call_id="c1"),
+    )
+    assert repeats_a_call(made, (ToolCall("c9", "file_read", {"start_line": 1, "path": "a.py"}),))
+    assert not repeats_a_call(made, (ToolCall("c9", "file_read", {"path": "b.py"}),))
+    assert not repeats_a_call(made, (ToolCall("c9", "list_files", {"path": "a.py", "start_line": 1}),))
+    assert not repeats_a_call((Message("user", "Q?"),), (ToolCall("c9", "file_read", {"path": "a.py"}),))
+
+
+def test_the_answer_grammar_parses() -> None:
+    pytest.importorskip("llama_cpp")
+    from llama_cpp import LlamaGrammar
+
+    LlamaGrammar.from_string(ANSWER_GRAMMAR, verbose=False)

@@ -58,7 +58,15 @@ from dialectic.llm.local_models import (
     prepare_model,
     resolve_model,
 )
-from dialectic.llm.local_tools import TOOL_STOPS, call_grammar, chat_messages, must_call, parse_reply
+from dialectic.llm.local_tools import (
+    ANSWER_GRAMMAR,
+    TOOL_STOPS,
+    call_grammar,
+    chat_messages,
+    must_call,
+    parse_reply,
+    repeats_a_call,
+)
 from dialectic.llm.timeouts import DEFAULT_CALL_TIMEOUT_S
 
 if TYPE_CHECKING:
@@ -431,32 +439,39 @@ class LocalProvider:
                 ) from None
 
     supports_tools = True
-    """Tools in Qwen2.5's own format (:mod:`dialectic.llm.local_tools`); the first step of a tool loop
-    is held by a grammar to one well-formed call, since these small models otherwise answer unread."""
+    """Tools in Qwen2.5's own format (:mod:`dialectic.llm.local_tools`). These small models, left
+    free, answer unread or ask for a result they already have, so the first step of a tool loop
+    is held by a grammar to one well-formed call, and a later call that repeats one already made
+    is asked again with calls ruled out (measured: ``benchmarks/local_tool_calls.py``)."""
 
     async def complete(self, request: CompletionRequest) -> Completion:
         shared = self._model_for(request)
         options = _options(request)
-        forced = request.json_schema is None and must_call(request.messages, request.tools)
+        with_tools = bool(request.tools) and request.json_schema is None
+        names = [tool.name for tool in request.tools]
 
-        def work(llama: Llama) -> tuple[tuple[str, str, Usage, float], str]:
-            started = time.perf_counter()
+        def generate(llama: Llama, grammar: str | None) -> tuple[str, str, Usage]:
             extra: dict[str, Any] = {}
-            if forced:
+            if grammar is not None:
                 from llama_cpp import LlamaGrammar
 
-                extra["grammar"] = LlamaGrammar.from_string(call_grammar(request.tools), verbose=False)
-            response = llama.create_chat_completion(**options, **extra)
-            text, finish, usage = _parse(cast(dict[str, Any], response), shared.label)
-            return (text, finish, usage, time.perf_counter() - started), text
+                extra["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
+            return _parse(cast(dict[str, Any], llama.create_chat_completion(**options, **extra)), shared.label)
 
-        raw, finish, usage, seconds = await self._run(shared, job_for(request), options["messages"], work)
-        text = raw
-        calls: tuple[ToolCall, ...] = ()
-        if request.tools and request.json_schema is None:
-            text, calls = parse_reply(raw, [tool.name for tool in request.tools])
+        def work(llama: Llama) -> tuple[tuple[str, str, Usage, float, tuple[ToolCall, ...]], str]:
+            started = time.perf_counter()
+            forced = with_tools and must_call(request.messages, request.tools)
+            raw, finish, usage = generate(llama, call_grammar(request.tools) if forced else None)
+            text, calls = parse_reply(raw, names) if with_tools else (raw, ())
+            if calls and not forced and repeats_a_call(request.messages, calls):
+                raw, finish, again = generate(llama, ANSWER_GRAMMAR)
+                usage = usage + again
+                text, calls = parse_reply(raw, names)
             if calls and finish != FINISH_LENGTH:
                 finish = FINISH_TOOL_CALLS
+            return (text, finish, usage, time.perf_counter() - started, calls), raw
+
+        text, finish, usage, seconds, calls = await self._run(shared, job_for(request), options["messages"], work)
         structured = parse_json_text(text) if request.json_schema is not None and finish == FINISH_STOP else None
         return Completion(
             text=text,

@@ -104,6 +104,20 @@ def must_call(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bool:
     return bool(tools) and not any(m.role == "tool" for m in messages)
 
 
+ANSWER_GRAMMAR = r"root ::= [^{<\x00-\x20] [^\x00]*"
+"""A GBNF grammar for a reply that is text, not a call: it may not open with ``{`` or ``<`` (nor be empty)."""
+
+
+def repeats_a_call(messages: Sequence[Message], calls: Sequence[ToolCall]) -> bool:
+    """Whether one of ``calls`` was already made in ``messages`` (same tool, same arguments).
+
+    The catalogue models, given a result, tend to ask for it again rather than answer; the
+    provider then asks once more with calls ruled out (:data:`ANSWER_GRAMMAR`).
+    """
+    made = {(c.name, json.dumps(c.arguments, sort_keys=True)) for m in messages for c in m.tool_calls}
+    return any((c.name, json.dumps(c.arguments, sort_keys=True)) in made for c in calls)
+
+
 def parse_reply(text: str, tool_names: Sequence[str] = ()) -> tuple[str, tuple[ToolCall, ...]]:
     """The reply's own text and the calls it makes.
 
