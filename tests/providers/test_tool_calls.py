@@ -393,3 +393,36 @@ def test_only_the_servers_words_decide_that_tools_were_rejected() -> None:
     assert not rejects_tools(named_model)
     assert rejects_tools(BadRequest("openai: bad request (400)", detail="Tools are not supported"))
     assert not rejects_tools(ContextWindowExceeded("too long", detail="function context exceeded"))
+
+
+@pytest.mark.parametrize("api", API_NAMES)
+def test_the_client_takes_a_tool_step_unstreamed_and_keeps_the_calls(api: str) -> None:
+    """Through ``LLMClient`` (retries and all), as the agents' tool loop calls it."""
+    from dialectic.llm.client import LLMClient
+    from dialectic.llm.retry import RetryPolicy
+
+    model = ToolModel(ToolCall("call_1", "file_read", {"path": "a.py"}))
+
+    async def scenario(provider: LLMProvider) -> Completion:
+        return await LLMClient(provider, retry=RetryPolicy(max_attempts=3)).complete(ask())
+
+    with serve(api, model) as server:
+        reply = run(api, server, scenario)
+        bodies = [r.body for r in server.requests if r.path == wire_path(api)]
+    assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [("call_1", "file_read", {"path": "a.py"})]
+    assert reply.finish_reason == FINISH_TOOL_CALLS and not reply.truncated
+    assert len(bodies) == 1 and not bodies[0].get("stream")
+
+
+def test_the_client_does_not_retry_an_endpoint_that_rejects_tools() -> None:
+    from dialectic.llm.client import LLMClient
+    from dialectic.llm.retry import RetryPolicy
+
+    async def scenario(provider: LLMProvider) -> Completion:
+        return await LLMClient(provider, retry=RetryPolicy(max_attempts=3)).complete(ask())
+
+    with serve("chat", ToolModel()) as server:
+        server.inject(Fault("status", status=400, body=error_body("chat", 400, "tool use is not enabled")), times=3)
+        with pytest.raises(ToolsUnsupported):
+            run("chat", server, scenario)
+        assert server.paths() == ["/v1/responses", "/v1/chat/completions"]
