@@ -466,7 +466,7 @@ class LocalProvider:
             if calls and not forced and repeats_a_call(request.messages, calls):
                 raw, finish, again = generate(llama, ANSWER_GRAMMAR)
                 usage = usage + again
-                text, calls = parse_reply(raw, names)
+                text, calls = raw.strip(), ()
             if calls and finish != FINISH_LENGTH:
                 finish = FINISH_TOOL_CALLS
             return (text, finish, usage, time.perf_counter() - started, calls), raw

@@ -104,8 +104,9 @@ def must_call(messages: Sequence[Message], tools: Sequence[ToolSpec]) -> bool:
     return bool(tools) and not any(m.role == "tool" for m in messages)
 
 
-ANSWER_GRAMMAR = r"root ::= [^{<\x00-\x20] [^\x00]*"
-"""A GBNF grammar for a reply that is text, not a call: it may not open with ``{`` or ``<`` (nor be empty)."""
+ANSWER_GRAMMAR = r"root ::= [^{<`\x00-\x20] [^\x00]*"
+"""A GBNF grammar for a reply that is text, not a call: it may not open with ``{``, ``<`` or a code fence
+(where the models put a call without its tags), nor be empty. Its reply is taken as text, whatever it holds."""
 
 
 def repeats_a_call(messages: Sequence[Message], calls: Sequence[ToolCall]) -> bool:
