@@ -9,8 +9,13 @@ plain chat messages whose rendering by the model's ordinary template is, token f
 its tools template renders (so llama-cpp-python's prompt path and prefix reuse stay as they
 are), and :func:`parse_reply` reads the calls back out of the generated text.
 
-Why this format rather than grammar-constrained JSON: measured on both catalogue models with
-prompts that need a file read (``benchmarks/local_tool_calls.py``; figures in its docstring).
+Why this format, with two grammar rules, rather than free generation or grammar-constrained
+JSON throughout: measured on both catalogue models with questions that need a file read
+(``benchmarks/local_tool_calls.py``, figures in its docstring). Left free, neither model ever
+called a tool (it answered from a guess); a JSON grammar of "a call or an answer" got calls but
+then the same call again and again, never an answer. So the first step of a loop is held to
+one call (:func:`call_grammar`, when :func:`must_call`), later steps are free, and a call that
+repeats one already made (:func:`repeats_a_call`) is asked again as text (:data:`ANSWER_GRAMMAR`).
 """
 
 from __future__ import annotations
