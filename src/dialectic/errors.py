@@ -126,6 +126,20 @@ class ContextWindowExceeded(BadRequest):
     """The prompt does not fit the model's context window."""
 
 
+class ToolsUnsupported(BadRequest):
+    """The endpoint rejected a request because it offered tools (a 400 whose message speaks of tools or functions).
+
+    Raised for OpenAI-compatible servers (``baseUrl``) that do not do function calling. It must
+    not fail a debate: a caller running a tool loop catches it and falls back to pasting the
+    context into the prompt, as ``debate.context.mode: paste`` does. ``endpoint`` is the server's
+    base URL, also named in the message. Not retryable: the same request fails the same way.
+    """
+
+    def __init__(self, message: str, *, endpoint: str, **kwargs: object) -> None:
+        super().__init__(message, **kwargs)  # type: ignore[arg-type]
+        self.endpoint = endpoint
+
+
 class RateLimited(ProviderError):
     """429: too many requests. ``retry_after`` is the server's hint in seconds."""
 

@@ -6,6 +6,14 @@ forced with ``tool_choice``; the tool call's input is the structured value and i
 the text. The SDK's Messages API (2.x) has no ``temperature`` parameter, so
 ``CompletionRequest.temperature`` is not sent. The SDK client never retries
 (``max_retries=0``): :mod:`dialectic.llm.retry` does, from the translated errors.
+
+Native tool calling (``CompletionRequest.tools``) sends each tool as ``{name, description,
+input_schema}``; the reply's ``tool_use`` blocks are the calls. The conversation goes back in
+Anthropic's shape: an assistant turn with calls as text and ``tool_use`` blocks, and the results
+as ``tool_result`` blocks in one user message per run of results (followed by the user's own
+text when it comes next). A request without tools whose history holds tool turns (a loop's last
+step, told to answer) writes those turns as text: Anthropic refuses ``tool_use`` blocks in a
+request that defines no tools.
 """
 
 from __future__ import annotations
@@ -21,7 +29,16 @@ from anthropic.types import Message as AnthropicMessage
 
 from dialectic.domain import Usage
 from dialectic.errors import InvalidResponse, ProviderAuthError, ProviderError, ProviderTimeout, ProviderUnavailable
-from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, Completion, CompletionRequest, Delta
+from dialectic.llm.base import (
+    FINISH_LENGTH,
+    FINISH_STOP,
+    FINISH_TOOL_CALLS,
+    Completion,
+    CompletionRequest,
+    Delta,
+    Message,
+    ToolCall,
+)
 from dialectic.llm.retry import error_for_status
 from dialectic.llm.timeouts import http_timeout_parts, silence_message
 from dialectic.llm.wire_timing import EVENT_HOOKS, measure
@@ -29,6 +46,7 @@ from dialectic.llm.wire_timing import EVENT_HOOKS, measure
 DEFAULT_MAX_TOKENS = 1024
 PROVIDER = "anthropic"
 _STOPPED = frozenset({None, "end_turn", "stop_sequence", "tool_use"})
+Blocks = list[dict[str, Any]]
 
 
 def tool_name(schema_name: str) -> str:
@@ -40,6 +58,39 @@ def _finish(stop_reason: str | None) -> str:
     return (
         FINISH_LENGTH if stop_reason == "max_tokens" else FINISH_STOP if stop_reason in _STOPPED else str(stop_reason)
     )
+
+
+def messages_param(conversation: tuple[Message, ...], *, with_tools: bool) -> list[dict[str, Any]]:
+    """The conversation (no system messages) as Messages API messages.
+
+    ``with_tools``: assistant calls become ``tool_use`` blocks and results ``tool_result`` blocks,
+    consecutive results (and a user message right after them) sharing one user message, as the
+    API wants every result of a turn in the message that follows it. Without tools, calls and
+    results are written as text.
+    """
+    out: list[dict[str, Any]] = []
+    for message in conversation:
+        role, content = _content(message, with_tools)
+        if out and out[-1]["role"] == role == "user" and isinstance(out[-1]["content"], list):
+            out[-1]["content"].extend(content if isinstance(content, list) else [{"type": "text", "text": content}])
+        else:
+            out.append({"role": role, "content": content})
+    return out
+
+
+def _content(message: Message, with_tools: bool) -> tuple[str, str | Blocks]:
+    if message.role == "tool":
+        if not with_tools:
+            return "user", f"Result of tool call {message.tool_call_id}:\n{message.content}"
+        return "user", [{"type": "tool_result", "tool_use_id": message.tool_call_id or "", "content": message.content}]
+    if message.role == "assistant" and message.tool_calls:
+        if not with_tools:
+            calls = "\n".join(f"[called {c.name} {json.dumps(c.arguments)} as {c.id}]" for c in message.tool_calls)
+            return "assistant", f"{message.content}\n{calls}" if message.content else calls
+        blocks: Blocks = [{"type": "text", "text": message.content}] if message.content else []
+        blocks += [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in message.tool_calls]
+        return "assistant", blocks
+    return ("assistant" if message.role == "assistant" else "user"), message.content
 
 
 def _http_timeout(seconds: float | None) -> anthropic.Timeout:
@@ -103,12 +154,22 @@ def translate_error(
     return ProviderError(f"{provider}: {error}", provider=provider)
 
 
+def _tool_call(call_id: str, name: str, arguments: object) -> ToolCall:
+    """A ``tool_use`` block as a call; an input that is not an object gives ``{}`` (its JSON kept as the text)."""
+    text = json.dumps(arguments, ensure_ascii=False)
+    return ToolCall(
+        id=call_id, name=name, arguments=arguments if isinstance(arguments, dict) else {}, arguments_text=text
+    )
+
+
 class AnthropicProvider:
     """An :class:`~dialectic.llm.base.LLMProvider` for Anthropic's Messages API.
 
     ``timeout_s`` (default :data:`~dialectic.llm.timeouts.DEFAULT_CALL_TIMEOUT_S`) is an
     inactivity timeout: see :mod:`dialectic.llm.timeouts`. A request's own ``timeout_s`` wins.
     """
+
+    supports_tools = True
 
     def __init__(self, *, api_key: str, base_url: str | None = None, timeout_s: float | None = None) -> None:
         self.name = PROVIDER
@@ -130,7 +191,9 @@ class AnthropicProvider:
         options: dict[str, Any] = {
             "model": request.model,
             "max_tokens": request.max_tokens if request.max_tokens is not None else DEFAULT_MAX_TOKENS,
-            "messages": [{"role": m.role, "content": m.content} for m in request.conversation],
+            "messages": messages_param(
+                request.conversation, with_tools=bool(request.tools) and request.json_schema is None
+            ),
         }
         if request.system:
             options["system"] = request.system
@@ -144,6 +207,11 @@ class AnthropicProvider:
                 }
             ]
             options["tool_choice"] = {"type": "tool", "name": name}
+        elif request.tools:
+            options["tools"] = [
+                {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+                for tool in request.tools
+            ]
         if request.timeout_s is not None:
             options["timeout"] = _http_timeout(request.timeout_s)
         return options
@@ -161,11 +229,18 @@ class AnthropicProvider:
         try:
             texts: list[str] = []
             structured: Any | None = None
+            calls: list[ToolCall] = []
             for block in message.content:
-                if block.type == "tool_use" and request.json_schema is not None and structured is None:
-                    structured = block.input
+                if block.type == "tool_use" and request.json_schema is not None:
+                    if structured is None:
+                        structured = block.input
+                elif block.type == "tool_use" and request.tools:
+                    calls.append(_tool_call(block.id, block.name, block.input))
                 elif block.type == "text":
                     texts.append(block.text)
+            finish = _finish(message.stop_reason)
+            if calls and finish != FINISH_LENGTH:
+                finish = FINISH_TOOL_CALLS
             usage = message.usage
             return Completion(
                 text=json.dumps(structured) if structured is not None else "".join(texts),
@@ -177,8 +252,9 @@ class AnthropicProvider:
                     usage.cache_read_input_tokens,
                 ),
                 latency_ms=latency_ms,
-                finish_reason=_finish(message.stop_reason),
+                finish_reason=finish,
                 structured=structured,
+                tool_calls=tuple(calls),
             )
         except (AttributeError, TypeError) as error:
             raise self._invalid(request, "the message lacks expected fields") from error

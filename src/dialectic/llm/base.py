@@ -16,17 +16,50 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from dialectic.domain import Usage
 
-Role = Literal["system", "user", "assistant"]
+Role = Literal["system", "user", "assistant", "tool"]
 
 FINISH_STOP = "stop"
 FINISH_LENGTH = "length"
 """The reply was cut off by the token limit."""
+FINISH_TOOL_CALLS = "tool_calls"
+"""The model asked for one or more tools to be called (see :attr:`Completion.tool_calls`)."""
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool the model may call: its name, what it does, and its arguments as a JSON schema (an object)."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One call the model asked for. ``arguments`` is the parsed JSON object; ``arguments_text`` the raw text.
+
+    When the model's arguments are not a JSON object, ``arguments`` is empty and ``arguments_text``
+    keeps what it sent, so the tool can answer with an error the model sees.
+    """
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments_text: str = ""
 
 
 @dataclass(frozen=True)
 class Message:
+    """One message of a conversation.
+
+    An assistant message may carry the ``tool_calls`` the model made (its ``content`` may then be
+    empty); a ``tool`` message carries one call's result, tied to it by ``tool_call_id``.
+    """
+
     role: Role
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +81,8 @@ class CompletionRequest:
     """Per-call timeout in seconds; ``None`` means the adapter's default."""
     tag: str = ""
     """What the call is for (e.g. ``proposal:architect``); used by logs and the scripted model."""
+    tools: tuple[ToolSpec, ...] = ()
+    """Tools the model may call in this reply (native tool calling); empty: none."""
 
     @property
     def system(self) -> str:
@@ -80,6 +115,8 @@ class Completion:
     truncated: bool = False
     """Set by the continuation wrapper when the reply was still cut off after continuing."""
     attempts: int = 1
+    tool_calls: tuple[ToolCall, ...] = ()
+    """The tools the model asked to call (``finish_reason`` is then ``tool_calls``); empty for a plain reply."""
 
     @property
     def cut_off(self) -> bool:
@@ -98,7 +135,13 @@ class Delta:
 
 @runtime_checkable
 class LLMProvider(Protocol):
-    """What the engine calls. ``name`` identifies the provider kind (``openai``, ``scripted``…)."""
+    """What the engine calls. ``name`` identifies the provider kind (``openai``, ``scripted``…).
+
+    A provider that does native tool calling says so with a ``supports_tools = True`` attribute
+    (see :func:`supports_tools`; optional, so plugins written before tools still fit): its
+    ``complete`` then honours ``request.tools`` and returns the calls in ``Completion.tool_calls``.
+    ``stream`` is never given a request with tools (the client calls ``complete`` for those).
+    """
 
     name: str
 
@@ -107,6 +150,11 @@ class LLMProvider(Protocol):
     def stream(self, request: CompletionRequest) -> AsyncIterator[Delta]: ...
 
     async def aclose(self) -> None: ...
+
+
+def supports_tools(provider: LLMProvider) -> bool:
+    """Whether ``provider`` does native tool calling (its ``supports_tools`` attribute; absent: no)."""
+    return bool(getattr(provider, "supports_tools", False))
 
 
 async def complete_via_stream(

@@ -146,6 +146,8 @@ class LLMClient:
         """
         if request.json_schema is not None:
             return await self._complete_with_room(request, on_retry)
+        if request.tools:
+            return await self._complete_tool_step(request, on_retry)
         stream = _DELTA_HOOK.get()
         first = await self._call(request, on_retry, stream)
         text, usage, latency, last, calls = first.text, first.usage, first.latency_ms, first, 1
@@ -167,6 +169,15 @@ class LLMClient:
             truncated=last.cut_off,
             attempts=calls,
         )
+
+    async def _complete_tool_step(self, request: CompletionRequest, on_retry: RetryHook | None) -> Completion:
+        """One step of a tool loop: not streamed, and not continued when cut off.
+
+        A reply that calls tools is not text to stitch together; the caller's loop decides what a
+        cut-off step means (it marks the contribution ``truncated`` when the final text was cut).
+        """
+        completion = await self._call(request, on_retry)
+        return replace(completion, truncated=completion.cut_off)
 
     async def _complete_with_room(self, request: CompletionRequest, on_retry: RetryHook | None) -> Completion:
         """Structured replies can't be stitched together: retry once with twice the room instead."""

@@ -40,7 +40,15 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from dialectic.domain import Usage
 from dialectic.errors import ConfigError, ContextWindowExceeded, InvalidResponse, ProviderError, ProviderTimeout
-from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, Completion, CompletionRequest, Delta
+from dialectic.llm.base import (
+    FINISH_LENGTH,
+    FINISH_STOP,
+    FINISH_TOOL_CALLS,
+    Completion,
+    CompletionRequest,
+    Delta,
+    ToolCall,
+)
 from dialectic.llm.json_text import parse_json_text
 from dialectic.llm.local_models import (
     DEFAULT_MODEL,
@@ -49,6 +57,15 @@ from dialectic.llm.local_models import (
     gguf_context_length,
     prepare_model,
     resolve_model,
+)
+from dialectic.llm.local_tools import (
+    ANSWER_GRAMMAR,
+    TOOL_STOPS,
+    call_grammar,
+    chat_messages,
+    must_call,
+    parse_reply,
+    repeats_a_call,
 )
 from dialectic.llm.timeouts import DEFAULT_CALL_TIMEOUT_S
 
@@ -341,17 +358,23 @@ def shared_model(name_or_path: str, *, n_ctx: int | None = None, n_threads: int 
         return _MODELS[key]
 
 
+def _chat(request: CompletionRequest) -> Chat:
+    """The request's messages for llama.cpp; with tools or tool turns, in Qwen2.5's tool format."""
+    if request.tools or any(m.role == "tool" or m.tool_calls for m in request.messages):
+        return chat_messages(request.messages, request.tools)
+    return [{"role": m.role, "content": m.content} for m in request.messages]
+
+
 def _options(request: CompletionRequest) -> dict[str, Any]:
-    options: dict[str, Any] = {
-        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-        **SAMPLING,
-    }
+    options: dict[str, Any] = {"messages": _chat(request), **SAMPLING}
     if request.max_tokens is not None:
         options["max_tokens"] = request.max_tokens
     if request.temperature is not None:
         options["temperature"] = request.temperature
     if request.json_schema is not None:
         options["response_format"] = {"type": "json_object", "schema": request.json_schema.schema}
+    elif request.tools:
+        options["stop"] = list(TOOL_STOPS)
     return options
 
 
@@ -415,16 +438,40 @@ class LocalProvider:
                     provider=PROVIDER,
                 ) from None
 
+    supports_tools = True
+    """Tools in Qwen2.5's own format (:mod:`dialectic.llm.local_tools`). These small models, left
+    free, answer unread or ask for a result they already have, so the first step of a tool loop
+    is held by a grammar to one well-formed call, and a later call that repeats one already made
+    is asked again with calls ruled out (measured: ``benchmarks/local_tool_calls.py``)."""
+
     async def complete(self, request: CompletionRequest) -> Completion:
         shared = self._model_for(request)
         options = _options(request)
+        with_tools = bool(request.tools) and request.json_schema is None
+        names = [tool.name for tool in request.tools]
 
-        def work(llama: Llama) -> tuple[tuple[str, str, Usage, float], str]:
+        def generate(llama: Llama, grammar: str | None) -> tuple[str, str, Usage]:
+            extra: dict[str, Any] = {}
+            if grammar is not None:
+                from llama_cpp import LlamaGrammar
+
+                extra["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
+            return _parse(cast(dict[str, Any], llama.create_chat_completion(**options, **extra)), shared.label)
+
+        def work(llama: Llama) -> tuple[tuple[str, str, Usage, float, tuple[ToolCall, ...]], str]:
             started = time.perf_counter()
-            text, finish, usage = _parse(cast(dict[str, Any], llama.create_chat_completion(**options)), shared.label)
-            return (text, finish, usage, time.perf_counter() - started), text
+            forced = with_tools and must_call(request.messages, request.tools)
+            raw, finish, usage = generate(llama, call_grammar(request.tools) if forced else None)
+            text, calls = parse_reply(raw, names) if with_tools else (raw, ())
+            if calls and not forced and repeats_a_call(request.messages, calls):
+                raw, finish, again = generate(llama, ANSWER_GRAMMAR)
+                usage = usage + again
+                text, calls = raw.strip(), ()
+            if calls and finish != FINISH_LENGTH:
+                finish = FINISH_TOOL_CALLS
+            return (text, finish, usage, time.perf_counter() - started, calls), raw
 
-        text, finish, usage, seconds = await self._run(shared, job_for(request), options["messages"], work)
+        text, finish, usage, seconds, calls = await self._run(shared, job_for(request), options["messages"], work)
         structured = parse_json_text(text) if request.json_schema is not None and finish == FINISH_STOP else None
         return Completion(
             text=text,
@@ -433,6 +480,7 @@ class LocalProvider:
             latency_ms=int(seconds * 1000),
             finish_reason=finish,
             structured=structured,
+            tool_calls=calls,
         )
 
     async def stream(self, request: CompletionRequest) -> AsyncIterator[Delta]:

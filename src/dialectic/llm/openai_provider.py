@@ -4,10 +4,18 @@ Completions use the Responses API first and fall back to Chat Completions when a
 does not have it; the answer is remembered per endpoint for the life of the process.
 Streaming always uses Chat Completions, which every compatible server speaks. The SDK client
 never retries (``max_retries=0``): :mod:`dialectic.llm.retry` does, from the translated errors.
+
+Tools (native function calling) go out in each API's shape: Chat Completions' ``tools`` of
+``{"type": "function", "function": {…}}`` with ``tool_calls`` on assistant messages and ``tool``
+messages answering them; the Responses API's function tools, with ``function_call`` and
+``function_call_output`` input items. An endpoint that answers a request with tools by a 400
+speaking of tools or functions raises :class:`~dialectic.errors.ToolsUnsupported`, so the
+caller can fall back to pasting the context.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
@@ -16,11 +24,29 @@ from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
 
 from dialectic.domain import Usage
-from dialectic.errors import InvalidResponse, ProviderError, ProviderTimeout, ProviderUnavailable
-from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, Completion, CompletionRequest, Delta
+from dialectic.errors import (
+    BadRequest,
+    ContextWindowExceeded,
+    InvalidResponse,
+    ProviderError,
+    ProviderTimeout,
+    ProviderUnavailable,
+    ToolsUnsupported,
+)
+from dialectic.llm.base import (
+    FINISH_LENGTH,
+    FINISH_STOP,
+    FINISH_TOOL_CALLS,
+    Completion,
+    CompletionRequest,
+    Delta,
+    Message,
+    ToolCall,
+)
 from dialectic.llm.json_text import parse_json_text
 from dialectic.llm.retry import error_for_status, is_about_model
 from dialectic.llm.timeouts import http_timeout_parts, silence_message
+from dialectic.llm.tool_arguments import arguments_json, parse_arguments
 from dialectic.llm.wire_timing import EVENT_HOOKS, measure
 
 
@@ -99,7 +125,89 @@ def _http_timeout(seconds: float | None) -> openai.Timeout:
 
 
 def _chat_finish(reason: str | None) -> str:
-    return FINISH_LENGTH if reason == "length" else FINISH_STOP if reason in (None, "stop") else reason
+    if reason == "length":
+        return FINISH_LENGTH
+    if reason in ("tool_calls", "function_call"):
+        return FINISH_TOOL_CALLS
+    return FINISH_STOP if reason in (None, "stop") else reason
+
+
+_TOOL_WORDS = re.compile(r"tool|function", re.IGNORECASE)
+
+
+def rejects_tools(error: ProviderError) -> bool:
+    """Whether a failure of a request that offered tools means the endpoint does not take tools.
+
+    A plain 400/422 (not a context-window overflow) whose server message (its ``detail``, not our
+    message, which names the model) speaks of tools or functions, as compatible servers without
+    function calling answer.
+    """
+    if not isinstance(error, BadRequest) or isinstance(error, (ContextWindowExceeded, ToolsUnsupported)):
+        return False
+    return bool(_TOOL_WORDS.search(error.detail or ""))
+
+
+def chat_message(message: Message) -> dict[str, Any]:
+    """One message in Chat Completions' shape (tool calls on an assistant message, tool results as ``tool``)."""
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content}
+    if message.role == "assistant" and message.tool_calls:
+        return {
+            "role": "assistant",
+            "content": message.content or None,
+            "tool_calls": [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": arguments_json(call.arguments, call.arguments_text)},
+                }
+                for call in message.tool_calls
+            ],
+        }
+    return {"role": message.role, "content": message.content}
+
+
+def responses_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+    """The conversation as Responses API input items (``function_call`` and ``function_call_output`` for tools)."""
+    items: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "tool":
+            items.append(
+                {"type": "function_call_output", "call_id": message.tool_call_id or "", "output": message.content}
+            )
+            continue
+        if message.content or not message.tool_calls:
+            items.append({"role": message.role, "content": message.content})
+        items.extend(
+            {
+                "type": "function_call",
+                "call_id": call.id,
+                "name": call.name,
+                "arguments": arguments_json(call.arguments, call.arguments_text),
+            }
+            for call in message.tool_calls
+        )
+    return items
+
+
+def tool_call(call_id: str, name: str, arguments: str | None) -> ToolCall:
+    """A call as the API reported it; arguments that are not a JSON object give ``{}`` (raw text kept)."""
+    text = arguments or ""
+    return ToolCall(id=call_id, name=name, arguments=parse_arguments(text), arguments_text=text)
+
+
+def _chat_tool_calls(message: Any) -> tuple[ToolCall, ...]:
+    calls: list[ToolCall] = []
+    for call in message.tool_calls or ():
+        function = getattr(call, "function", None)
+        if function is not None:
+            calls.append(tool_call(call.id, function.name, function.arguments))
+    return tuple(calls)
+
+
+def _with_calls(finish: str, calls: tuple[ToolCall, ...]) -> str:
+    """A reply that calls tools finishes ``tool_calls`` unless it was cut off (some servers say ``stop``)."""
+    return FINISH_TOOL_CALLS if calls and finish != FINISH_LENGTH else finish
 
 
 class OpenAIProvider:
@@ -108,6 +216,8 @@ class OpenAIProvider:
     ``timeout_s`` (default :data:`~dialectic.llm.timeouts.DEFAULT_CALL_TIMEOUT_S`) is an
     inactivity timeout: see :mod:`dialectic.llm.timeouts`. A request's own ``timeout_s`` wins.
     """
+
+    supports_tools = True
 
     _responses_api: ClassVar[dict[str, bool]] = {}
     """Per endpoint (base URL): True once its Responses API answered, False once it was found missing."""
@@ -144,9 +254,19 @@ class OpenAIProvider:
             raise self._translate(error, request) from error
 
     def _translate(self, error: Exception, request: CompletionRequest) -> ProviderError:
-        return translate_error(
+        translated = translate_error(
             error, provider=self.name, model=request.model, timeout_s=request.timeout_s or self.timeout_s
         )
+        if request.tools and rejects_tools(translated):
+            return ToolsUnsupported(
+                f"{self.name}: the endpoint {self._endpoint} does not accept tools ({translated.status_code}); "
+                "its context is pasted into the prompt instead",
+                endpoint=self._endpoint,
+                provider=self.name,
+                status_code=translated.status_code,
+                detail=translated.detail,
+            )
+        return translated
 
     def _options(self, request: CompletionRequest) -> dict[str, Any]:
         options: dict[str, Any] = {"model": request.model}
@@ -158,7 +278,18 @@ class OpenAIProvider:
 
     async def _complete_responses(self, request: CompletionRequest) -> Completion:
         options = self._options(request)
-        options["input"] = [{"role": m.role, "content": m.content} for m in request.conversation]
+        options["input"] = responses_input(request.conversation)
+        if request.tools:
+            options["tools"] = [
+                {
+                    "type": "function",
+                    "name": tool.name,
+                    "description": tool.description,
+                    "parameters": tool.parameters,
+                    "strict": False,
+                }
+                for tool in request.tools
+            ]
         if request.system:
             options["instructions"] = request.system
         if request.max_tokens is not None:
@@ -187,6 +318,11 @@ class OpenAIProvider:
                 finish = FINISH_LENGTH if reason in (None, "max_output_tokens") else str(reason)
             usage = response.usage
             text = response.output_text
+            calls = tuple(
+                tool_call(item.call_id, item.name, item.arguments)
+                for item in response.output
+                if item.type == "function_call"
+            )
             return self._completion(
                 request,
                 text=text,
@@ -195,7 +331,8 @@ class OpenAIProvider:
                 if usage
                 else Usage(),
                 latency_ms=latency_ms,
-                finish=finish,
+                finish=_with_calls(finish, calls),
+                tool_calls=calls,
             )
         except (AttributeError, TypeError) as error:
             raise self._invalid(request, "the response lacks expected fields") from error
@@ -219,6 +356,7 @@ class OpenAIProvider:
                 raise self._invalid(request, "the completion has no choices")
             choice = response.choices[0]
             usage = response.usage
+            calls = _chat_tool_calls(choice.message)
             return self._completion(
                 request,
                 text=choice.message.content or "",
@@ -229,24 +367,47 @@ class OpenAIProvider:
                 if usage
                 else Usage(),
                 latency_ms=latency_ms,
-                finish=_chat_finish(choice.finish_reason),
+                finish=_with_calls(_chat_finish(choice.finish_reason), calls),
+                tool_calls=calls,
             )
         except (AttributeError, TypeError) as error:
             raise self._invalid(request, "the completion lacks expected fields") from error
 
     def _chat_options(self, request: CompletionRequest) -> dict[str, Any]:
         options = self._options(request)
-        options["messages"] = [{"role": m.role, "content": m.content} for m in request.messages]
+        options["messages"] = [chat_message(m) for m in request.messages]
+        if request.tools:
+            options["tools"] = [
+                {
+                    "type": "function",
+                    "function": {"name": tool.name, "description": tool.description, "parameters": tool.parameters},
+                }
+                for tool in request.tools
+            ]
         if request.max_tokens is not None:
             options["max_tokens"] = request.max_tokens
         return options
 
     def _completion(
-        self, request: CompletionRequest, *, text: str, model: str, usage: Usage, latency_ms: int, finish: str
+        self,
+        request: CompletionRequest,
+        *,
+        text: str,
+        model: str,
+        usage: Usage,
+        latency_ms: int,
+        finish: str,
+        tool_calls: tuple[ToolCall, ...] = (),
     ) -> Completion:
         structured = parse_json_text(text) if request.json_schema is not None else None
         return Completion(
-            text=text, model=model, usage=usage, latency_ms=latency_ms, finish_reason=finish, structured=structured
+            text=text,
+            model=model,
+            usage=usage,
+            latency_ms=latency_ms,
+            finish_reason=finish,
+            structured=structured,
+            tool_calls=tool_calls,
         )
 
     def _invalid(self, request: CompletionRequest, why: str) -> InvalidResponse:

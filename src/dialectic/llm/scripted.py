@@ -17,18 +17,31 @@ from dataclasses import dataclass
 from typing import Any
 
 from dialectic.domain import Usage
-from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, Completion, CompletionRequest, Delta
+from dialectic.llm.base import (
+    FINISH_LENGTH,
+    FINISH_STOP,
+    FINISH_TOOL_CALLS,
+    Completion,
+    CompletionRequest,
+    Delta,
+    ToolCall,
+)
 from dialectic.llm.json_text import loads_model_json
 
 
 @dataclass(frozen=True)
 class ScriptedReply:
-    """A prepared reply. ``structured`` is returned as parsed output when a schema was asked for."""
+    """A prepared reply. ``structured`` is returned as parsed output when a schema was asked for.
+
+    ``tool_calls`` are the tools the scripted model asks for (the finish reason is then
+    ``tool_calls``); they are returned only to a request that offered tools.
+    """
 
     text: str = ""
     structured: Any | None = None
     finish_reason: str = FINISH_STOP
     delay_s: float = 0.0
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 Script = str | ScriptedReply | Exception
@@ -108,6 +121,8 @@ class ScriptedProvider:
     ``chunk_delay_s`` apart (0: all at once), so a watcher sees it arrive as from a real model.
     """
 
+    supports_tools = True
+
     def __init__(
         self,
         responder: Responder | None = None,
@@ -148,6 +163,9 @@ class ScriptedProvider:
         if request.max_tokens is not None and count_words(text) > request.max_tokens:
             text = " ".join(text.split()[: request.max_tokens])
             finish = FINISH_LENGTH
+        tool_calls = reply.tool_calls if request.tools else ()
+        if tool_calls:
+            finish = FINISH_TOOL_CALLS
         structured = reply.structured
         if structured is None and request.json_schema is not None and finish == FINISH_STOP:
             try:
@@ -163,6 +181,7 @@ class ScriptedProvider:
             latency_ms=round((clock() - started) * 1000),
             finish_reason=finish,
             structured=structured,
+            tool_calls=tool_calls,
         )
 
     async def stream(self, request: CompletionRequest) -> AsyncIterator[Delta]:

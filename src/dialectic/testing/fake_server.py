@@ -3,7 +3,10 @@
 Tests and demos point the real SDK clients at it, so the adapters' whole HTTP path (request
 shapes, response parsing, streaming, error statuses) runs without a network. Each request body
 becomes a :class:`CompletionRequest` answered by a :class:`ScriptedProvider`; the answer is
-written in the wire format the official SDKs parse (:mod:`dialectic.testing.wire`):
+written in the wire format the official SDKs parse (:mod:`dialectic.testing.wire`). Tools
+offered in a body reach the responder as ``request.tools``, earlier calls and their results as
+assistant ``tool_calls`` and ``tool`` messages, and a scripted reply's ``tool_calls`` go back as
+each API writes calls:
 
 * ``POST /v1/responses`` (OpenAI Responses; 404 when ``responses_api=False``),
 * ``POST /v1/chat/completions`` (with ``stream: true``: SSE chunks, a usage chunk, ``[DONE]``),
