@@ -106,6 +106,18 @@ class ContributionMetadata(Model):
     attempts: int = 1
 
 
+class ToolCallRecord(Model):
+    """One tool call an agent made while writing a contribution (see :mod:`dialectic.agents.tool_loop`)."""
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    result_chars: int = 0
+    """Characters of the result the model was shown."""
+    latency_ms: int = 0
+    error: str | None = None
+    """Why the call failed (the model was shown ``error: …``); ``None`` when it succeeded."""
+
+
 class Contribution(Model):
     agent_id: str
     agent_role: str
@@ -116,6 +128,8 @@ class Contribution(Model):
     error: str | None = None
     metadata: ContributionMetadata = Field(default_factory=ContributionMetadata)
     created_at: datetime = Field(default_factory=utc_now)
+    tool_calls: list[ToolCallRecord] | None = None
+    """The tools the agent called for this contribution, in order; ``None`` when it had no tools."""
 
     @property
     def ok(self) -> bool:
