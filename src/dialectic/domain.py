@@ -294,6 +294,8 @@ class Solution(Model):
     structured: bool = True
     """False when the judge's reply did not parse and the raw text was used instead."""
     metadata: ContributionMetadata = Field(default_factory=ContributionMetadata)
+    tool_calls: list[ToolCallRecord] | None = None
+    """The tools the judge called while writing it (``debate.context.judgeTools``); ``None``: it had none."""
 
 
 class PromptSource(Model):

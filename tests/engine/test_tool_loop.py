@@ -255,3 +255,31 @@ def test_resume_never_repeats_a_saved_tool_loop(harness: Callable[..., Harness],
         assert sum(e.requests for e in after.ledger) == clean_calls
         own = [c for c in after.all_contributions() if c.type in ("proposal", "refinement")]
         assert all(c.tool_calls for c in own if not c.metadata.carried_over)
+
+
+def test_the_judge_reads_with_tools_when_judge_tools_is_on(harness: Callable[..., Harness], context_dir: Path) -> None:
+    def respond(request: CompletionRequest) -> Script:
+        if request.tag.startswith("synthesis") and request.tools and not tool_results(request):
+            return ScriptedReply(tool_calls=(ToolCall("j1", "file_read", {"path": "README.md"}),))
+        if request.tag.startswith("synthesis") and request.tools:
+            return "I have read enough."  # not JSON: a structured call follows
+        return default_reply(request)
+
+    h = harness(respond)
+    state = h.start(with_context(make_config(agents=2), context_dir, judge_tools=True))
+    assert state.status == "completed" and state.final_solution is not None
+    assert state.final_solution.structured
+    tool_calls = state.final_solution.tool_calls
+    assert tool_calls is not None and [r.name for r in tool_calls] == ["file_read"]
+    synthesis = [c for c in h.provider.calls if c.tag.startswith("synthesis")]
+    assert [bool(c.tools) for c in synthesis] == [True, True, False]
+    assert synthesis[-1].json_schema is not None
+    assert "README.md (lines 1-2 of 2)" in [m.content for m in synthesis[-1].messages if m.role == "tool"][0]
+    assert [e.requests for e in state.ledger if e.kind == "synthesis"] == [3]
+
+
+def test_without_judge_tools_the_judge_gets_none(harness: Callable[..., Harness], context_dir: Path) -> None:
+    h = harness()
+    state = h.start(with_context(make_config(agents=2), context_dir))
+    assert state.final_solution is not None and state.final_solution.tool_calls is None
+    assert not any(c.tools for c in h.provider.calls if c.tag.startswith("synthesis"))

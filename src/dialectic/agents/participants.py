@@ -15,7 +15,13 @@ from jinja2 import Environment, StrictUndefined, TemplateError
 
 from dialectic.agents.outputs import QuestionList, SynthesisOutput
 from dialectic.agents.templates import JUDGE_ROLE, builtin_role_prompt, render
-from dialectic.agents.tool_loop import AgentReply, ToolAccess, complete_with_tools
+from dialectic.agents.tool_loop import (
+    AgentReply,
+    StructuredReply,
+    ToolAccess,
+    complete_structured_with_tools,
+    complete_with_tools,
+)
 from dialectic.config import AgentConfig, SummarizationConfig
 from dialectic.domain import ClarificationItem, Contribution, Participant, PromptSource
 from dialectic.llm.base import Completion, CompletionRequest, Message
@@ -288,18 +294,22 @@ class Judge(Speaker):
         clarifications: str,
         debate: str,
         debate_is_summary: bool,
+        tools: ToolAccess | None = None,
         on_retry: RetryHook | None = None,
-    ) -> StructuredResult[SynthesisOutput]:
+    ) -> StructuredReply[SynthesisOutput]:
+        """The solution; with ``tools`` (``judgeTools``) the judge reads the context directory first."""
         user = render(
             "judge_synthesize.md.j2",
             problem=problem,
             clarifications=clarifications,
             debate=debate,
             debate_is_summary=debate_is_summary,
+            **files_variables(tools),
         )
-        return await self.client.complete_structured(
-            self.request(user, "synthesis"), SynthesisOutput, on_retry=on_retry
-        )
+        request = self.request(user, "synthesis")
+        if tools is not None:
+            return await complete_structured_with_tools(self.client, request, SynthesisOutput, tools, on_retry=on_retry)
+        return StructuredReply(await self.client.complete_structured(request, SynthesisOutput, on_retry=on_retry))
 
     async def summarize(
         self, *, problem: str, debate: str, warnings: list[str], on_retry: RetryHook | None = None

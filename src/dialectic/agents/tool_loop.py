@@ -19,14 +19,19 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
-from typing import Protocol
+from typing import Generic, Protocol, TypeVar
+
+from pydantic import BaseModel
 
 from dialectic.context.tools import TOOL_PARAMETERS, ContextDirectory, ToolOutcome, ToolSession
 from dialectic.domain import ToolCallRecord, Usage
 from dialectic.errors import BadRequest
 from dialectic.llm.base import Completion, CompletionRequest, Message, ToolCall, ToolSpec
-from dialectic.llm.client import LLMClient, RetryHook
+from dialectic.llm.client import LLMClient, RetryHook, StructuredResult, parse_structured
 
+M = TypeVar("M", bound=BaseModel)
+
+STRUCTURED_NUDGE = "Now give your answer as the JSON object asked for above, without tools."
 FINAL_NUDGE = "You have used the tool calls this answer may make. Write your answer now, without tools."
 LIMIT_REACHED = "the tool-call limit of this answer is reached; write your answer with what you have read"
 
@@ -45,6 +50,15 @@ class ToolAccess:
 
     def overview(self) -> str:
         return self.directory.overview()
+
+
+@dataclass(frozen=True)
+class StructuredReply(Generic[M]):
+    """A structured reply, and the tool calls made for it."""
+
+    result: StructuredResult[M]
+    tool_calls: tuple[ToolCallRecord, ...] | None = None
+    """``None``: the speaker had no tools."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +116,42 @@ class _Totals:
         )
 
 
+@dataclass
+class _Reading:
+    """Where the tool steps left the conversation."""
+
+    messages: list[Message]
+    records: list[ToolCallRecord]
+    totals: _Totals
+    answer: Completion | None
+    """The model's reply when it stopped asking for tools by itself; ``None`` when the cap stopped it."""
+
+
+async def _read(
+    client: LLMClient,
+    request: CompletionRequest,
+    access: ToolAccess,
+    on_retry: RetryHook | None,
+    clock: Callable[[], float],
+) -> _Reading:
+    """The tool steps: call with the tools offered, run what the model asks for, until it answers or the cap."""
+    specs = tool_specs()
+    session = access.directory.session()
+    reading = _Reading(list(request.messages), [], _Totals(), None)
+    while len(reading.records) < access.max_calls:
+        asked = request.with_changes(messages=tuple(reading.messages), tools=specs)
+        step = await _tool_step(client, asked, on_retry, reading.records)
+        reading.totals.add(step)
+        if not step.tool_calls:
+            reading.answer = step
+            return reading
+        reading.messages.append(Message("assistant", step.text, tool_calls=step.tool_calls))
+        for call in step.tool_calls:
+            outcome = _run(session, call, reading.records, access.max_calls, clock)
+            reading.messages.append(Message("tool", outcome.text, tool_call_id=call.id))
+    return reading
+
+
 async def complete_with_tools(
     client: LLMClient,
     request: CompletionRequest,
@@ -110,25 +160,47 @@ async def complete_with_tools(
     on_retry: RetryHook | None = None,
     clock: Callable[[], float] = time.time,
 ) -> AgentReply:
-    """The bounded tool loop (see the module's docstring)."""
-    specs = tool_specs()
-    session = access.directory.session()
-    messages = list(request.messages)
-    records: list[ToolCallRecord] = []
-    totals = _Totals()
-    while len(records) < access.max_calls:
-        step = await _tool_step(client, request.with_changes(messages=tuple(messages), tools=specs), on_retry, records)
-        totals.add(step)
-        if not step.tool_calls:
-            return AgentReply(totals.applied(step), tuple(records))
-        messages.append(Message("assistant", step.text, tool_calls=step.tool_calls))
-        for call in step.tool_calls:
-            outcome = _run(session, call, records, access.max_calls, clock)
-            messages.append(Message("tool", outcome.text, tool_call_id=call.id))
-    messages.append(Message("user", FINAL_NUDGE))
-    final = await client.complete(request.with_changes(messages=tuple(messages), tools=()), on_retry=on_retry)
-    totals.add(final)
-    return AgentReply(totals.applied(final), tuple(records))
+    """The bounded tool loop for a free-text reply (see the module's docstring)."""
+    reading = await _read(client, request, access, on_retry, clock)
+    if reading.answer is not None:
+        return AgentReply(reading.totals.applied(reading.answer), tuple(reading.records))
+    messages = (*reading.messages, Message("user", FINAL_NUDGE))
+    final = await client.complete(request.with_changes(messages=messages, tools=()), on_retry=on_retry)
+    reading.totals.add(final)
+    return AgentReply(reading.totals.applied(final), tuple(reading.records))
+
+
+async def complete_structured_with_tools(
+    client: LLMClient,
+    request: CompletionRequest,
+    output_type: type[M],
+    access: ToolAccess,
+    *,
+    on_retry: RetryHook | None = None,
+    clock: Callable[[], float] = time.time,
+) -> StructuredReply[M]:
+    """The tool loop for a structured reply: read with the tools, then answer in the schema.
+
+    A model that answers with valid JSON once it stops reading is taken at its word; otherwise
+    one structured call (schema mode, validated and repaired as usual) follows the reading.
+    """
+    reading = await _read(client, request, access, on_retry, clock)
+    if reading.answer is not None:
+        value, _ = parse_structured(reading.answer, output_type)
+        if value is not None:
+            return StructuredReply(
+                StructuredResult(value, reading.totals.applied(reading.answer)), tuple(reading.records)
+            )
+    messages = list(reading.messages)
+    if reading.answer is not None and reading.answer.text.strip():
+        messages.append(Message("assistant", reading.answer.text))
+    messages.append(Message("user", STRUCTURED_NUDGE))
+    result = await client.complete_structured(
+        request.with_changes(messages=tuple(messages), tools=()), output_type, on_retry=on_retry
+    )
+    reading.totals.add(result.completion)
+    completion = reading.totals.applied(result.completion)
+    return StructuredReply(StructuredResult(result.value, completion, result.error), tuple(reading.records))
 
 
 async def _tool_step(
