@@ -8,6 +8,7 @@ has the shape of the seed's ``DebateState``: ``id``, ``problem``, ``status``,
 
 from __future__ import annotations
 
+import json
 import secrets
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -116,6 +117,12 @@ class ToolCallRecord(Model):
     latency_ms: int = 0
     error: str | None = None
     """Why the call failed (the model was shown ``error: …``); ``None`` when it succeeded."""
+
+    def describe(self) -> str:
+        """One line for people: ``file_read(path="a.md", start_line=3) → 120 chars, 2 ms`` (or ``→ error: …``)."""
+        arguments = ", ".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in self.arguments.items())
+        outcome = f"error: {self.error}" if self.error is not None else f"{self.result_chars:,} chars"
+        return f"{self.name}({arguments}) → {outcome}, {self.latency_ms} ms"
 
 
 class Contribution(Model):
