@@ -52,7 +52,7 @@ def test_only_visible_readable_text_files_are_offered(directory: ContextDirector
     assert directory.skipped["secret-link.txt"] == "links outside the context directory"
     assert directory.skipped["pipe"] == "is a FIFO, not a regular file"
     assert directory.skipped["logo.png"] == "is not UTF-8 text"
-    assert directory.skipped["outside-dir"] == "a symlinked directory (not followed)"
+    assert directory.skipped["outside-dir"] == "a symlinked directory, not followed"
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,7 @@ class GatheredContext:
 
     def skipped_summary(self) -> str:
         """The skipped files on one line (the first ten, then a count)."""
-        return _listed(self.skipped)
+        return listed(self.skipped)
 
 
 def check_directory(directory: Path) -> Path:
@@ -77,12 +77,13 @@ def gather_context(directory: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Ga
             used = max_chars
             left_out.append(f"{relative} (cut)")
     if left_out:
-        parts.append(f"[context limited to {max_chars} characters; left out: {_listed(left_out)}]\n")
+        parts.append(f"[context limited to {max_chars} characters; left out: {listed(left_out)}]\n")
     text = "".join(parts).rstrip() + "\n" if parts else ""
     return GatheredContext(text, sorted(skipped))
 
 
-def _listed(names: list[str]) -> str:
+def listed(names: list[str]) -> str:
+    """``names`` on one line: the first ten, then how many more."""
     shown = ", ".join(names[:_MAX_LISTED])
     more = len(names) - _MAX_LISTED
     return f"{shown} and {more} more" if more > 0 else shown

@@ -118,7 +118,7 @@ class ContextDirectory:
         root = check_directory(directory)
         walked = walk_visible(root)
         texts: dict[str, str] = {}
-        skipped = {entry.split("/ ", 1)[0]: "a symlinked directory (not followed)" for entry in walked.skipped}
+        skipped = {entry.split("/ ", 1)[0]: "a symlinked directory, not followed" for entry in walked.skipped}
         for relative in walked.files:
             if len(texts) >= limits.max_files:
                 skipped[relative] = f"over the limit of {limits.max_files} files"

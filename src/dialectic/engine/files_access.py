@@ -25,7 +25,7 @@ from typing import TypeVar
 from dialectic.agents.participants import Speaker
 from dialectic.agents.tool_loop import ToolAccess, ToolsRejected
 from dialectic.config import ContextSettings, SystemConfig
-from dialectic.context.files import check_directory, gather_context
+from dialectic.context.files import check_directory, gather_context, listed
 from dialectic.context.search_index import default_cache_dir, require_fts5
 from dialectic.context.tools import ContextDirectory
 from dialectic.engine.roster import Roster
@@ -144,6 +144,9 @@ async def open_files_access(settings: ContextSettings, root: Path, mode: str, ro
             f"the provider of {', '.join(without)} does not do tool calling; "
             "they get the context files pasted into their prompts instead"
         )
+    if directory.skipped:
+        skipped = [f"{path} ({why})" for path, why in sorted(directory.skipped.items())]
+        access.warnings.append(f"context directory {root}: skipped {listed(skipped)}")
     if not directory.texts:
         access.warnings.append(f"context directory {root} holds no readable text files")
     return access
