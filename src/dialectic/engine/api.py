@@ -96,22 +96,22 @@ class DebateEngine:
         pasted = request.context
         if root is not None and mode == "paste" and pasted is None:
             pasted = gathered_paste(check_directory(root), roster.warnings)
-        files = await self._open_files(config, root, mode, roster)
         snapshot = config.to_json_dict()
         snapshot[CONFIG_DIR_KEY] = str(config_dir)
-        state = DebateState(
-            id=self._fresh_id(),
-            problem=request.problem,
-            context=pasted or None,
-            status="running",
-            prompt_sources=roster.prompt_sources,
-            agents=[a.participant() for a in roster.agents],
-            judge=roster.judge.participant(),
-            config=snapshot,
-            trace_id=new_trace_id(),
-        )
-        control = control or RunControl()
+        files = await self._open_files(config, root, mode, roster)
         try:
+            state = DebateState(
+                id=self._fresh_id(),
+                problem=request.problem,
+                context=pasted or None,
+                status="running",
+                prompt_sources=roster.prompt_sources,
+                agents=[a.participant() for a in roster.agents],
+                judge=roster.judge.participant(),
+                config=snapshot,
+                trace_id=new_trace_id(),
+            )
+            control = control or RunControl()
             async with LeaseHold(self.store, state.id, self.lease, create=DebateCreated(state=state)) as lease:
                 control.attach(state.id)
                 ctx = self._context(lease.store.load(state.id), lease.store, roster, config, control, files)
