@@ -340,3 +340,15 @@ def test_environment_is_cached_and_strict() -> None:
     env = templates.environment()
     assert env is templates.environment()
     assert env.trim_blocks and env.lstrip_blocks and env.keep_trailing_newline
+
+
+@pytest.mark.parametrize("name", ["propose.md.j2", "refine.md.j2", "judge_synthesize.md.j2", *TURN_TEMPLATES])
+def test_the_files_section_tells_of_the_tools_and_lists_the_directory(name: str) -> None:
+    listing = "2 text files.\n- README.md (3 lines)\n- src/app.py (40 lines)"
+    text = render(name, **FULL[name], files=listing, max_tool_calls=4)
+    _check_clean(text)
+    section = text.split("## The user's files\n", 1)[1].split("\n## ", 1)[0]
+    for tool in ("`list_files`", "`file_read`", "`context_search`"):
+        assert tool in section
+    assert "at most 4 tool calls" in section and section.rstrip().endswith(listing)
+    assert "## The user's files" not in render(name, **FULL[name])  # no tools: no section, no mention

@@ -164,6 +164,25 @@ class ModelPrice(ConfigModel):
     cached_input: float | None = Field(default=None, ge=0)
 
 
+ContextMode = Literal["tools", "paste", "off"]
+CONTEXT_MODES: tuple[str, ...] = ("tools", "paste", "off")
+
+
+class ContextSettings(ConfigModel):
+    """The context directory agents may read (``--context DIR``) and how they get it.
+
+    ``tools``: agents read it through tools (``list_files``, ``file_read``, ``context_search``);
+    ``paste``: its text files are pasted into the prompts (up to 40,000 characters); ``off``: not
+    used. Unset: ``tools`` when every agent's provider supports tool calling, else ``paste``.
+    A debate saves the mode it resolved, so a resumed debate reads its directory the same way.
+    """
+
+    dir: str | None = Field(default=None, description="The context directory (relative: to the config file).")
+    mode: ContextMode | None = None
+    max_tool_calls: int = Field(default=6, ge=1, le=100, description="Tool calls per contribution at most.")
+    judge_tools: bool = Field(default=False, description="The judge may read the directory through tools too.")
+
+
 class DebateSettings(ConfigModel):
     rounds: int = Field(default=3, ge=1)
     termination_condition: TerminationCondition = Field(default_factory=TerminationCondition)
@@ -214,6 +233,7 @@ class DebateSettings(ConfigModel):
         default="auto", description="design: a design document; reasoning: one right answer, worked step by step."
     )
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
 
     def termination(self) -> TerminationCondition:
         """The termination condition in force: the configured one, or the format's own default."""

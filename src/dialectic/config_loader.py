@@ -20,9 +20,17 @@ import yaml
 from pydantic import ValidationError
 
 from dialectic.agents.templates import FALLBACK_ROLE, known_roles
-from dialectic.config import DEFAULT_MODELS, FORMATS, PROBLEM_KINDS, AgentConfig, SystemConfig, default_agents
+from dialectic.config import (
+    CONTEXT_MODES,
+    DEFAULT_MODELS,
+    FORMATS,
+    PROBLEM_KINDS,
+    AgentConfig,
+    SystemConfig,
+    default_agents,
+)
 from dialectic.config_keys import unknown_key_warnings
-from dialectic.errors import ConfigError, InvalidArgumentsError
+from dialectic.errors import ConfigError, DialecticError, InvalidArgumentsError
 from dialectic.llm.registry import default_model_for, describe_known_providers, known_providers
 from dialectic.user_files import CONFIG_FILE, PROMPT_FILE, read_user_bytes, read_user_text
 
@@ -298,6 +306,46 @@ def _taking_part(config: SystemConfig, roles: str | None, warnings: list[str]) -
             f"--agents: no enabled agent has the role {', '.join(unmatched)} (roles available: {', '.join(available)})"
         )
     return agents
+
+
+def with_context_flags(
+    config: SystemConfig, directory: Path | None, mode: str | None, *, config_dir: Path
+) -> SystemConfig:
+    """Apply ``--context DIR`` and ``--context-mode``; the context directory is checked and made absolute.
+
+    A directory from the command line is relative to the working directory, one from the file
+    to the file's directory. A missing one is an ``InvalidArgumentsError`` for the flag (exit 2),
+    a ``ConfigError`` for the file (exit 4), said before a debate is created.
+    """
+    context = config.debate.context
+    update: dict[str, str] = {}
+    if mode is not None:
+        name = mode.strip().lower()
+        if name not in CONTEXT_MODES:
+            raise InvalidArgumentsError(f"--context-mode {mode}: unknown mode (known: {', '.join(CONTEXT_MODES)})")
+        update["mode"] = name
+    if directory is not None:
+        update["dir"] = str(_context_directory(directory, "context directory"))
+    elif context.dir:
+        place = (config_dir / Path(context.dir).expanduser()).absolute()
+        update["dir"] = str(_context_directory(place, "debate.context.dir", error=ConfigError))
+    elif mode is not None and update["mode"] != "off":
+        raise InvalidArgumentsError(
+            "--context-mode needs a context directory: give --context DIR (or debate.context.dir)"
+        )
+    if not update:
+        return config
+    debate = config.debate.model_copy(update={"context": context.model_copy(update=update)})
+    return config.model_copy(update={"debate": debate})
+
+
+def _context_directory(path: Path, what: str, *, error: type[DialecticError] = InvalidArgumentsError) -> Path:
+    resolved = path.expanduser()
+    if not resolved.exists():
+        raise error(f"{what} not found: {path}")
+    if not resolved.is_dir():
+        raise error(f"{what} is not a directory: {path}")
+    return resolved.resolve()
 
 
 def check_prompt_files(config: SystemConfig, config_dir: Path) -> None:

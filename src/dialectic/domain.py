@@ -8,6 +8,7 @@ has the shape of the seed's ``DebateState``: ``id``, ``problem``, ``status``,
 
 from __future__ import annotations
 
+import json
 import secrets
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -106,6 +107,24 @@ class ContributionMetadata(Model):
     attempts: int = 1
 
 
+class ToolCallRecord(Model):
+    """One tool call an agent made while writing a contribution (see :mod:`dialectic.agents.tool_loop`)."""
+
+    name: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    result_chars: int = 0
+    """Characters of the result the model was shown."""
+    latency_ms: int = 0
+    error: str | None = None
+    """Why the call failed (the model was shown ``error: …``); ``None`` when it succeeded."""
+
+    def describe(self) -> str:
+        """One line for people: ``file_read(path="a.md", start_line=3) → 120 chars, 2 ms`` (or ``→ error: …``)."""
+        arguments = ", ".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in self.arguments.items())
+        outcome = f"error: {self.error}" if self.error is not None else f"{self.result_chars:,} chars"
+        return f"{self.name}({arguments}) → {outcome}, {self.latency_ms} ms"
+
+
 class Contribution(Model):
     agent_id: str
     agent_role: str
@@ -116,6 +135,8 @@ class Contribution(Model):
     error: str | None = None
     metadata: ContributionMetadata = Field(default_factory=ContributionMetadata)
     created_at: datetime = Field(default_factory=utc_now)
+    tool_calls: list[ToolCallRecord] | None = None
+    """The tools the agent called for this contribution, in order; ``None`` when it had no tools."""
 
     @property
     def ok(self) -> bool:
@@ -280,6 +301,8 @@ class Solution(Model):
     structured: bool = True
     """False when the judge's reply did not parse and the raw text was used instead."""
     metadata: ContributionMetadata = Field(default_factory=ContributionMetadata)
+    tool_calls: list[ToolCallRecord] | None = None
+    """The tools the judge called while writing it (``debate.context.judgeTools``); ``None``: it had none."""
 
 
 class PromptSource(Model):

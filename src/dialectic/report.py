@@ -17,6 +17,7 @@ Lines inside fenced code blocks and lines indented by four spaces or more are ne
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -31,6 +32,7 @@ from dialectic.domain import (
     Participant,
     PromptSource,
     Solution,
+    ToolCallRecord,
 )
 from dialectic.report_deliberation import (
     assessment_blocks,
@@ -261,8 +263,28 @@ def _contribution(c: Contribution, people: _People, round_number: int, verbose: 
         blocks.append(f"**{TRUNCATED_FLAG}**")
     if verbose:
         blocks.append(_metadata(c.metadata))
+    if c.tool_calls:
+        blocks.append(_tool_calls(c.tool_calls))
     blocks.append(embed(c.content, 5))
     return blocks
+
+
+def _tool_calls(records: list[ToolCallRecord]) -> str:
+    """What the speaker read with tools, one item per call (the arguments as code: they are the model's words)."""
+    items = [f"- `{_code(r.name)}` {_code_span(r)}" for r in records]
+    return f"Tool calls ({len(records)}):\n" + "\n".join(items)
+
+
+def _code_span(record: ToolCallRecord) -> str:
+    arguments = ", ".join(f"{key}={json.dumps(value, ensure_ascii=False)}" for key, value in record.arguments.items())
+    outcome = f"error: {_inline(record.error)}" if record.error is not None else f"{record.result_chars:,} chars"
+    shown = f" `{_code(arguments)}`" if arguments else ""
+    return f"{shown} → {outcome}, {record.latency_ms} ms".lstrip()
+
+
+def _code(text: str) -> str:
+    """``text`` safe inside single backticks (on one line, without backticks)."""
+    return " ".join(text.replace("`", "'").split())
 
 
 def _summary(summary: DebateSummary, below: int, verbose: bool) -> list[str]:
@@ -339,6 +361,8 @@ def _solution(solution: Solution, people: _People, verbose: bool) -> list[str]:
         blocks.append("_Note: the judge's output was not structured; the description is its raw reply._")
     if verbose:
         blocks.append(_metadata(solution.metadata))
+    if solution.tool_calls:
+        blocks.append(_tool_calls(solution.tool_calls))
     blocks.append(embed(solution.description, 3))
     if solution.implementation:
         blocks += ["### Implementation", embed(solution.implementation, 3)]

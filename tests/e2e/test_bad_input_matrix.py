@@ -439,11 +439,11 @@ def test_context_never_escapes_its_directory(workspace: Workspace, server: FakeL
     (workspace.root / "secret.txt").write_text(SECRET, encoding="utf-8")
     (docs / "secret-link.txt").symlink_to(workspace.root / "secret.txt")
     os.mkfifo(docs / "pipe")
-    result = workspace.run(*DEBATE, "--context", "docs", timeout=60)
+    result = workspace.run(*DEBATE, "--context", "docs", "--context-mode", "paste", timeout=60)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr and "error:" not in result.stderr
     assert warnings_of(result.stderr) == [
-        "warning: --context docs: skipped pipe (is a FIFO, not a regular file), "
+        f"warning: context directory {docs.resolve()}: skipped pipe (is a FIFO, not a regular file), "
         "secret-link.txt (links outside the context directory), zero (links outside the context directory)"
     ]
     bodies = [json.dumps(r.body) for r in server.requests]

@@ -177,3 +177,41 @@ def test_a_debate_stopped_by_its_budget_ends_its_trace_in_error() -> None:
 def test_a_debate_saved_without_a_trace_id_gets_one_from_its_id() -> None:
     assert trace_id_of("deb-1", None) == trace_id_of("deb-1", None) != trace_id_of("deb-2", None)
     assert trace_id_of("deb-1", "0af7651916cd43dd8448eb211c80319c") == 0x0AF7651916CD43DD8448EB211C80319C
+
+
+def test_each_tool_call_is_a_child_span_of_its_call(tmp_path: Path) -> None:
+    from dialectic.llm.base import CompletionRequest, ToolCall
+    from dialectic.llm.scripted import ScriptedReply
+
+    (tmp_path / "notes.md").write_text("Use Redis.\n", encoding="utf-8")
+
+    def respond(request: CompletionRequest) -> Any:
+        if request.tools and not any(m.role == "tool" for m in request.messages):
+            return ScriptedReply(
+                tool_calls=(
+                    ToolCall("a", "file_read", {"path": "notes.md"}),
+                    ToolCall("b", "file_read", {"path": "../secret"}),
+                )
+            )
+        return default_reply(request)
+
+    config = make_config(agents=2)
+    context = config.debate.context.model_copy(update={"dir": str(tmp_path)})
+    config = config.model_copy(update={"debate": config.debate.model_copy(update={"context": context})})
+    traced = Traced(ScriptedProvider(respond), content=True)
+    state = traced.start(config)
+    assert state.status == "completed"
+    spans = traced.spans()
+    tools = named(spans, "execute_tool")
+    assert len(tools) == 2 * 2 * 2  # two calls in each proposal and refinement of two agents
+    for span in tools:
+        call = parent_of(span, spans)
+        assert call is not None and call.name.split()[0] in ("proposal", "refinement")
+        assert attr(span, "gen_ai.tool.name") == "file_read"
+        assert span.start_time is not None and span.end_time is not None and span.start_time <= span.end_time
+    ok = [s for s in tools if s.status.status_code != StatusCode.ERROR]
+    failed = [s for s in tools if s.status.status_code == StatusCode.ERROR]
+    assert len(ok) == len(failed) == 4
+    assert attr(ok[0], "dialectic.tool.result_chars") == len("notes.md (lines 1-1 of 1)\nUse Redis.")
+    assert json.loads(attr(ok[0], "gen_ai.tool.call.arguments")) == {"path": "notes.md"}
+    assert attr(failed[0], "error.type") == "tool_error"

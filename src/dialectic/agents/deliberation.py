@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dialectic.agents.outputs import AssessmentOutput, PersonaAssignmentOutput, VerdictOutput, VoteOutput
-from dialectic.agents.participants import PROPOSAL_WORDS, DebateAgent, Judge
+from dialectic.agents.participants import PROPOSAL_WORDS, DebateAgent, Judge, files_variables
 from dialectic.agents.templates import REASONING_KIND, render
-from dialectic.llm.base import Completion
+from dialectic.agents.tool_loop import AgentReply, ToolAccess
 from dialectic.llm.client import RetryHook, StructuredResult
 
 TURN_WORDS = PROPOSAL_WORDS
@@ -43,9 +43,10 @@ async def take_turn(
     summary: str,
     round_number: int,
     total_rounds: int,
+    tools: ToolAccess | None = None,
     on_retry: RetryHook | None = None,
-) -> Completion:
-    """One turn of a turn format, from its round's template (``turn_*.md.j2``)."""
+) -> AgentReply:
+    """One turn of a turn format, from its round's template (``turn_*.md.j2``); with ``tools``, a tool loop."""
     user = render(
         template,
         role_name=agent.role_title,
@@ -57,8 +58,9 @@ async def take_turn(
         total_rounds=total_rounds,
         word_limit=agent.word_limit(TURN_WORDS),
         reasoning=agent.problem_kind == REASONING_KIND,
+        **files_variables(tools),
     )
-    return await agent.client.complete(agent.request(user, kind), on_retry=on_retry)
+    return await agent.contribute(agent.request(user, kind), tools, on_retry)
 
 
 async def cast_vote(

@@ -15,6 +15,13 @@ from jinja2 import Environment, StrictUndefined, TemplateError
 
 from dialectic.agents.outputs import QuestionList, SynthesisOutput
 from dialectic.agents.templates import JUDGE_ROLE, builtin_role_prompt, phase_template, render
+from dialectic.agents.tool_loop import (
+    AgentReply,
+    StructuredReply,
+    ToolAccess,
+    complete_structured_with_tools,
+    complete_with_tools,
+)
 from dialectic.config import AgentConfig, SummarizationConfig
 from dialectic.domain import ClarificationItem, Contribution, Participant, PromptSource
 from dialectic.llm.base import Completion, CompletionRequest, Message
@@ -126,6 +133,14 @@ class Speaker:
         """The position and persona the speaker argues with (configured, or assigned by the judge)."""
         self.stance = render("stance.md.j2", position=position, persona=persona).strip()
 
+    async def contribute(
+        self, request: CompletionRequest, tools: ToolAccess | None, on_retry: RetryHook | None
+    ) -> AgentReply:
+        """One of the speaker's own contributions: with ``tools``, through the bounded tool loop."""
+        if tools is None:
+            return AgentReply(await self.client.complete(request, on_retry=on_retry))
+        return await complete_with_tools(self.client, request, tools, on_retry=on_retry)
+
     def request(self, user: str, tag: str, *, max_tokens: int | None = None) -> CompletionRequest:
         timeout = self.config.timeout / 1000 if self.config.timeout else None
         system = f"{self.system_prompt}\n\n{self.stance}" if self.stance else self.system_prompt
@@ -169,8 +184,9 @@ class DebateAgent(Speaker):
         clarifications: str,
         history: str,
         history_is_summary: bool,
+        tools: ToolAccess | None = None,
         on_retry: RetryHook | None = None,
-    ) -> Completion:
+    ) -> AgentReply:
         user = render(
             phase_template("propose", self.problem_kind),
             role_name=self.role_title,
@@ -180,8 +196,9 @@ class DebateAgent(Speaker):
             history=history,
             history_is_summary=history_is_summary,
             word_limit=self.word_limit(PROPOSAL_WORDS),
+            **files_variables(tools),
         )
-        return await self.client.complete(self.request(user, "proposal"), on_retry=on_retry)
+        return await self.contribute(self.request(user, "proposal"), tools, on_retry)
 
     async def critique(
         self,
@@ -217,8 +234,9 @@ class DebateAgent(Speaker):
         history_is_summary: bool,
         original: Contribution,
         critiques: list[dict[str, str]],
+        tools: ToolAccess | None = None,
         on_retry: RetryHook | None = None,
-    ) -> Completion:
+    ) -> AgentReply:
         user = render(
             phase_template("refine", self.problem_kind),
             role_name=self.role_title,
@@ -229,8 +247,9 @@ class DebateAgent(Speaker):
             original=original.content,
             critiques=critiques,
             word_limit=self.word_limit(PROPOSAL_WORDS),
+            **files_variables(tools),
         )
-        return await self.client.complete(self.request(user, "refinement"), on_retry=on_retry)
+        return await self.contribute(self.request(user, "refinement"), tools, on_retry)
 
     async def summarize(
         self, *, problem: str, history: str, warnings: list[str], on_retry: RetryHook | None = None
@@ -282,18 +301,22 @@ class Judge(Speaker):
         clarifications: str,
         debate: str,
         debate_is_summary: bool,
+        tools: ToolAccess | None = None,
         on_retry: RetryHook | None = None,
-    ) -> StructuredResult[SynthesisOutput]:
+    ) -> StructuredReply[SynthesisOutput]:
+        """The solution; with ``tools`` (``judgeTools``) the judge reads the context directory first."""
         user = render(
             phase_template("judge_synthesize", self.problem_kind),
             problem=problem,
             clarifications=clarifications,
             debate=debate,
             debate_is_summary=debate_is_summary,
+            **files_variables(tools),
         )
-        return await self.client.complete_structured(
-            self.request(user, "synthesis"), SynthesisOutput, on_retry=on_retry
-        )
+        request = self.request(user, "synthesis")
+        if tools is not None:
+            return await complete_structured_with_tools(self.client, request, SynthesisOutput, tools, on_retry=on_retry)
+        return StructuredReply(await self.client.complete_structured(request, SynthesisOutput, on_retry=on_retry))
 
     async def summarize(
         self, *, problem: str, debate: str, warnings: list[str], on_retry: RetryHook | None = None
@@ -307,6 +330,13 @@ class Judge(Speaker):
             max_length=self.summarization.max_length,
         )
         return await self.client.complete(self.request(user, "judge-summary"), on_retry=on_retry)
+
+
+def files_variables(tools: ToolAccess | None) -> dict[str, Any]:
+    """The template variables of the "user's files" section (``_files.md.j2``): empty without tools."""
+    if tools is None:
+        return {}
+    return {"files": tools.overview(), "max_tool_calls": tools.max_calls}
 
 
 def system_prompt_for(config: AgentConfig, custom: PromptFile, *, judge: bool, kind: str = "design") -> str:

@@ -68,7 +68,17 @@ def debate(
     verbose: VerboseOption = False,
     env_file: EnvFileOption = None,
     context: Annotated[
-        Path | None, typer.Option("--context", help="Directory whose text files are given to the agents as context.")
+        Path | None,
+        typer.Option(
+            "--context", help="A directory the agents may read (debate.context.dir): through tools, or pasted."
+        ),
+    ] = None,
+    context_mode: Annotated[
+        str | None,
+        typer.Option(
+            "--context-mode",
+            help="How agents get --context: tools, paste or off (default: tools when every provider does tool calls).",
+        ),
     ] = None,
     provider: Annotated[str | None, typer.Option("--provider", help="Provider for every agent and the judge.")] = None,
     model: Annotated[str | None, typer.Option("--model", help="Model for every agent and the judge.")] = None,
@@ -107,6 +117,7 @@ def debate(
         verbose=verbose,
         env_file=env_file,
         context=context,
+        context_mode=context_mode,
         provider=provider,
         model=model,
         model_path=model_path,

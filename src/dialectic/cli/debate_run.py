@@ -35,9 +35,9 @@ from dialectic.config_loader import (
     choose_default_provider,
     load_config,
     size_local_debate,
+    with_context_flags,
     with_local_limits,
 )
-from dialectic.context.files import gather_context
 from dialectic.domain import DebateState
 from dialectic.engine import DebateRequest
 from dialectic.engine.api import CONFIG_DIR_KEY
@@ -75,6 +75,7 @@ def run_debate(
     budget_tokens: int | None = None,
     trace: bool = False,
     trace_content: bool = False,
+    context_mode: str | None = None,
 ) -> None:
     """``dialectic debate``: the flags are described in :func:`dialectic.cli.commands.debate`."""
     term = Terminal()
@@ -102,21 +103,19 @@ def run_debate(
         if sizing:
             term.line(sizing)
     resolved = with_budget(with_local_limits(resolved), budget)
+    resolved = with_context_flags(resolved, context, context_mode, config_dir=loaded.directory)
     for warning in override_warnings:
         term.warning(warning)
     check_prompt_files(resolved, loaded.directory)
     asks = clarify or resolved.debate.interactive_clarifications
     if answer_book is not None and not asks:
         term.warning("--answers is not used without --clarify: no clarifying questions will be asked")
-    gathered = _gather(context, term)
     check_providers(resolved)
     check_budget_prices(resolved, PriceTable.of(resolved.pricing))
     tracing = tracing_for(trace, trace_content, term)
     output_target, report_target = _check_targets(output, report)
     debate_store, store_flag = open_debate_store(store)
-    request = DebateRequest(
-        problem=text, config=resolved, config_dir=loaded.directory, context=gathered, clarify=clarify
-    )
+    request = DebateRequest(problem=text, config=resolved, config_dir=loaded.directory, clarify=clarify)
     session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing)
     try:
         state = session.start(request)
@@ -208,18 +207,6 @@ def _new_session(
 ) -> DebateSession:
     answerer = Answerer.for_cli(answers, sys.stdin, term)
     return DebateSession(store, term, answerer=answerer, verbose=verbose, store_flag=store_flag, tracing=tracing)
-
-
-def _gather(directory: Path | None, term: Terminal) -> str | None:
-    if directory is None:
-        return None
-    gathered = gather_context(directory)
-    if gathered.skipped:
-        term.warning(f"--context {directory}: skipped {gathered.skipped_summary()}")
-    if not gathered.text:
-        term.warning(f"--context {directory} holds no readable text files; no context is added")
-        return None
-    return gathered.text
 
 
 def _check_targets(output: str | None, report: str | None) -> tuple[OutputTarget | None, OutputTarget | None]:

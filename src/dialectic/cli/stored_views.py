@@ -147,6 +147,9 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
     if state.judge is not None:
         lines.append(f"Judge    {_participant(state.judge)}")
     lines.append(f"Usage    {usage_text(debate_totals(state))}")
+    context = state.config.get("debate", {}).get("context", {})
+    if context.get("dir") and context.get("mode") in ("tools", "paste"):
+        lines.append(f"Context  {context['dir']} ({context['mode']})")
     lines += ["", "Problem", *_indented(state.problem), ""]
     if state.clarifications:
         items = state.clarification_items()
@@ -174,6 +177,10 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
         phase = f" ({rnd.phase})" if rnd.phase and rnd.phase != "response" else ""
         lines.append(f"Round {rnd.round_number}{phase}: {counts}{suffix}")
         lines += [f"  failed {c.type} by {names.get(c.agent_id, c.agent_id)}: {c.error}" for c in failed]
+        for c in rnd.contributions:
+            if c.tool_calls:
+                lines.append(f"  {c.type} by {names.get(c.agent_id, c.agent_id)} read with tools:")
+                lines += [f"    {record.describe()}" for record in c.tool_calls]
         if rnd.assessment is not None:
             event = ev.AssessmentAdded(state.id, rnd.round_number, rnd.assessment, False, "")
             lines.append("  " + assessment_line(event, names).rstrip(", "))
@@ -194,6 +201,9 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
         reason = f" ({state.failure_reason})" if state.failure_reason else ""
         lines.append(f"Error{reason}: {state.error}")
     if state.final_solution is not None:
+        if state.final_solution.tool_calls:
+            lines.append("The judge read with tools:")
+            lines += [f"    {record.describe()}" for record in state.final_solution.tool_calls]
         lines += [
             "",
             f"Solution (confidence {state.final_solution.confidence})",

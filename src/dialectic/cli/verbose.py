@@ -52,6 +52,11 @@ def setup_lines(state: DebateState) -> list[str]:
                 lines.append(f"  {agent.name} overrides: {_describe_summarization(effective)}")
     if state.context:
         lines.append(f"Context: {len(state.context)} characters")
+    if config is not None and config.debate.context.dir and config.debate.context.mode == "tools":
+        context = config.debate.context
+        judge = ", the judge too" if context.judge_tools else ""
+        cap = f"at most {context.max_tool_calls} tool calls per contribution{judge}"
+        lines.append(f"Context: {context.dir} through tools ({cap})")
     return lines
 
 
@@ -85,9 +90,14 @@ def summary_lines(state: DebateState) -> list[str]:
     for rnd in state.rounds:
         lines.append(f"Round {rnd.round_number}")
         lines += [f"  {_summary_line(names, s)}" for s in rnd.summaries.values()]
-        lines += [f"  {_contribution_line(names, c)}" for c in rnd.contributions]
+        for c in rnd.contributions:
+            lines.append(f"  {_contribution_line(names, c)}")
+            lines += [f"      tool {record.describe()}" for record in c.tool_calls or []]
     if state.judge_summary is not None:
         lines.append(f"Judge {_summary_line(names, state.judge_summary)}")
+    if state.final_solution is not None and state.final_solution.tool_calls:
+        lines.append("Judge's tool calls for the solution:")
+        lines += [f"      tool {record.describe()}" for record in state.final_solution.tool_calls]
     contributions = state.all_contributions()
     failed = sum(1 for c in contributions if not c.ok)
     entries = entries_of(state)
@@ -116,6 +126,8 @@ def _contribution_line(names: dict[str, str], c: Contribution) -> str:
         notes.append("cut off")
     if meta.carried_over:
         notes.append("carried over")
+    if c.tool_calls:
+        notes.append(plural(len(c.tool_calls), "tool call"))
     return f"{c.type:<10} {who}: {preview} ({', '.join(notes)})"
 
 

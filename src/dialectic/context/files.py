@@ -1,7 +1,8 @@
 """Gathering the text files of a directory into one context block (``--context DIR``).
 
 Hidden files and directories are skipped (they often hold secrets such as ``.env`` or
-repository internals such as ``.git``). Nothing read may come from outside the directory:
+repository internals such as ``.git``), and so is what a ``.gitignore`` ignores (the walk is
+:mod:`dialectic.context.tree`'s, shared with the agents' tools). Nothing read may come from outside the directory:
 a symlink whose target resolves outside it is skipped, symlinked directories are not
 followed, and every file goes through the user-file reader (regular files only, at most
 1 MB each, UTF-8 text), so a device, a FIFO or a binary is skipped too. Every skipped file
@@ -10,15 +11,14 @@ is named with its reason. The result is bounded so a large tree cannot blow up e
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from dialectic.context.confine import read_inside
+from dialectic.context.tree import walk_visible
 from dialectic.errors import InvalidArgumentsError
-from dialectic.user_files import CONTEXT_FILE, try_read_user_text
 
 DEFAULT_MAX_CHARS = 40_000
-_SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
 _MAX_LISTED = 10
 
 
@@ -31,7 +31,16 @@ class GatheredContext:
 
     def skipped_summary(self) -> str:
         """The skipped files on one line (the first ten, then a count)."""
-        return _listed(self.skipped)
+        return listed(self.skipped)
+
+
+def check_directory(directory: Path) -> Path:
+    """``directory`` resolved; ``InvalidArgumentsError`` (exit 2) when it is missing or not a directory."""
+    if not directory.exists():
+        raise InvalidArgumentsError(f"context directory not found: {directory}")
+    if not directory.is_dir():
+        raise InvalidArgumentsError(f"context path is not a directory: {directory}")
+    return directory.resolve()
 
 
 def gather_context(directory: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> GatheredContext:
@@ -40,21 +49,17 @@ def gather_context(directory: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Ga
     Files are added whole while they fit in ``max_chars``; the first one that does not is
     cut, and a closing note names what was cut and the files after it, which are not read.
     """
-    if not directory.exists():
-        raise InvalidArgumentsError(f"context directory not found: {directory}")
-    if not directory.is_dir():
-        raise InvalidArgumentsError(f"context path is not a directory: {directory}")
-    root = directory.resolve()
+    root = check_directory(directory)
     parts: list[str] = []
     used = 0
     left_out: list[str] = []
-    candidates, skipped = _candidate_files(directory)
-    for path in candidates:
-        relative = path.relative_to(directory).as_posix()
+    walked = walk_visible(directory)
+    skipped = list(walked.skipped)
+    for relative in walked.files:
         if left_out:
             left_out.append(relative)
             continue
-        text, reason = _read_inside(path, root)
+        text, reason = read_inside(root, PurePosixPath(relative))
         if reason is not None:
             skipped.append(f"{relative} ({reason})")
             continue
@@ -72,39 +77,13 @@ def gather_context(directory: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Ga
             used = max_chars
             left_out.append(f"{relative} (cut)")
     if left_out:
-        parts.append(f"[context limited to {max_chars} characters; left out: {_listed(left_out)}]\n")
+        parts.append(f"[context limited to {max_chars} characters; left out: {listed(left_out)}]\n")
     text = "".join(parts).rstrip() + "\n" if parts else ""
     return GatheredContext(text, sorted(skipped))
 
 
-def _candidate_files(directory: Path) -> tuple[list[Path], list[str]]:
-    """Every non-hidden file under ``directory`` outside skipped directories, sorted by path;
-    and the symlinked directories, which are not followed."""
-    found: list[Path] = []
-    skipped: list[str] = []
-    for root, dirs, files in os.walk(directory):
-        kept = []
-        for name in dirs:
-            if name.startswith(".") or name in _SKIPPED_DIRS:
-                continue
-            if Path(root, name).is_symlink():
-                skipped.append(f"{Path(root, name).relative_to(directory).as_posix()}/ (a symlinked directory)")
-                continue
-            kept.append(name)
-        dirs[:] = kept
-        found.extend(Path(root, name) for name in files if not name.startswith("."))
-    return sorted(found, key=lambda p: p.relative_to(directory).as_posix()), skipped
-
-
-def _read_inside(path: Path, root: Path) -> tuple[str | None, str | None]:
-    """The file's text, or why it was skipped; a file resolving outside ``root`` is never opened."""
-    resolved = path.resolve()
-    if not resolved.is_relative_to(root):
-        return None, "links outside the context directory"
-    return try_read_user_text(resolved, CONTEXT_FILE)
-
-
-def _listed(names: list[str]) -> str:
+def listed(names: list[str]) -> str:
+    """``names`` on one line: the first ten, then how many more."""
     shown = ", ".join(names[:_MAX_LISTED])
     more = len(names) - _MAX_LISTED
     return f"{shown} and {more} more" if more > 0 else shown

@@ -9,10 +9,19 @@ from pathlib import Path
 from dialectic import events as ev
 from dialectic.changes import AnswersRecorded, BudgetChanged, DebateCreated, ParticipantsReinstated, StatusChanged
 from dialectic.config import SystemConfig
+from dialectic.context.files import check_directory
 from dialectic.domain import DebateState, new_debate_id, new_trace_id
 from dialectic.engine.budget import BudgetGuard, check_budget_prices, with_limits
 from dialectic.engine.calls import CallWatcher
 from dialectic.engine.context import RunContext
+from dialectic.engine.files_access import (
+    FilesAccess,
+    context_root,
+    gathered_paste,
+    open_files_access,
+    resolved_mode,
+    with_resolved_context,
+)
 from dialectic.engine.lease import HeldLease, LeaseHold, LeasePolicy
 from dialectic.engine.pausing import RunControl
 from dialectic.engine.personas_step import apply_stances
@@ -85,30 +94,50 @@ class DebateEngine:
         config_dir = request.config_dir.resolve()
         check_budget_prices(config, PriceTable.of(config.pricing))
         roster = build_roster(config, config_dir, self.providers, self.retry)
+        root = context_root(config.debate.context, config_dir)
+        mode = resolved_mode(config.debate.context, roster) if root is not None else "off"
+        config = with_resolved_context(config, root, mode)
+        pasted = request.context
+        if root is not None and mode == "paste" and pasted is None:
+            pasted = gathered_paste(check_directory(root), roster.warnings)
         snapshot = config.to_json_dict()
         snapshot[CONFIG_DIR_KEY] = str(config_dir)
-        state = DebateState(
-            id=self._fresh_id(),
-            problem=request.problem,
-            context=request.context or None,
-            status="running",
-            prompt_sources=roster.prompt_sources,
-            agents=[a.participant() for a in roster.agents],
-            judge=roster.judge.participant(),
-            config=snapshot,
-            trace_id=new_trace_id(),
-        )
-        control = control or RunControl()
-        async with LeaseHold(self.store, state.id, self.lease, create=DebateCreated(state=state)) as lease:
-            control.attach(state.id)
-            ctx = self._context(lease.store.load(state.id), lease.store, roster, config, control)
-            self._announce(ctx, resumed=False)
-            ctx.emit(
-                ev.Notice(
-                    ctx.debate_id, f"problem kind: {kind.kind} ({kind.reason}); set debate.problemKind to change it"
-                )
+        files = await self._open_files(config, root, mode, roster)
+        try:
+            state = DebateState(
+                id=self._fresh_id(),
+                problem=request.problem,
+                context=pasted or None,
+                status="running",
+                prompt_sources=roster.prompt_sources,
+                agents=[a.participant() for a in roster.agents],
+                judge=roster.judge.participant(),
+                config=snapshot,
+                trace_id=new_trace_id(),
             )
-            return await run_graph(ctx, node_named(None))
+            control = control or RunControl()
+            async with LeaseHold(self.store, state.id, self.lease, create=DebateCreated(state=state)) as lease:
+                control.attach(state.id)
+                ctx = self._context(lease.store.load(state.id), lease.store, roster, config, control, files)
+                self._announce(ctx, resumed=False)
+                ctx.emit(
+                    ev.Notice(
+                        ctx.debate_id,
+                        f"problem kind: {kind.kind} ({kind.reason}); set debate.problemKind to change it",
+                    )
+                )
+                return await run_graph(ctx, node_named(None))
+        finally:
+            files.close()
+
+    @staticmethod
+    async def _open_files(config: SystemConfig, root: Path | None, mode: str, roster: Roster) -> FilesAccess:
+        """The context directory opened for ``tools`` mode (its warnings go with the roster's)."""
+        if root is None or mode != "tools":
+            return FilesAccess(mode=mode)
+        files = await open_files_access(config.debate.context, root, mode, roster)
+        roster.warnings.extend(files.warnings)
+        return files
 
     def _fresh_id(self) -> str:
         """A new debate id not yet in the store (ids carry the second they were made and 16 random bits)."""
@@ -158,7 +187,24 @@ class DebateEngine:
             config = SystemConfig.model_validate(state.config)
         config_dir = Path(str(state.config.get(CONFIG_DIR_KEY, ".")))
         roster = build_roster(config, config_dir, self.providers, self.retry)
-        ctx = self._context(state, lease.store, roster, config, control)
+        root = context_root(config.debate.context, config_dir)
+        files = await self._open_files(config, root, config.debate.context.mode or "off", roster)
+        try:
+            return await self._run_resumed(lease, state, roster, config, control, files, answers)
+        finally:
+            files.close()
+
+    async def _run_resumed(
+        self,
+        lease: HeldLease,
+        state: DebateState,
+        roster: Roster,
+        config: SystemConfig,
+        control: RunControl,
+        files: FilesAccess,
+        answers: Mapping[str, str] | None,
+    ) -> DebateState:
+        ctx = self._context(state, lease.store, roster, config, control, files)
         apply_stances(roster, state)  # positions and personas the judge assigned before are kept
         self._announce(ctx, resumed=True)
         ctx.flush_warnings(lease.notices)
@@ -174,7 +220,13 @@ class DebateEngine:
         return await run_graph(ctx, node_named(state.next_node))
 
     def _context(
-        self, state: DebateState, store: DebateStore, roster: Roster, config: SystemConfig, control: RunControl
+        self,
+        state: DebateState,
+        store: DebateStore,
+        roster: Roster,
+        config: SystemConfig,
+        control: RunControl,
+        files: FilesAccess,
     ) -> RunContext:
         """The run's context: the saved state, and the budget counting from what the debate spent before."""
         prices = PriceTable.of(config.pricing)
@@ -187,6 +239,7 @@ class DebateEngine:
             prices=prices,
             guard=BudgetGuard(config.debate.budget, prices, debate_totals(state)),
             watchers=list(self.watchers),
+            files=files,
         )
 
     def _announce(self, ctx: RunContext, *, resumed: bool) -> None:

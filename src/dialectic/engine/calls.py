@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from dialectic.domain import CallStatus, LedgerEntry, Usage
+from dialectic.domain import CallStatus, LedgerEntry, ToolCallRecord, Usage
 from dialectic.engine.budget import NO_TICKET, BudgetGuard, Ticket
 from dialectic.llm.base import Completion, CompletionRequest
 from dialectic.pricing import PriceTable
@@ -55,6 +55,13 @@ class CallWatch(Protocol):
     def finished(self, entry: LedgerEntry | None, error: BaseException | None) -> None:
         """The call ended; ``entry`` is ``None`` when it sent no request at all."""
         ...
+
+
+class ToolCallWatch(Protocol):
+    """A :class:`CallWatch` that also follows the tool calls made inside the call (optional: a watch
+    without ``tool_called`` is not told of them)."""
+
+    def tool_called(self, record: ToolCallRecord, started: float, ended: float) -> None: ...
 
 
 class CallWatcher(Protocol):
@@ -112,6 +119,17 @@ class CallScope:
         self.requests += 1
         self.cost = None if cost is None or self.cost is None else self.cost + cost
         self._tell(lambda watch: watch.request_finished(request, completion, None))
+
+    def tool_called(self, record: ToolCallRecord, started: float, ended: float) -> None:
+        """A tool ran inside this call (``time.time()`` seconds): told to the watches that follow tools."""
+        for watch in self._watches:
+            tool_called = getattr(watch, "tool_called", None)
+            if tool_called is None:
+                continue
+            try:
+                tool_called(record, started, ended)
+            except Exception:
+                log.exception("call watcher failed on a tool call of %s", self.info.label())
 
     def failed(self, request: CompletionRequest, error: BaseException) -> None:
         self._guard.release(self._tickets.pop(id(request), NO_TICKET))

@@ -11,12 +11,21 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 from dialectic import events as ev
+from dialectic.agents.tool_loop import observing_tools
 from dialectic.changes import Change, ContributionRecorded, apply_change
 from dialectic.config import BudgetSettings
 from dialectic.context.history import format_clarifications
-from dialectic.domain import CallStatus, Contribution, ContributionMetadata, ContributionType, DebateState
+from dialectic.domain import (
+    CallStatus,
+    Contribution,
+    ContributionMetadata,
+    ContributionType,
+    DebateState,
+    ToolCallRecord,
+)
 from dialectic.engine.budget import BudgetGuard
 from dialectic.engine.calls import CallInfo, CallScope, CallWatch, CallWatcher
+from dialectic.engine.files_access import FilesAccess
 from dialectic.engine.ledger_book import LedgerBook
 from dialectic.engine.pausing import PauseRequested, RunControl
 from dialectic.errors import ProviderError
@@ -57,6 +66,8 @@ class RunContext:
     """Told of every call (the tracer)."""
     book: LedgerBook = field(default_factory=LedgerBook)
     """Ledger entries of calls that ended, until they are saved with their results."""
+    files: FilesAccess = field(default_factory=FilesAccess)
+    """The context directory as the speakers read it (tools, pasted text, or nothing)."""
     _deferred: list[Change] = field(default_factory=list)
     _deferred_events: list[ev.Event] = field(default_factory=list)
 
@@ -69,6 +80,10 @@ class RunContext:
         if self.state.context:
             return f"{self.state.problem}\n\n{self.state.context}"
         return self.state.problem
+
+    def problem_for(self, speaker: Speaker) -> str:
+        """The problem as ``speaker`` is given it (with the context files pasted when it reads them that way)."""
+        return self.files.problem_for(speaker, self.problem)
 
     def record(self, *changes: Change) -> None:
         """Append to the store first, then apply in memory: the saved log is the truth.
@@ -154,7 +169,7 @@ class RunContext:
         status: CallStatus = "failed"
         failure: BaseException | None = None
         try:
-            with observing(scope):
+            with observing(scope), observing_tools(scope):
                 if self.bus.wants_deltas:
                     with streaming_to(self._delta_hook(speaker, round_number, kind, target_id)):
                         result = await call
@@ -225,6 +240,7 @@ def contribution_from(
     completion: Completion,
     *,
     target_agent_id: str | None = None,
+    tool_calls: tuple[ToolCallRecord, ...] | None = None,
 ) -> Contribution:
     return Contribution(
         agent_id=speaker.id,
@@ -233,6 +249,7 @@ def contribution_from(
         content=completion.text,
         target_agent_id=target_agent_id,
         metadata=metadata_from(completion),
+        tool_calls=list(tool_calls) if tool_calls is not None else None,
     )
 
 

@@ -37,6 +37,7 @@ from dialectic.domain import (
 from dialectic.engine.assessment import assess, assessed
 from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.context import RunContext, metadata_from
+from dialectic.engine.files_access import with_tools_fallback
 from dialectic.engine.personas_step import assign_if_asked
 from dialectic.engine.protocols import protocol
 from dialectic.engine.summaries import summary_from
@@ -309,20 +310,28 @@ class SynthesisNode(Node):
         ctx.emit(ev.SynthesisStarted(ctx.debate_id))
         await self._summarize_if_long(ctx)
         summary = ctx.state.judge_summary
-        result = await with_second_chance(
-            lambda: ctx.announce(
-                judge,
-                "synthesizing",
-                judge.synthesize(
-                    problem=ctx.problem,
-                    clarifications=ctx.clarifications_text(),
-                    debate=_with_vote(ctx, summary.summary if summary else debate_text(ctx.state)),
-                    debate_is_summary=summary is not None,
-                    on_retry=ctx.retry_hook(judge, "synthesizing"),
-                ),
-                kind="synthesis",
-            )
+        reply = await with_tools_fallback(
+            ctx.files,
+            judge,
+            ctx.warn,
+            lambda: with_second_chance(
+                lambda: ctx.announce(
+                    judge,
+                    "synthesizing",
+                    judge.synthesize(
+                        problem=ctx.problem_for(judge),
+                        clarifications=ctx.clarifications_text(),
+                        debate=_with_vote(ctx, summary.summary if summary else debate_text(ctx.state)),
+                        debate_is_summary=summary is not None,
+                        tools=ctx.files.tools_for(judge),
+                        on_retry=ctx.retry_hook(judge, "synthesizing"),
+                    ),
+                    kind="synthesis",
+                )
+            ),
         )
+        result = reply.result
+        tool_calls = list(reply.tool_calls) if reply.tool_calls is not None else None
         metadata = metadata_from(result.completion)
         if result.value is not None:
             v = result.value
@@ -335,6 +344,7 @@ class SynthesisNode(Node):
                 confidence=v.confidence,
                 synthesized_by=judge.id,
                 metadata=metadata,
+                tool_calls=tool_calls,
             )
         else:
             ctx.warn(
@@ -347,6 +357,7 @@ class SynthesisNode(Node):
                 synthesized_by=judge.id,
                 structured=False,
                 metadata=metadata,
+                tool_calls=tool_calls,
             )
         if metadata.truncated:
             ctx.warn("the judge's solution was cut off by the token limit")

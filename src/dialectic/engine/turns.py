@@ -24,6 +24,7 @@ from dialectic.domain import Contribution, DebateRound
 from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.context import RunContext, contribution_from
 from dialectic.engine.dropping import active_agents, drop_agent
+from dialectic.engine.files_access import with_tools_fallback
 from dialectic.engine.protocols import TurnPlan
 from dialectic.engine.summaries import summary_from
 from dialectic.engine.watchdog import wait_while_progressing
@@ -117,27 +118,34 @@ async def _turn(ctx: RunContext, agent: DebateAgent, number: int, plan: TurnPlan
             discussion = rounds_text(recent, participant_names(ctx.state))
     activity = {"response": "taking a turn"}.get(plan.kind, f"giving the {plan.phase} statement")
     try:
-        completion = await with_second_chance(
-            lambda: ctx.announce(
-                agent,
-                activity,
-                take_turn(
+        reply = await with_tools_fallback(
+            ctx.files,
+            agent,
+            ctx.warn,
+            lambda: with_second_chance(
+                lambda: ctx.announce(
                     agent,
-                    template=plan.template,
-                    kind=plan.kind,
-                    problem=ctx.problem,
-                    clarifications=ctx.clarifications_text(),
-                    discussion=discussion,
-                    summary=summary,
+                    activity,
+                    take_turn(
+                        agent,
+                        template=plan.template,
+                        kind=plan.kind,
+                        problem=ctx.problem_for(agent),
+                        clarifications=ctx.clarifications_text(),
+                        discussion=discussion,
+                        summary=summary,
+                        round_number=number,
+                        total_rounds=ctx.roster.settings.rounds,
+                        tools=ctx.files.tools_for(agent),
+                        on_retry=ctx.retry_hook(agent, activity),
+                    ),
                     round_number=number,
-                    total_rounds=ctx.roster.settings.rounds,
-                    on_retry=ctx.retry_hook(agent, activity),
-                ),
-                round_number=number,
-                kind=plan.kind,
-            )
+                    kind=plan.kind,
+                )
+            ),
         )
     except ProviderError as exc:
         drop_agent(ctx, agent, number, plan.kind, exc)
         return None
-    return ctx.add_contribution(number, agent, contribution_from(agent, plan.kind, completion))
+    contribution = contribution_from(agent, plan.kind, reply.completion, tool_calls=reply.tool_calls)
+    return ctx.add_contribution(number, agent, contribution)

@@ -34,6 +34,7 @@ from typing import Any, TypeVar
 
 from dialectic import events as ev
 from dialectic.agents.participants import DebateAgent
+from dialectic.agents.tool_loop import AgentReply
 from dialectic.changes import (
     SummaryRecorded,
     WorkDiscarded,
@@ -51,6 +52,7 @@ from dialectic.engine.assessment import Decision, assess, assessed, decide
 from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.context import RunContext, contribution_from, failed_contribution
 from dialectic.engine.dropping import active_agents, drop_agent
+from dialectic.engine.files_access import with_tools_fallback
 from dialectic.engine.summaries import summary_from
 from dialectic.engine.watchdog import wait_while_progressing
 from dialectic.errors import ProviderError
@@ -352,11 +354,12 @@ class DebateWork:
             "proposal",
             "proposing",
             lambda: agent.propose(
-                problem=ctx.problem,
+                problem=ctx.problem_for(agent),
                 context="",
                 clarifications=ctx.clarifications_text(),
                 history=history,
                 history_is_summary=is_summary,
+                tools=ctx.files.tools_for(agent),
                 on_retry=ctx.retry_hook(agent, "proposing"),
             ),
         )
@@ -367,19 +370,26 @@ class DebateWork:
         agent: DebateAgent,
         kind: ContributionType,
         activity: str,
-        make_call: Callable[[], Awaitable[Completion]],
+        make_call: Callable[[], Awaitable[AgentReply]],
     ) -> Contribution | None:
         """An agent's proposal or refinement: asked for (with a second chance), saved once its round is
         sure to happen — or, when it keeps failing, recorded as failed and the agent dropped."""
         key: Key = (kind, number, agent.id)
+        ctx = self.ctx
         try:
-            completion = await with_second_chance(lambda: self._call(key, agent, activity, make_call()))
+            reply = await with_tools_fallback(
+                ctx.files,
+                agent,
+                ctx.warn,
+                lambda: with_second_chance(lambda: self._call(key, agent, activity, make_call())),
+            )
         except ProviderError as exc:
             await self._save_or_discard(number, None)
             self._drop(agent, number, kind, exc, key)
             return None
-        await self._save_or_discard(number, completion)
-        return self.ctx.add_contribution(number, agent, contribution_from(agent, kind, completion))
+        await self._save_or_discard(number, reply.completion)
+        contribution = contribution_from(agent, kind, reply.completion, tool_calls=reply.tool_calls)
+        return ctx.add_contribution(number, agent, contribution)
 
     async def _critique(self, number: int, critic: DebateAgent, target: DebateAgent) -> Contribution | None:
         ctx = self.ctx
@@ -400,7 +410,7 @@ class DebateWork:
                     critic,
                     activity,
                     critic.critique(
-                        problem=ctx.problem,
+                        problem=ctx.problem_for(critic),
                         clarifications=ctx.clarifications_text(),
                         history=history,
                         history_is_summary=is_summary,
@@ -442,12 +452,13 @@ class DebateWork:
             "refinement",
             "refining",
             lambda: agent.refine(
-                problem=ctx.problem,
+                problem=ctx.problem_for(agent),
                 clarifications=ctx.clarifications_text(),
                 history=history,
                 history_is_summary=is_summary,
                 original=original,
                 critiques=critiques,
+                tools=ctx.files.tools_for(agent),
                 on_retry=ctx.retry_hook(agent, "refining"),
             ),
         )

@@ -8,7 +8,8 @@ request inside it). The tree of one run::
     debate                                   (root; dialectic.debate.*)
     ├── round 1                              (started by the round's first work)
     │   ├── proposal System Architect        (one call: its ledger figures, retries as events)
-    │   │   └── chat gpt-4o-mini             (one provider request: GenAI attributes)
+    │   │   ├── chat gpt-4o-mini             (one provider request: GenAI attributes)
+    │   │   └── execute_tool file_read       (one tool call of the agent's tool loop)
     │   └── critique …
     ├── step proposal, step critique, …      (the runner's nodes)
     └── synthesis Technical Judge
@@ -40,7 +41,7 @@ from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, set_span_in_context
 
 from dialectic import events as ev
-from dialectic.domain import LedgerEntry
+from dialectic.domain import LedgerEntry, ToolCallRecord
 from dialectic.engine.calls import CallInfo, CallWatch
 from dialectic.errors import ProviderError
 from dialectic.llm.base import Completion, CompletionRequest
@@ -287,6 +288,27 @@ class _CallSpan:
             )
             self._failed_last = True
         span.end()
+
+    def tool_called(self, record: ToolCallRecord, started: float, ended: float) -> None:
+        """One tool call of the call's tool loop: a child span of the call, timed as it ran."""
+        attributes: dict[str, str | int] = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": record.name,
+            "dialectic.tool.result_chars": record.result_chars,
+        }
+        if self._content:
+            attributes["gen_ai.tool.call.arguments"] = json.dumps(record.arguments, ensure_ascii=False)
+        span = self._tracer.start_span(
+            f"execute_tool {record.name}",
+            context=set_span_in_context(self.span),
+            kind=SpanKind.INTERNAL,
+            attributes=attributes,
+            start_time=int(started * 1e9),
+        )
+        if record.error is not None:
+            span.set_attribute("error.type", "tool_error")
+            span.set_status(Status(StatusCode.ERROR, record.error))
+        span.end(end_time=int(ended * 1e9))
 
     def finished(self, entry: LedgerEntry | None, error: BaseException | None) -> None:
         if entry is not None:

@@ -640,7 +640,20 @@
       el("h4", { text: kindHeading(s, c.type, c.targetAgentId) + (failed ? " (failed)" : "") }),
       failed ? el("p", { class: "error", text: c.error || "failed" }) : rendered("div", "body", c.contentHtml),
       facts.length ? el("p", { class: "meta", text: facts.join(" · ") }) : null,
+      toolCallList(c.toolCalls),
     );
+  }
+
+  // What a speaker read with tools: one line per call (name, arguments, result size, latency, error), as text.
+  function toolCallList(calls) {
+    if (!calls || !calls.length) return null;
+    return el("details", { class: "tool-calls" },
+      el("summary", { text: `${calls.length} tool call${calls.length === 1 ? "" : "s"}` }),
+      el("ul", {}, calls.map((t) => {
+        const args = Object.entries(t.arguments || {}).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ");
+        const outcome = t.error ? `error: ${t.error}` : `${number(t.resultChars || 0)} chars`;
+        return el("li", { class: t.error ? "error" : null, text: `${t.name}(${args}) → ${outcome}, ${number(t.latencyMs || 0)} ms` });
+      })));
   }
 
   function liveBlock(s, entry) {
@@ -718,7 +731,8 @@
         html.implementation ? rendered("div", "body", html.implementation) : null,
         listOf("Tradeoffs", html.tradeoffs), listOf("Recommendations", html.recommendations),
         listOf("Unfulfilled major requirements", html.unfulfilledMajorRequirements), listOf("Open questions", html.openQuestions),
-        el("p", {}, el("strong", { text: `Confidence: ${f.confidence}%` }))));
+        el("p", {}, el("strong", { text: `Confidence: ${f.confidence}%` })),
+        toolCallList(f.toolCalls)));
     }
     if (s.judgeSummary) parts.push(el("details", {}, el("summary", { text: "The judge's summary of the final round" }), rendered("div", "body", s.judgeSummary.summaryHtml)));
     for (const d of s.dropped) parts.push(el("p", { class: "meta", text: `${agentName(s, d.agentId)} was dropped in round ${d.roundNumber}: ${d.reason}` }));

@@ -1,0 +1,89 @@
+"""Which files of a context directory an agent may see: the one walk both ``paste`` and ``tools`` use.
+
+Skipped, never read or listed:
+
+- hidden files and directories (``.env``, ``.git``…: secrets and repository internals);
+- ``__pycache__`` and ``node_modules``;
+- what a ``.gitignore`` in the directory (or in any folder under it) ignores, matched with
+  git's own rules (the ``pathspec`` library), unless the caller turns that off;
+- symlinked directories (not followed: their target may lie anywhere).
+
+A symlinked *file* is listed here; whether it may be read (it must resolve inside the
+directory, to a regular UTF-8 file) is decided when it is read (:mod:`dialectic.context.confine`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from pathspec import GitIgnoreSpec
+
+from dialectic.user_files import CONTEXT_FILE, try_read_user_text
+
+SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
+GITIGNORE = ".gitignore"
+_TOP = PurePosixPath(".")
+
+
+@dataclass
+class WalkedTree:
+    files: list[str] = field(default_factory=list)
+    """Every visible file, as a POSIX path relative to the directory, sorted."""
+    skipped: list[str] = field(default_factory=list)
+    """``path/ (a symlinked directory)`` for each directory that was not followed."""
+
+
+@dataclass(frozen=True)
+class _Ignores:
+    """The ``.gitignore`` rules in force in one folder: each ancestor's spec with the folder it sits in."""
+
+    specs: tuple[tuple[PurePosixPath, GitIgnoreSpec], ...] = ()
+
+    def ignores(self, relative: PurePosixPath, *, is_dir: bool) -> bool:
+        for base, spec in self.specs:
+            inside = relative.relative_to(base).as_posix() if base != _TOP else relative.as_posix()
+            if spec.match_file(inside + "/" if is_dir else inside):
+                return True
+        return False
+
+    def with_file(self, folder: Path, relative: PurePosixPath) -> _Ignores:
+        """These rules plus the ``.gitignore`` in ``folder`` (at ``relative``), if it has a readable one."""
+        text, _ = try_read_user_text(folder / GITIGNORE, CONTEXT_FILE)
+        if not text:
+            return self
+        return _Ignores((*self.specs, (relative, GitIgnoreSpec.from_lines(text.splitlines()))))
+
+
+def hidden(name: str) -> bool:
+    return name.startswith(".")
+
+
+def walk_visible(directory: Path, *, respect_gitignore: bool = True) -> WalkedTree:
+    """The files under ``directory`` an agent may see (see the module's docstring)."""
+    tree = WalkedTree()
+    rules: dict[str, _Ignores] = {}
+    for root, dirs, files in os.walk(directory):
+        folder = Path(root)
+        relative = PurePosixPath(folder.relative_to(directory).as_posix())
+        ignores = rules.get(relative.parent.as_posix(), _Ignores()) if relative != _TOP else _Ignores()
+        if respect_gitignore:
+            ignores = ignores.with_file(folder, relative)
+        rules[relative.as_posix()] = ignores
+        kept = []
+        for name in sorted(dirs):
+            path = relative / name if relative != _TOP else PurePosixPath(name)
+            if hidden(name) or name in SKIPPED_DIRS or ignores.ignores(path, is_dir=True):
+                continue
+            if (folder / name).is_symlink():
+                tree.skipped.append(f"{path.as_posix()}/ (a symlinked directory)")
+                continue
+            kept.append(name)
+        dirs[:] = kept
+        for name in files:
+            path = relative / name if relative != _TOP else PurePosixPath(name)
+            if not hidden(name) and not ignores.ignores(path, is_dir=False):
+                tree.files.append(path.as_posix())
+    tree.files.sort()
+    return tree

@@ -1,0 +1,24 @@
+"""A new debate sent over the web API may not name a context directory: the server's files are not the client's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from dialectic.errors import ConfigError
+from dialectic.testing.harness import make_config
+from dialectic.web.new_debate import ServerConfig, submitted_config
+
+
+@pytest.mark.parametrize("context", [{"dir": "/etc"}, {"mode": "tools"}, {"dir": ".", "judgeTools": True}])
+def test_debate_context_is_refused(tmp_path: Path, context: dict[str, object]) -> None:
+    server = ServerConfig(make_config(agents=2), tmp_path)
+    with pytest.raises(ConfigError, match=r"config\.debate\.context: not accepted over the API"):
+        submitted_config({"debate": {"rounds": 1, "context": context}}, server)
+
+
+def test_a_debate_section_without_context_is_accepted(tmp_path: Path) -> None:
+    server = ServerConfig(make_config(agents=2), tmp_path)
+    config = submitted_config({"debate": {"rounds": 2}}, server)
+    assert config.debate.rounds == 2 and config.debate.context.dir is None
