@@ -66,8 +66,13 @@ def bench(
         typer.Option("--config", "-c", help="Config file: its agents answer; the dialectic arm runs it whole."),
     ] = None,
     concurrency: Annotated[
-        int, typer.Option("--concurrency", help="(arm, item) pairs worked on at the same time.")
-    ] = DEFAULT_CONCURRENCY,
+        int | None,
+        typer.Option(
+            "--concurrency",
+            help=f"(arm, item) pairs worked on at the same time (default {DEFAULT_CONCURRENCY}; 1 when every "
+            "agent runs the embedded local model, which answers one call at a time).",
+        ),
+    ] = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", help="Write every item's result as JSON here.")
     ] = None,

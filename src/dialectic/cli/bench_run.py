@@ -27,6 +27,7 @@ from dialectic.bench.runner import arms_for, env_for, run_bench, task_for
 from dialectic.bench.store import BenchStore, bench_database
 from dialectic.bench.summary import summarize
 from dialectic.bench.tasks import Task
+from dialectic.cli.bench_command import DEFAULT_CONCURRENCY
 from dialectic.cli.command_setup import load_environment
 from dialectic.cli.console import Terminal
 from dialectic.cli.output import OutputTarget, check_output, write_output
@@ -54,7 +55,7 @@ def run_bench_command(
     provider: str | None,
     model: str | None,
     config: Path | None,
-    concurrency: int,
+    concurrency: int | None,
     output: Path | None,
     report: Path | None,
     plot: Path | None,
@@ -65,7 +66,7 @@ def run_bench_command(
     """``dialectic bench``: the flags are described in :func:`dialectic.cli.bench_command.bench`."""
     term = Terminal()
     load_environment(env_file)
-    if concurrency < 1:
+    if concurrency is not None and concurrency < 1:
         raise InvalidArgumentsError(f"--concurrency must be at least 1 (got {concurrency})")
     if plot is not None:
         require_matplotlib()
@@ -90,6 +91,8 @@ def run_bench_command(
         pool = make_pool()
         env = env_for(spec, pool, RetryPolicy())
         pool.check(_participants(spec, env))
+        if concurrency is None:
+            concurrency = default_concurrency(_participants(spec, env))
         output_target, report_target, plot_target = (
             check_output(path, flag) if path is not None else None
             for path, flag in ((output, "--output"), (report, "--report"), (plot, "--plot"))
@@ -136,10 +139,22 @@ def _plan(bench_store: BenchStore, options: BenchOptions, resume: str | None, te
     return spec, task_for(spec)
 
 
+LOCAL_PROVIDER = "local"
+
+
+def default_concurrency(participants: list[AgentConfig]) -> int:
+    """One (arm, item) pair at a time on the local model: it answers one call at a time, so pairs run at once
+    would only queue — and a debate whose calls wait behind other items' would see its rounds make no progress.
+    """
+    if participants and all(agent.provider == LOCAL_PROVIDER for agent in participants):
+        return 1
+    return DEFAULT_CONCURRENCY
+
+
 def _participants(spec: RunSpec, env: ArmEnv) -> list[AgentConfig]:
     """Every agent that will make calls, so a missing API key is found before the first one."""
     agents = list(env.agents)
-    if "dialectic" in spec.arms:
+    if any(arm == "dialectic" or arm.startswith("format:") for arm in spec.arms):
         agents += [*env.dialectic_config.participants(), env.dialectic_config.judge]
     return agents
 
