@@ -110,7 +110,7 @@ def kills(trials: int, seed: int) -> None:
         print(f"clean run: {clean_calls} calls, {clean_wall:.1f} s\n")
         print("| trial | killed after s | saved results | resume calls | missing | completed | repeated |")
         print("|--:|--:|--:|--:|--:|---|--:|")
-        complete = repeated_total = before_creation = 0
+        complete = repeated_total = before_creation = finished_first = 0
         for trial in range(1, trials + 1):
             env = environment(work / f"trial-{trial}")
             delay = rng.uniform(0.2, clean_wall * 0.95)
@@ -131,7 +131,12 @@ def kills(trials: int, seed: int) -> None:
                 before_creation += 1
                 continue
             debate_id = rows[0]["id"]
-            saved = llm_results(export(debate_id, env))
+            killed = export(debate_id, env)
+            if killed.status == "completed":  # the kill came after the debate had finished: nothing to resume
+                print(f"| {trial} | {delay:.2f} | — | — | — | finished before the kill | — |")
+                finished_first += 1
+                continue
+            saved = llm_results(killed)
             before = server.call_count
             resumed = subprocess.run([DIALECTIC, "resume", debate_id], env=env, capture_output=True, text=True)
             calls = server.call_count - before
@@ -142,10 +147,11 @@ def kills(trials: int, seed: int) -> None:
             complete += done
             repeated_total += repeated
             print(f"| {trial} | {delay:.2f} | {saved} | {calls} | {missing} | {done} | {repeated} |")
-        resumed_trials = trials - before_creation
+        resumed_trials = trials - before_creation - finished_first
         print(
             f"\n{complete}/{resumed_trials} killed debates completed on resume; saved calls repeated: "
-            f"{repeated_total}; {before_creation} trial(s) killed before the debate existed (nothing to resume)"
+            f"{repeated_total}; {before_creation} trial(s) killed before the debate existed and {finished_first} "
+            "after it had finished (nothing to resume)"
         )
 
 
