@@ -347,7 +347,7 @@ def test_the_files_section_tells_of_the_tools_and_lists_the_directory(name: str)
     listing = "2 text files.\n- README.md (3 lines)\n- src/app.py (40 lines)"
     text = render(name, **FULL[name], files=listing, max_tool_calls=4)
     _check_clean(text)
-    section = text.split("## The user's files\n", 1)[1].split("\n## ", 1)[0]
+    section = text.split("## The user's files\n", 1)[1].split("\n\n", 1)[0]
     for tool in ("`list_files`", "`file_read`", "`context_search`"):
         assert tool in section
     assert "at most 4 tool calls" in section and section.rstrip().endswith(listing)

@@ -76,20 +76,23 @@ def test_paste_mode_from_the_flag_and_off_from_the_file(
     assert server.requests and not any(NOTE in json.dumps(r.body) for r in server.requests)
 
 
-def test_a_provider_without_tools_falls_back_to_paste_by_default(
+def test_an_openai_compatible_server_gets_the_tools_by_default(
     workspace: Workspace, server: FakeLLMServer, docs: Path
 ) -> None:
+    """The OpenAI provider does native tool calling, so a context directory is read through tools, not pasted."""
     config = workspace.write_config(server, context={"dir": "docs"})  # relative to the config file
     result = workspace.run("debate", "Design it", "--config", str(config))
     assert result.returncode == 0, result.stderr
     data = only_debate(workspace)
     assert data["config"]["debate"]["context"] == {
         "dir": str(docs.resolve()),
-        "mode": "paste",
+        "mode": "tools",
         "maxToolCalls": 6,
         "judgeTools": False,
     }
-    assert NOTE in data["context"]
+    assert not data.get("context")  # nothing pasted
+    offered = [r for r in server.requests if "list_files" in json.dumps(r.body)]
+    assert offered, "no request offered the tools"
 
 
 @pytest.mark.parametrize(

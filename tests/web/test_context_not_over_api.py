@@ -11,7 +11,7 @@ from dialectic.testing.harness import make_config
 from dialectic.web.new_debate import ServerConfig, submitted_config
 
 
-@pytest.mark.parametrize("context", [{"dir": "/etc"}, {"mode": "tools"}, {"dir": ".", "judgeTools": True}])
+@pytest.mark.parametrize("context", [{"dir": "/etc"}, {"dir": ".", "judgeTools": True}, "/etc"])
 def test_debate_context_is_refused(tmp_path: Path, context: dict[str, object]) -> None:
     server = ServerConfig(make_config(agents=2), tmp_path)
     with pytest.raises(ConfigError, match=r"config\.debate\.context: not accepted over the API"):
@@ -22,3 +22,10 @@ def test_a_debate_section_without_context_is_accepted(tmp_path: Path) -> None:
     server = ServerConfig(make_config(agents=2), tmp_path)
     config = submitted_config({"debate": {"rounds": 2}}, server)
     assert config.debate.rounds == 2 and config.debate.context.dir is None
+
+
+def test_context_settings_naming_no_directory_are_accepted(tmp_path: Path) -> None:
+    """A whole configuration as exported carries the context section's defaults: no directory, nothing to read."""
+    server = ServerConfig(make_config(agents=2), tmp_path)
+    config = submitted_config({"debate": {"rounds": 1, "context": {"dir": None, "mode": "tools"}}}, server)
+    assert config.debate.context.dir is None

@@ -180,7 +180,8 @@ def submitted_config(data: dict[str, Any], server: ServerConfig) -> SystemConfig
             what = server_owned.get(key, "it may have agents, judge and debate")
             raise ConfigError(f"config.{key}: not accepted over the API ({what})")
     debate = data.get("debate")
-    if isinstance(debate, dict) and debate.get("context") is not None:
+    context = debate.get("context") if isinstance(debate, dict) else None
+    if context is not None and (not isinstance(context, dict) or context.get("dir") is not None):
         # A request must not point the agents at a directory of the server's to read and send on.
         raise ConfigError("config.debate.context: not accepted over the API (a context directory is the server's)")
     speakers: list[tuple[str, Any]] = [(f"agents[{i}]", a) for i, a in enumerate(data.get("agents") or [])]
