@@ -228,9 +228,9 @@ def report(seeds: int, latency: float, sigma: float) -> None:
         print(f"# dialectic speed — {seeds} seeds, latency {latency * 1000:.0f} ms × lognormal σ {sigma}\n")
         print(
             "| workload | wall s | calls | prompt tokens | first request s | after last reply s "
-            "| CPU/call ms | wall ÷ critical path |"
+            "| CPU/call ms | wall ÷ critical path | debate phase ÷ critical path |"
         )
-        print("|---|--:|--:|--:|--:|--:|--:|--:|")
+        print("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
         summary: dict[str, float] = {}
         for agents, rounds in ((3, 3), (5, 3)):
             runs = workload(agents, rounds, seeds, latency, sigma, work)
