@@ -181,6 +181,13 @@ class ContextSettings(ConfigModel):
     mode: ContextMode | None = None
     max_tool_calls: int = Field(default=6, ge=1, le=100, description="Tool calls per contribution at most.")
     judge_tools: bool = Field(default=False, description="The judge may read the directory through tools too.")
+    max_read_chars: int | None = Field(
+        default=None,
+        ge=1_000,
+        le=1_000_000,
+        description="Characters the tool calls of one contribution may return in all (default 48,000; "
+        "12,000 when every agent runs the local model, whose window is small).",
+    )
 
 
 class DebateSettings(ConfigModel):

@@ -399,6 +399,8 @@ def _one_line(text: str) -> str:
 LOCAL_AGENT_MAX_TOKENS = 384
 LOCAL_JUDGE_MAX_TOKENS = 768
 """Small local models ramble: without a configured limit their turns are capped at these."""
+LOCAL_MAX_READ_CHARS = 12_000
+"""What one contribution may read through tools on the local model (~3,000 tokens of its 8,192)."""
 
 SIZED_LOCAL_ROLES: tuple[str, ...] = ("architect", "kiss")
 SIZED_LOCAL_ROUNDS = 1
@@ -442,17 +444,28 @@ def choose_default_provider(env: Mapping[str, str], *, local_available: bool) ->
 
 
 def with_local_limits(config: SystemConfig) -> SystemConfig:
-    """Give local agents without ``maxTokens`` a limit that keeps a debate to minutes, not hours."""
+    """Give local agents without ``maxTokens`` a limit that keeps a debate to minutes, not hours.
+
+    When every agent runs the local model, what one contribution may read through tools is capped
+    at :data:`LOCAL_MAX_READ_CHARS` unless ``debate.context.maxReadChars`` says otherwise: the
+    default cap (48,000 characters, ~12,000 tokens) would not fit its 8,192-token window.
+    """
 
     def limited(agent: AgentConfig, limit: int) -> AgentConfig:
         if agent.provider != "local" or agent.max_tokens is not None:
             return agent
         return agent.model_copy(update={"max_tokens": limit})
 
+    debate = config.debate
+    agents = config.participants()
+    if agents and all(a.provider == "local" for a in agents) and debate.context.max_read_chars is None:
+        context = debate.context.model_copy(update={"max_read_chars": LOCAL_MAX_READ_CHARS})
+        debate = debate.model_copy(update={"context": context})
     return config.model_copy(
         update={
             "agents": [limited(a, LOCAL_AGENT_MAX_TOKENS) for a in config.agents],
             "judge": limited(config.judge, LOCAL_JUDGE_MAX_TOKENS),
+            "debate": debate,
         }
     )
 

@@ -8,6 +8,7 @@ from dialectic.config import AgentConfig, SystemConfig
 from dialectic.config_loader import (
     LOCAL_AGENT_MAX_TOKENS,
     LOCAL_JUDGE_MAX_TOKENS,
+    LOCAL_MAX_READ_CHARS,
     SIZED_LOCAL_AGENT_MAX_TOKENS,
     SIZED_LOCAL_JUDGE_MAX_TOKENS,
     SIZED_LOCAL_ROLES,
@@ -54,6 +55,17 @@ def test_local_agents_get_a_token_limit_unless_configured() -> None:
     assert with_local_limits(own).judge.max_tokens == 99
     untouched = with_local_limits(SystemConfig())
     assert all(a.max_tokens is None for a in untouched.agents)
+
+
+def test_local_agents_read_less_through_tools_unless_configured() -> None:
+    """The default per-contribution read cap (~12k tokens) would not fit the local model's 8k window."""
+    config, _ = apply_overrides(SystemConfig(), provider="local", model="qwen2.5-0.5b")
+    assert with_local_limits(config).debate.context.max_read_chars == LOCAL_MAX_READ_CHARS
+    chosen = config.debate.model_copy(
+        update={"context": config.debate.context.model_copy(update={"max_read_chars": 30_000})}
+    )
+    assert with_local_limits(config.model_copy(update={"debate": chosen})).debate.context.max_read_chars == 30_000
+    assert with_local_limits(SystemConfig()).debate.context.max_read_chars is None  # remote agents: the default
 
 
 def _local(config: SystemConfig, **overrides: object) -> SystemConfig:

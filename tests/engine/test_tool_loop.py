@@ -283,3 +283,16 @@ def test_without_judge_tools_the_judge_gets_none(harness: Callable[..., Harness]
     state = h.start(with_context(make_config(agents=2), context_dir))
     assert state.final_solution is not None and state.final_solution.tool_calls is None
     assert not any(c.tools for c in h.provider.calls if c.tag.startswith("synthesis"))
+
+
+def test_max_read_chars_caps_what_one_contribution_reads(harness: Callable[..., Harness], context_dir: Path) -> None:
+    """``debate.context.maxReadChars`` reaches the tools: past it, a read is refused with a message the model sees."""
+    (context_dir / "big.txt").write_text("word " * 400 + "\n", encoding="utf-8")  # 2,001 characters
+    calls = [ToolCall(f"c{i}", "file_read", {"path": "big.txt"}) for i in range(2)]
+    h = harness(reading(calls))
+    state = h.start(with_context(make_config(agents=2), context_dir, max_read_chars=1_000))
+    assert state.status == "completed"
+    (proposal, *_) = contributions(state, "proposal")
+    assert proposal.tool_calls is not None
+    errors = [record.error for record in proposal.tool_calls]
+    assert errors[-1] is not None and "limit of 1000 characters" in errors[-1]

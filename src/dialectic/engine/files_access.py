@@ -27,7 +27,7 @@ from dialectic.agents.tool_loop import ToolAccess, ToolsRejected
 from dialectic.config import ContextSettings, SystemConfig
 from dialectic.context.files import check_directory, gather_context, listed
 from dialectic.context.search_index import default_cache_dir, require_fts5
-from dialectic.context.tools import ContextDirectory
+from dialectic.context.tools import ContextDirectory, ToolLimits
 from dialectic.engine.roster import Roster
 from dialectic.llm.base import supports_tools
 
@@ -128,7 +128,10 @@ async def open_files_access(settings: ContextSettings, root: Path, mode: str, ro
         return FilesAccess(mode=mode)
     check_directory(root)
     require_fts5()
-    directory = await asyncio.to_thread(ContextDirectory.open, root, cache_dir=default_cache_dir(os.environ))
+    limits = ToolLimits(contribution_chars=settings.max_read_chars or ToolLimits().contribution_chars)
+    directory = await asyncio.to_thread(
+        ContextDirectory.open, root, cache_dir=default_cache_dir(os.environ), limits=limits
+    )
     access = FilesAccess(mode=mode, directory=directory, max_tool_calls=settings.max_tool_calls)
     without = []
     for agent in roster.agents:
