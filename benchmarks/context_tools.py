@@ -23,9 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from dialectic.config import SystemConfig
-from dialectic.config_loader import load_config
+from dialectic.config_loader import load_config, with_local_limits
 from dialectic.domain import DebateState
 from dialectic.engine import DebateEngine, DebateRequest
+from dialectic.errors import DialecticError
 from dialectic.events import EventBus
 from dialectic.ledger import entries_of, ledger_totals
 from dialectic.llm.base import CompletionRequest, ToolCall
@@ -71,6 +72,9 @@ async def run_arm(config: SystemConfig, mode: str, store_dir: Path, pool: Provid
         store.close()
 
 
+FIGURES = ("status", "input tokens", "output tokens", "LLM requests", "tool calls", "pasted characters")
+
+
 def figures(state: DebateState) -> dict[str, Any]:
     totals = ledger_totals(entries_of(state))
     speakers = [*state.all_contributions(), *([state.final_solution] if state.final_solution else [])]
@@ -92,7 +96,7 @@ def main() -> None:
     parser.add_argument("--config", type=Path, help="run these agents and judge instead of the scripted reader")
     args = parser.parse_args()
     if args.config is not None:
-        config = load_config(args.config, explicit=True).config
+        config = with_local_limits(load_config(args.config, explicit=True).config)  # as `dialectic debate` does
         config = config.model_copy(update={"debate": config.debate.model_copy(update={"rounds": args.rounds})})
         pool = ProviderPool()
         model = "configured agents"
@@ -103,7 +107,10 @@ def main() -> None:
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="dialectic-context-bench-") as scratch:
         for mode in ("tools", "paste"):
-            results[mode] = figures(asyncio.run(run_arm(config, mode, Path(scratch), pool)))
+            try:
+                results[mode] = figures(asyncio.run(run_arm(config, mode, Path(scratch), pool)))
+            except DialecticError as error:  # e.g. a prompt past a small model's window: a finding, not a crash
+                results[mode] = {key: "—" for key in FIGURES} | {"status": f"failed: {error.message[:60]}"}
     print(f"Context directory: {SOURCE} · {model} · {args.agents} agents × {args.rounds} round(s)")
     print(f"{'':<20}{'tools':>12}{'paste':>12}")
     for key in results["tools"]:
