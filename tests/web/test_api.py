@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from dialectic.export import export_json
 from dialectic.report import render_report
+from dialectic.web.feed import DebateFeed, Subscriber
 from tests.web.conftest import Api, GatedProvider
 
 SEED_KEYS = {"id", "problem", "status", "currentRound", "rounds", "finalSolution", "clarifications", "promptSources"}
@@ -66,14 +67,19 @@ def test_a_watched_run_streams_token_deltas_that_add_up_to_each_contribution(ser
 
     async def scenario(api: Api) -> None:
         debate_id = await api.start()
+        subscribed = asyncio.Event()
+        hub_subscribe = api.ctx.hub.subscribe
+
+        def subscribe(debate_id: str, after: int) -> tuple[DebateFeed, Subscriber]:
+            found = hub_subscribe(debate_id, after)
+            subscribed.set()
+            return found
+
+        api.ctx.hub.subscribe = subscribe
         watching = asyncio.ensure_future(api.events(debate_id))
-        for _ in range(100_000):  # until the stream is subscribed (polling the loop with a bound, no timing)
-            feed = api.ctx.hub._feeds.get(debate_id)
-            if feed is not None and feed.subscribers:
-                break
-            await asyncio.sleep(0)
-        else:
-            raise AssertionError("the event stream never subscribed")
+        # the request's dependencies may pass through worker threads first: wait for the subscription itself
+        await asyncio.wait({watching, asyncio.ensure_future(subscribed.wait())}, return_when=asyncio.FIRST_COMPLETED)
+        assert subscribed.is_set(), watching.result()
         assert provider.waiting == 2  # the proposals are still held: their tokens come after this
         provider.gate.set()
         events = await watching

@@ -135,7 +135,7 @@ def get_debate(debate_id: str, ctx: Ctx) -> Response:
 
 
 @router.get("/debates/{debate_id}/events", tags=["debates"], response_class=EventSourceResponse)
-def debate_events(
+async def debate_events(
     debate_id: str,
     ctx: Ctx,
     last_event_id: Annotated[str | None, Header(alias="Last-Event-ID")] = None,
@@ -143,7 +143,10 @@ def debate_events(
 ) -> EventSourceResponse:
     """Server-Sent Events: every stored change (id = its sequence number; ``Last-Event-ID`` replays what
     was missed), the live events between them (token deltas, calls, phases, warnings: ids ``N.k``), and
-    ``end`` once the debate is at rest."""
+    ``end`` once the debate is at rest.
+
+    Async on purpose: the feed is the event loop's (the engine's events reach it there), so the client
+    subscribes on the loop too; a worker thread would race the events arriving meanwhile."""
     feed, subscriber = ctx.hub.subscribe(debate_id, parse_event_id(last_event_id or after))
 
     async def stream() -> AsyncIterator[bytes]:
@@ -205,7 +208,7 @@ async def answer_questions(debate_id: str, body: Answers, ctx: Ctx) -> Accepted:
 
 
 @router.post("/debates/{debate_id}/pause", status_code=202, response_model=Accepted, tags=["steering"])
-def pause_debate(debate_id: str, ctx: Ctx) -> Accepted:
+async def pause_debate(debate_id: str, ctx: Ctx) -> Accepted:
     """Pause: the calls in flight finish and are saved, then the debate stops between steps as ``paused``."""
     _require_here(ctx, debate_id)
     ctx.runs.pause(debate_id)
