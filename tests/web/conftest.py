@@ -34,10 +34,18 @@ class GatedProvider(ScriptedProvider):
         self._held = held or (lambda request: request.tag.startswith("proposal"))
         self.gate = asyncio.Event()
         self.waiting = 0
+        self._arrivals = asyncio.Condition()
+
+    async def until_waiting(self, calls: int) -> None:
+        """Until ``calls`` calls wait at the gate (woken by each arrival: no polling, no timing)."""
+        async with self._arrivals:
+            await self._arrivals.wait_for(lambda: self.waiting >= calls)
 
     async def complete(self, request: CompletionRequest) -> Completion:
         if self._held(request) and not self.gate.is_set():
             self.waiting += 1
+            async with self._arrivals:
+                self._arrivals.notify_all()
             try:
                 await self.gate.wait()
             finally:

@@ -15,12 +15,8 @@ from tests.web.conftest import Api, GatedProvider
 
 
 async def held(provider: GatedProvider, calls: int) -> None:
-    """Until ``calls`` calls wait at the gate (bounded polling of the loop; no timing)."""
-    for _ in range(10_000):
-        if provider.waiting >= calls:
-            return
-        await asyncio.sleep(0)
-    raise AssertionError(f"{calls} calls never reached the gate")
+    """Until ``calls`` calls wait at the gate."""
+    await provider.until_waiting(calls)
 
 
 def test_pause_finishes_the_calls_in_flight_then_resume_completes(serve: Callable[..., None]) -> None:
