@@ -9,6 +9,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from dialectic.errors import ProviderUnavailable
+from dialectic.llm import base
 from dialectic.llm.base import FINISH_LENGTH, CompletionRequest, Delta, Message
 from dialectic.llm.client import LLMClient, streaming_to
 from dialectic.llm.retry import RetryPolicy
@@ -64,6 +65,16 @@ class FailsMidStream(ScriptedProvider):
             yield delta
 
 
+class Buffered(ScriptedProvider):
+    """Every chunk already received: the stream never waits between them (a fast server, or a burst)."""
+
+    async def stream(self, request: CompletionRequest) -> AsyncIterator[Delta]:
+        completion = await self.complete(request)
+        for word in completion.text.split(" "):
+            yield Delta(text=word + " ")
+        yield Delta(finish_reason=completion.finish_reason, usage=completion.usage, model=completion.model)
+
+
 async def streamed(client: LLMClient, recorder: Recorder) -> str:
     with streaming_to(recorder):
         completion = await client.complete(request())
@@ -78,6 +89,37 @@ def test_a_watched_call_streams_its_pieces_and_returns_the_same_complete_reply()
     assert recorder.text == text
     assert [offset for offset, _ in recorder.pieces] == [0, 3, 11, 16, 18, 24]
     assert provider.streams == 1
+
+
+def test_pieces_that_arrive_in_one_turn_of_the_loop_go_out_as_one() -> None:
+    provider = Buffered(replies=["one two three four"])
+    recorder = Recorder()
+    text = asyncio.run(streamed(LLMClient(provider, retry=FAST), recorder))
+    assert recorder.pieces == [(0, "one two three four ")] and recorder.text == text
+
+
+def test_draining_a_buffered_stream_lets_other_work_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(base, "HOLD_LIMIT_S", 0.0)  # let go after every chunk
+    provider = Buffered(replies=["one two three four"])
+    recorder = Recorder()
+    seen: list[str] = []
+
+    async def other_work() -> None:
+        while True:
+            seen.append(recorder.text)
+            await asyncio.sleep(0)
+
+    async def both() -> str:
+        other = asyncio.ensure_future(other_work())
+        try:
+            return await streamed(LLMClient(provider, retry=FAST), recorder)
+        finally:
+            other.cancel()
+
+    text = asyncio.run(both())
+    assert recorder.text == text
+    assert [offset for offset, _ in recorder.pieces] == [0, 4, 8, 14]  # handed on at each let-go
+    assert {"one ", "one two ", "one two three "} <= set(seen)  # the other task ran in between
 
 
 def test_an_unwatched_call_does_not_stream() -> None:

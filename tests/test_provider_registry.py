@@ -162,3 +162,20 @@ def test_provider_flag_accepts_plugins_and_rejects_unknown_names(entry_points: l
     assert {(a.provider, a.model) for a in [*config.agents, config.judge]} == {("echo", "echo-1")}
     with pytest.raises(ConfigError, match=r"unknown provider 'gemini' given to --provider \(known: anthropic, echo"):
         apply_overrides(SystemConfig(), provider="gemini")
+
+
+def test_prepare_builds_the_providers_and_preloads_each_kind_once(entry_points: list[FakeEntryPoint]) -> None:
+    preloads: list[str] = []
+    built: list[str] = []
+
+    def factory(settings: ProviderSettings) -> ScriptedProvider:
+        built.append(settings.provider)
+        return ScriptedProvider(name=settings.provider)
+
+    register_provider(ProviderSpec("warm", factory, None, preload=lambda: preloads.append("warm")))
+    agents = [AgentConfig(id=f"a{n}", name="A", role="architect", provider="warm", model="m") for n in range(3)]
+    pool = ProviderPool()
+    pool.prepare(agents)
+    assert preloads == ["warm"] and built == ["warm"]  # one endpoint: one instance, built now
+    pool.get(agents[0])
+    assert built == ["warm"]  # the debates then reuse it

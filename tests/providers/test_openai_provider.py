@@ -294,6 +294,17 @@ def test_malformed_stream_is_an_invalid_response(server: FakeLLMServer, run_open
         run_openai(scenario)
 
 
+def test_an_error_reported_inside_the_stream_is_a_provider_failure(server: FakeLLMServer, run_openai: Any) -> None:
+    server.inject(Fault("malformed", body=json.dumps({"error": {"message": "the model is overloaded"}})))
+
+    async def scenario(provider: OpenAIProvider) -> list[Delta]:
+        return [delta async for delta in provider.stream(ask())]
+
+    with pytest.raises(ProviderUnavailable) as raised:
+        run_openai(scenario)
+    assert raised.value.detail == "the model is overloaded"
+
+
 def test_context_window_exceeded(server: FakeLLMServer, run_openai: Any) -> None:
     message = "This model's maximum context length is 8192 tokens. However, you requested 9000 tokens."
     server.inject(Fault("status", status=400, body=json.dumps({"error": {"message": message}})))

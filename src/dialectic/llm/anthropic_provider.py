@@ -49,6 +49,11 @@ _STOPPED = frozenset({None, "end_turn", "stop_sequence", "tool_use"})
 Blocks = list[dict[str, Any]]
 
 
+def preload() -> None:
+    """Import the API resources the SDK imports lazily on a client's first call (see the OpenAI adapter's)."""
+    import anthropic.resources.messages  # noqa: F401
+
+
 def tool_name(schema_name: str) -> str:
     """A tool name Anthropic accepts (``[a-zA-Z0-9_-]{1,64}``) for a schema name."""
     return re.sub(r"[^a-zA-Z0-9_-]", "_", schema_name)[:64] or "output"

@@ -10,6 +10,8 @@ wrappers that live once in this package, not in each adapter.
 
 from __future__ import annotations
 
+import asyncio
+import time
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
@@ -157,28 +159,74 @@ def supports_tools(provider: LLMProvider) -> bool:
     return bool(getattr(provider, "supports_tools", False))
 
 
+HOLD_LIMIT_S = 0.0005
+"""How long draining one stream may keep the event loop before it lets other work run.
+
+A reply whose chunks are already buffered (a fast server, or a burst after a pause) would
+otherwise be drained in one go, holding up every other debate and event stream of the process
+for the whole reply."""
+
+
+class _PieceBatch:
+    """Pieces of text handed on together, once per turn of the event loop (not once per chunk).
+
+    The pieces that arrive while the stream holds the loop go out joined, as one piece, as soon
+    as it lets go; a piece that arrives on its own goes out on the next turn.
+    """
+
+    def __init__(self, on_text: Callable[[str], None]) -> None:
+        self._on_text = on_text
+        self._pending: list[str] = []
+        self._scheduled = False
+
+    def add(self, text: str) -> None:
+        self._pending.append(text)
+        if not self._scheduled:
+            self._scheduled = True
+            asyncio.get_running_loop().call_soon(self.flush)
+
+    def flush(self) -> None:
+        self._scheduled = False
+        if self._pending:
+            text = "".join(self._pending)
+            self._pending.clear()
+            self._on_text(text)
+
+
 async def complete_via_stream(
     provider: LLMProvider, request: CompletionRequest, on_text: Callable[[str], None] | None = None
 ) -> Completion:
-    """Build a :class:`Completion` by draining ``provider.stream``; ``on_text`` sees each piece of text as it comes."""
-    import time
+    """Build a :class:`Completion` by draining ``provider.stream``; ``on_text`` sees the text as it comes.
 
+    ``on_text`` gets the pieces that arrived during one turn of the event loop joined into one, and
+    the drain lets other work run at least every :data:`HOLD_LIMIT_S` (see there).
+    """
     started = time.perf_counter()
     parts: list[str] = []
     finish: str | None = None
     usage = Usage()
     model = request.model
-    async for delta in provider.stream(request):
-        if delta.text:
-            parts.append(delta.text)
-            if on_text is not None:
-                on_text(delta.text)
-        if delta.finish_reason:
-            finish = delta.finish_reason
-        if delta.usage is not None:
-            usage = delta.usage
-        if delta.model:
-            model = delta.model
+    batch = _PieceBatch(on_text) if on_text is not None else None
+    held_since = time.perf_counter()
+    try:
+        async for delta in provider.stream(request):
+            if delta.text:
+                parts.append(delta.text)
+                if batch is not None:
+                    batch.add(delta.text)
+            if delta.finish_reason:
+                finish = delta.finish_reason
+            if delta.usage is not None:
+                usage = delta.usage
+            if delta.model:
+                model = delta.model
+            now = time.perf_counter()
+            if now - held_since >= HOLD_LIMIT_S:
+                await asyncio.sleep(0)
+                held_since = time.perf_counter()
+    finally:
+        if batch is not None:
+            batch.flush()
     return Completion(
         text="".join(parts),
         model=model,

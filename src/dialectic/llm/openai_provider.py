@@ -2,7 +2,8 @@
 
 Completions use the Responses API first and fall back to Chat Completions when an endpoint
 does not have it; the answer is remembered per endpoint for the life of the process.
-Streaming always uses Chat Completions, which every compatible server speaks. The SDK client
+Streaming always uses Chat Completions, which every compatible server speaks; its events are
+read as JSON rather than as the SDK's typed chunks (see :mod:`dialectic.llm.sse`). The SDK client
 never retries (``max_retries=0``): :mod:`dialectic.llm.retry` does, from the translated errors.
 
 Tools (native function calling) go out in each API's shape: Chat Completions' ``tools`` of
@@ -15,10 +16,12 @@ caller can fall back to pasting the context.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import AsyncIterator
 from typing import Any, ClassVar
 
+import httpx2
 import openai
 from openai.types.chat import ChatCompletion
 from openai.types.responses import Response
@@ -45,9 +48,17 @@ from dialectic.llm.base import (
 )
 from dialectic.llm.json_text import parse_json_text
 from dialectic.llm.retry import error_for_status, is_about_model
+from dialectic.llm.sse import server_events
 from dialectic.llm.timeouts import http_timeout_parts, silence_message
 from dialectic.llm.tool_arguments import arguments_json, parse_arguments
 from dialectic.llm.wire_timing import EVENT_HOOKS, measure
+
+
+def preload() -> None:
+    """Import the API resources the SDK imports lazily on a client's first call (``dialectic serve``
+    does it before it listens, so the first debates do not wait on imports)."""
+    import openai.resources.chat.completions.completions
+    import openai.resources.responses.responses  # noqa: F401
 
 
 def _server_message(body: object) -> tuple[str | None, str | None]:
@@ -110,7 +121,7 @@ def translate_error(error: Exception, *, provider: str, model: str, timeout_s: f
 def _usage(input_tokens: int | None, output_tokens: int | None, total_tokens: int | None, details: Any = None) -> Usage:
     """The usage, with the cached input tokens when the server reports them (``*_tokens_details.cached_tokens``)."""
     used_in, used_out = input_tokens or 0, output_tokens or 0
-    cached = getattr(details, "cached_tokens", None) if details is not None else None
+    cached = details.get("cached_tokens") if isinstance(details, dict) else getattr(details, "cached_tokens", None)
     return Usage(
         input_tokens=used_in,
         output_tokens=used_out,
@@ -416,28 +427,63 @@ class OpenAIProvider:
     async def stream(self, request: CompletionRequest) -> AsyncIterator[Delta]:
         """Stream through Chat Completions; the final delta carries finish reason, usage and model.
 
-        The finish reason is None when the server ended the stream without giving one.
+        The request goes through the SDK's client (endpoint, key, headers, status errors); the
+        streamed events are read as JSON here (see :mod:`dialectic.llm.sse` for why). The finish
+        reason is None when the server ended the stream without giving one.
         """
         finish: str | None = None
         usage = Usage()
         model = request.model
+        body = {**self._chat_options(request), "stream": True, "stream_options": {"include_usage": True}}
+        options: openai.RequestOptions = {}
+        if "timeout" in body:
+            options["timeout"] = body.pop("timeout")
         try:
-            chunks = await self._client.chat.completions.create(
-                **self._chat_options(request), stream=True, stream_options={"include_usage": True}
+            response = await self._client.post(
+                "/chat/completions",
+                cast_to=httpx2.Response,
+                body=body,
+                options=options,
+                stream=True,
             )
-            async with chunks:
-                async for chunk in chunks:
-                    model = chunk.model or model
-                    if chunk.usage is not None:
-                        u = chunk.usage
-                        usage = _usage(u.prompt_tokens, u.completion_tokens, u.total_tokens, u.prompt_tokens_details)
-                    for choice in chunk.choices:
-                        if choice.delta is not None and choice.delta.content:
-                            yield Delta(text=choice.delta.content)
-                        if choice.finish_reason is not None:
-                            finish = _chat_finish(choice.finish_reason)
+            try:
+                async for event in server_events(response.aiter_lines()):
+                    if event.data.startswith("[DONE]"):
+                        break
+                    chunk = json.loads(event.data)
+                    if not isinstance(chunk, dict):
+                        raise self._invalid(request, "a stream chunk is not a JSON object")
+                    if event.event == "error" or chunk.get("error"):
+                        error = chunk.get("error", chunk)
+                        message = error.get("message") if isinstance(error, dict) else None
+                        raise openai.APIError(str(message or "error"), response.request, body=error)
+                    model = chunk.get("model") or model
+                    if chunk.get("usage"):
+                        u = chunk["usage"]
+                        usage = _usage(
+                            u.get("prompt_tokens"),
+                            u.get("completion_tokens"),
+                            u.get("total_tokens"),
+                            u.get("prompt_tokens_details"),
+                        )
+                    for choice in chunk.get("choices") or ():
+                        content = (choice.get("delta") or {}).get("content")
+                        if content:
+                            yield Delta(text=content)
+                        if choice.get("finish_reason") is not None:
+                            finish = _chat_finish(choice["finish_reason"])
+            finally:
+                await response.aclose()
         except (openai.OpenAIError, ValueError) as error:
             raise self._translate(error, request) from error
+        except httpx2.TimeoutException as error:
+            raise ProviderTimeout(
+                silence_message(self.name, request.model, request.timeout_s or self.timeout_s), provider=self.name
+            ) from error
+        except httpx2.TransportError as error:
+            raise ProviderUnavailable(
+                f"{self.name}: the connection broke while model {request.model} was replying", provider=self.name
+            ) from error
         except (AttributeError, TypeError) as error:
             raise self._invalid(request, "a stream chunk lacks expected fields") from error
         yield Delta(finish_reason=finish, usage=usage, model=model)

@@ -49,6 +49,9 @@ class ProviderSpec:
     default_base_url: str | None = None
     default_model: str | None = None
     """The model an agent on this provider gets when its configuration names none."""
+    preload: Callable[[], None] | None = None
+    """Imports what the provider's first call would import, for a long-lived process to run before it
+    serves (an import on the event loop holds up every debate running on it)."""
 
 
 def _openai_factory(settings: ProviderSettings) -> LLMProvider:
@@ -60,6 +63,18 @@ def _openai_factory(settings: ProviderSettings) -> LLMProvider:
         timeout_s=settings.timeout_s,
         name=settings.provider,
     )
+
+
+def _openai_preload() -> None:
+    from dialectic.llm.openai_provider import preload
+
+    preload()
+
+
+def _anthropic_preload() -> None:
+    from dialectic.llm.anthropic_provider import preload
+
+    preload()
 
 
 def _anthropic_factory(settings: ProviderSettings) -> LLMProvider:
@@ -82,11 +97,18 @@ def _scripted_factory(settings: ProviderSettings) -> LLMProvider:
 
 def builtin_providers() -> list[ProviderSpec]:
     return [
-        ProviderSpec("openai", _openai_factory, "OPENAI_API_KEY", "OPENAI_BASE_URL"),
+        ProviderSpec("openai", _openai_factory, "OPENAI_API_KEY", "OPENAI_BASE_URL", preload=_openai_preload),
         ProviderSpec(
-            "openrouter", _openai_factory, "OPENROUTER_API_KEY", "OPENROUTER_BASE_URL", "https://openrouter.ai/api/v1"
+            "openrouter",
+            _openai_factory,
+            "OPENROUTER_API_KEY",
+            "OPENROUTER_BASE_URL",
+            "https://openrouter.ai/api/v1",
+            preload=_openai_preload,
         ),
-        ProviderSpec("anthropic", _anthropic_factory, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
+        ProviderSpec(
+            "anthropic", _anthropic_factory, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", preload=_anthropic_preload
+        ),
         ProviderSpec("local", _local_factory, None),
         ProviderSpec("scripted", _scripted_factory, None),
     ]
@@ -243,6 +265,20 @@ class ProviderPool:
         if key not in self._instances:
             self._instances[key] = provider_spec(settings.provider).factory(settings)
         return self._instances[key]
+
+    def prepare(self, agents: list[AgentConfig]) -> None:
+        """Build the providers ``agents`` use now, and import what their first calls would.
+
+        For a long-lived process (``dialectic serve``) before it serves: building a client (its TLS
+        context) and the imports take tenths of a second, which on the event loop would hold up every
+        debate running at the time."""
+        kinds: set[str] = set()
+        for agent in agents:
+            self.get(agent)
+            spec = provider_spec(agent.provider)
+            if spec.preload is not None and spec.name not in kinds and agent.provider not in self._overrides:
+                kinds.add(spec.name)
+                spec.preload()
 
     def check(self, agents: list[AgentConfig]) -> None:
         """Validate every agent's provider and key up front (before any debate is created)."""

@@ -188,7 +188,7 @@ class ScriptedProvider:
         completion = await self.complete(request)
         words = completion.text.split(" ")
         for i, word in enumerate(words):
-            if i and self.chunk_delay_s:
+            if i:  # a turn of the event loop between chunks at least, as over a network
                 await asyncio.sleep(self.chunk_delay_s)
             yield Delta(text=word if i == 0 else " " + word)
         yield Delta(finish_reason=completion.finish_reason, usage=completion.usage, model=completion.model)
