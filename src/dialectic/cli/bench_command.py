@@ -31,7 +31,8 @@ def bench(
         str | None,
         typer.Option(
             "--arms",
-            help=f"Comma-separated arms: single, majority:K, self-consistency[:K], debate:AxR, dialectic "
+            help=f"Comma-separated arms: single, majority:K, self-consistency[:K], debate:AxR, dialectic, "
+            f"format:NAME (the engine running protocol NAME of `debate --format`, e.g. format:vote) "
             f"(default: {DEFAULT_ARMS}).",
         ),
     ] = None,
