@@ -7,9 +7,11 @@ usage ledger of each (input and output tokens, LLM requests, tool calls) is prin
 By default the agents are the scripted model acting as a reader: with tools offered, it
 searches the index for the question's words, reads the best passage, then answers (each step
 a real, counted request). With ``--config FILE`` the agents and judge of that configuration run
-instead (e.g. the local model), the context settings replaced for each arm.
+instead (e.g. the local model), the context settings replaced for each arm. ``--export DIR``
+writes each arm's debate as ``DIR/tools.json`` and ``DIR/paste.json`` (``dialectic export``'s
+format), for ``dialectic eval -d DIR/tools.json`` to score.
 
-    .venv/bin/python benchmarks/context_tools.py [--rounds 1] [--agents 2] [--config FILE]
+    .venv/bin/python benchmarks/context_tools.py [--rounds 1] [--agents 2] [--config FILE] [--export DIR]
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from dialectic.domain import DebateState
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.errors import DialecticError
 from dialectic.events import EventBus
+from dialectic.export import export_json
 from dialectic.ledger import entries_of, ledger_totals
 from dialectic.llm.base import CompletionRequest, ToolCall
 from dialectic.llm.registry import ProviderPool
@@ -94,6 +97,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--agents", type=int, default=2)
     parser.add_argument("--config", type=Path, help="run these agents and judge instead of the scripted reader")
+    parser.add_argument("--export", type=Path, help="write each arm's debate here as MODE.json, for dialectic eval")
     args = parser.parse_args()
     if args.config is not None:
         config = with_local_limits(load_config(args.config, explicit=True).config)  # as `dialectic debate` does
@@ -108,7 +112,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="dialectic-context-bench-") as scratch:
         for mode in ("tools", "paste"):
             try:
-                results[mode] = figures(asyncio.run(run_arm(config, mode, Path(scratch), pool)))
+                state = asyncio.run(run_arm(config, mode, Path(scratch), pool))
+                results[mode] = figures(state)
+                if args.export is not None:
+                    args.export.mkdir(parents=True, exist_ok=True)
+                    (args.export / f"{mode}.json").write_text(export_json(state), encoding="utf-8")
             except DialecticError as error:  # e.g. a prompt past a small model's window: a finding, not a crash
                 results[mode] = {key: "—" for key in FIGURES} | {"status": f"failed: {error.message[:60]}"}
     print(f"Context directory: {SOURCE} · {model} · {args.agents} agents × {args.rounds} round(s)")
