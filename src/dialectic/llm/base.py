@@ -159,7 +159,7 @@ def supports_tools(provider: LLMProvider) -> bool:
     return bool(getattr(provider, "supports_tools", False))
 
 
-HOLD_LIMIT_S = 0.0005
+HOLD_LIMIT_S = 0.0002
 """How long draining one stream may keep the event loop before it lets other work run.
 
 A reply whose chunks are already buffered (a fast server, or a burst after a pause) would

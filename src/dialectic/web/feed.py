@@ -73,10 +73,14 @@ class Subscriber:
         """The next event; ``None`` at the end (``done``) or when ``timeout`` passed with nothing to send."""
         if self.done:
             return None
-        try:
-            item = await asyncio.wait_for(self._queue.get(), timeout)
-        except TimeoutError:
-            return None
+        if self._queue.empty():
+            try:
+                async with asyncio.timeout(timeout):  # a timer, not a task per wait as wait_for makes
+                    item = await self._queue.get()
+            except TimeoutError:
+                return None
+        else:
+            item = self._queue.get_nowait()
         self.done = item is None
         return item
 
