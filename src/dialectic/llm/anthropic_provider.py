@@ -51,7 +51,12 @@ Blocks = list[dict[str, Any]]
 
 def preload() -> None:
     """Import the API resources the SDK imports lazily on a client's first call (see the OpenAI adapter's)."""
-    import anthropic.resources.messages  # noqa: F401
+    import importlib
+
+    try:
+        importlib.import_module("anthropic.resources.messages")
+    except ImportError:  # another SDK version lays its modules out differently: the first call imports it
+        pass
 
 
 def tool_name(schema_name: str) -> str:

@@ -56,8 +56,13 @@ from dialectic.llm.wire_timing import EVENT_HOOKS, measure
 def preload() -> None:
     """Import the API resources the SDK imports lazily on a client's first call (``dialectic serve``
     does it before it listens, so the first debates do not wait on imports)."""
-    import openai.resources.chat.completions.completions
-    import openai.resources.responses.responses  # noqa: F401
+    import importlib
+
+    for module in ("openai.resources.chat.completions.completions", "openai.resources.responses.responses"):
+        try:
+            importlib.import_module(module)
+        except ImportError:  # another SDK version lays its modules out differently: the first call imports them
+            pass
 
 
 def _server_message(body: object) -> tuple[str | None, str | None]:
