@@ -2,31 +2,22 @@
 
 from __future__ import annotations
 
-from openai.types.chat.chat_completion import ChatCompletion
-
 from dialectic.llm import anthropic_provider, openai_provider
 
 
-def test_openai_chat_reports_cached_prompt_tokens() -> None:
-    completion = ChatCompletion.model_validate(
-        {
-            "id": "c",
-            "object": "chat.completion",
-            "created": 0,
-            "model": "gpt-4o-mini",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": "x"}, "finish_reason": "stop"}],
-            "usage": {
-                "prompt_tokens": 1000,
-                "completion_tokens": 10,
-                "total_tokens": 1010,
-                "prompt_tokens_details": {"cached_tokens": 768},
-            },
-        }
-    )
-    u = completion.usage
-    assert u is not None
-    usage = openai_provider._usage(u.prompt_tokens, u.completion_tokens, u.total_tokens, u.prompt_tokens_details)
-    assert (usage.input_tokens, usage.cached_input_tokens) == (1000, 768)
+def test_openai_replies_report_cached_prompt_tokens() -> None:
+    chat = {
+        "prompt_tokens": 1000,
+        "completion_tokens": 10,
+        "total_tokens": 1010,
+        "prompt_tokens_details": {"cached_tokens": 768},
+    }
+    usage = openai_provider._usage_json(chat, "prompt_tokens", "completion_tokens")
+    assert (usage.input_tokens, usage.output_tokens, usage.cached_input_tokens) == (1000, 10, 768)
+    responses = {"input_tokens": 900, "output_tokens": 20, "input_tokens_details": {"cached_tokens": 512}}
+    usage = openai_provider._usage_json(responses, "input_tokens", "output_tokens")
+    assert (usage.input_tokens, usage.total_tokens, usage.cached_input_tokens) == (900, 920, 512)
+    assert openai_provider._usage_json(None, "input_tokens", "output_tokens").total_tokens == 0
     assert openai_provider._usage(5, 1, 6).cached_input_tokens is None
 
 

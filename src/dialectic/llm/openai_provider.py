@@ -134,6 +134,15 @@ def _usage(input_tokens: int | None, output_tokens: int | None, total_tokens: in
     )
 
 
+def _usage_json(usage: Any, input_key: str, output_key: str) -> Usage:
+    """The usage in a reply's JSON: Chat Completions name its parts ``prompt_tokens``/``completion_tokens``,
+    the Responses API ``input_tokens``/``output_tokens``; no usage object gives zeros."""
+    if not isinstance(usage, dict):
+        return Usage()
+    details = usage.get(input_key.replace("_tokens", "_tokens_details"))
+    return _usage(usage.get(input_key), usage.get(output_key), usage.get("total_tokens"), details)
+
+
 def _http_timeout(seconds: float | None) -> openai.Timeout:
     """An explicit httpx timeout: ``read`` applies to every read, so a stream times out on inactivity."""
     return openai.Timeout(**http_timeout_parts(seconds))
@@ -356,19 +365,11 @@ class OpenAIProvider:
                 for item in output
                 if item.get("type") == "function_call"
             )
-            usage = data.get("usage")
             return self._completion(
                 request,
                 text=text,
                 model=data.get("model") or request.model,
-                usage=_usage(
-                    usage.get("input_tokens"),
-                    usage.get("output_tokens"),
-                    usage.get("total_tokens"),
-                    usage.get("input_tokens_details"),
-                )
-                if usage
-                else Usage(),
+                usage=_usage_json(data.get("usage"), "input_tokens", "output_tokens"),
                 latency_ms=latency_ms,
                 finish=_with_calls(finish, calls),
                 tool_calls=calls,
@@ -396,19 +397,11 @@ class OpenAIProvider:
             choice = data["choices"][0]
             message = choice.get("message") or {}
             calls = _chat_tool_calls(message)
-            usage = data.get("usage")
             return self._completion(
                 request,
                 text=message.get("content") or "",
                 model=data.get("model") or request.model,
-                usage=_usage(
-                    usage.get("prompt_tokens"),
-                    usage.get("completion_tokens"),
-                    usage.get("total_tokens"),
-                    usage.get("prompt_tokens_details"),
-                )
-                if usage
-                else Usage(),
+                usage=_usage_json(data.get("usage"), "prompt_tokens", "completion_tokens"),
                 latency_ms=latency_ms,
                 finish=_with_calls(_chat_finish(choice.get("finish_reason")), calls),
                 tool_calls=calls,
@@ -482,13 +475,7 @@ class OpenAIProvider:
                         raise openai.APIError(str(message or "error"), response.request, body=error)
                     model = chunk.get("model") or model
                     if chunk.get("usage"):
-                        u = chunk["usage"]
-                        usage = _usage(
-                            u.get("prompt_tokens"),
-                            u.get("completion_tokens"),
-                            u.get("total_tokens"),
-                            u.get("prompt_tokens_details"),
-                        )
+                        usage = _usage_json(chunk["usage"], "prompt_tokens", "completion_tokens")
                     for choice in chunk.get("choices") or ():
                         content = (choice.get("delta") or {}).get("content")
                         if content:
