@@ -48,6 +48,26 @@ def test_the_first_progress_must_come_within_the_timeout_from_the_start() -> Non
     assert job.timed_out
 
 
+def test_time_the_process_spent_stopped_is_not_inactivity() -> None:
+    clock = Clock()
+    job = GenerationJob(120.0, clock=clock)
+    job.start(tokens=10)
+    for _ in range(300):  # polled every 0.1 s with no progress for 30 s, then the process is stopped
+        clock.now += 0.1
+        job.observe(10)
+    clock.now += 300
+    job.observe(10)  # the first observation after it continued: the stopped time is taken off
+    assert not job.timed_out
+    for _ in range(890):
+        clock.now += 0.1
+        job.observe(10)
+    assert not job.timed_out  # 30 + 89 s of real inactivity so far
+    for _ in range(20):
+        clock.now += 0.1
+        job.observe(10)
+    assert job.timed_out
+
+
 def test_cancellation_stops_a_job_that_is_progressing() -> None:
     job = GenerationJob(5.0, clock=Clock())
     job.start(tokens=0)

@@ -97,25 +97,39 @@ class GenerationJob:
 
     The timeout is one of inactivity: :meth:`observe` is shown the model's token count (prompt
     tokens evaluated plus tokens generated) and restarts the clock whenever it has changed.
+
+    Time the process spent stopped (Ctrl-Z then ``fg``, a SIGSTOP) is not inactivity. While a
+    decode runs, llama.cpp polls the abort callback many times a second, so a gap of more than
+    :attr:`STOPPED_GAP_S` between two observations means this process was not running; that
+    gap is taken off the clock instead of failing the call the moment the process continues.
     """
+
+    STOPPED_GAP_S = 10.0
 
     def __init__(self, timeout_s: float | None, *, clock: Callable[[], float] = time.monotonic) -> None:
         self.timeout_s = timeout_s
         self.cancelled = threading.Event()
         self._clock = clock
         self._last_progress: float | None = None
+        self._last_observed: float | None = None
         self._tokens = -1
 
     def start(self, tokens: int) -> None:
         """Start the clock (after loading, so a first call's load time does not count)."""
         self._tokens = tokens
-        self._last_progress = self._clock()
+        self._last_progress = self._last_observed = self._clock()
 
     def observe(self, tokens: int) -> None:
         """The model holds ``tokens`` tokens now; a change is progress."""
+        now = self._clock()
+        if self._last_observed is not None and self._last_progress is not None:
+            gap = now - self._last_observed
+            if gap > self.STOPPED_GAP_S:
+                self._last_progress += gap
+        self._last_observed = now
         if tokens != self._tokens:
             self._tokens = tokens
-            self._last_progress = self._clock()
+            self._last_progress = now
 
     @property
     def timed_out(self) -> bool:
