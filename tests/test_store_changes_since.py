@@ -46,3 +46,11 @@ def test_a_debate_that_does_not_exist_is_not_found(store: DebateStore, tmp_path:
 def test_a_leased_store_passes_it_through(store: DebateStore) -> None:
     store.append("deb-1", DebateCreated(state=DebateState(id="deb-1", problem="p")))
     assert [seq for seq, _ in LeasedStore(store, "owner").changes_since("deb-1", 0)] == [1]
+
+
+def test_append_returns_the_number_of_the_last_change_it_saved(store: DebateStore) -> None:
+    created = DebateCreated(state=DebateState(id="deb-1", problem="p"))
+    assert store.append("deb-1", created, StatusChanged(status="running")) == 2
+    assert store.append("deb-1", RoundStarted(round_number=1)) == 3
+    assert store.append("deb-1") == 3  # nothing appended: still the last number
+    assert [seq for seq, _ in store.changes_since("deb-1", 0)][-1] == 3

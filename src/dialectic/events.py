@@ -16,6 +16,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from dialectic.changes import Change
 from dialectic.domain import (
     AgentClarifications,
     Contribution,
@@ -37,6 +38,17 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True)
 class Event:
     debate_id: str
+
+
+@dataclass(frozen=True)
+class ChangesSaved(Event):
+    """``changes`` were just appended to the debate's log, as numbers ``last_seq - len(changes) + 1``
+    to ``last_seq``: a subscriber that mirrors the log (the web stream) follows it without reading
+    it back. Published for the engine's appends during a run; a debate's first change (saved as
+    its lease is taken) comes before :class:`DebateStarted` without one."""
+
+    last_seq: int
+    changes: tuple[Change, ...]
 
 
 @dataclass(frozen=True)

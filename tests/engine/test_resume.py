@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import pytest
 
@@ -23,6 +23,8 @@ from dialectic.llm.scripted import ScriptedProvider
 from dialectic.store.base import DebateStore
 from dialectic.store.leases import LeaseGrant, LeaseOwner
 from dialectic.testing.harness import Harness, make_config, scripted_judge
+
+T = TypeVar("T")
 
 
 class Crash(BaseException):
@@ -50,8 +52,8 @@ class CrashingStore:
         self.appends = 0
         self.pid = dead_pid()
 
-    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> None:
-        self._write(lambda: self.inner.append(debate_id, *changes, holder=holder))
+    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> int:
+        return self._write(lambda: self.inner.append(debate_id, *changes, holder=holder))
 
     def acquire_lease(self, debate_id: str, owner: LeaseOwner, **kwargs: Any) -> LeaseGrant:
         owner = replace(owner, pid=self.pid, started=None)
@@ -61,13 +63,14 @@ class CrashingStore:
         self._write(lambda: grants.append(self.inner.acquire_lease(debate_id, owner, **kwargs)))
         return grants[0]
 
-    def _write(self, write: Callable[[], None]) -> None:
+    def _write(self, write: Callable[[], T]) -> T:
         if self.appends >= self.crash_after:
             raise Crash()
-        write()
+        result = write()
         self.appends += 1
         if self.appends == self.crash_after:
             raise Crash()
+        return result
 
     def __getattr__(self, name: str) -> object:
         return getattr(self.inner, name)

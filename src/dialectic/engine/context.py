@@ -92,10 +92,12 @@ class RunContext:
         (see :mod:`dialectic.engine.ledger_book`).
         """
         calls = self.book.settle(changes, self.state.current_round)
-        self.store.append(self.state.id, *changes, *calls)
-        for change in (*changes, *calls):
+        saved = (*changes, *calls)
+        last_seq = self.store.append(self.state.id, *saved)
+        for change in saved:
             apply_change(self.state, change)
         self.last_progress = time.monotonic()
+        self.emit(ev.ChangesSaved(self.debate_id, last_seq, saved))
         for call in calls:
             self.emit(ev.CallRecorded(self.debate_id, call.entry))
 

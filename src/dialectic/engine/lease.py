@@ -146,8 +146,8 @@ class LeasedStore:
     def __repr__(self) -> str:
         return f"LeasedStore({self._inner!r})"
 
-    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> None:
-        self._inner.append(debate_id, *changes, holder=holder or self._owner_id)
+    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> int:
+        return self._inner.append(debate_id, *changes, holder=holder or self._owner_id)
 
     def load(self, debate_id: str) -> DebateState:
         return self._inner.load(debate_id)

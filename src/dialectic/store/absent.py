@@ -29,7 +29,7 @@ class AbsentStore(ClosingStore):
     def _refuse(self) -> StoreError:
         return StoreError(f"there is no debate store at {self.location}")
 
-    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> None:
+    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> int:
         raise self._refuse()
 
     def load(self, debate_id: str) -> DebateState:

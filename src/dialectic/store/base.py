@@ -43,8 +43,11 @@ class DebateStore(Protocol):
     location: str
     """Where the debates live, for messages: a database path, or ``:memory:``."""
 
-    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> None:
-        """Append ``changes`` in order, all or none.
+    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> int:
+        """Append ``changes`` in order, all or none; return the number of the last change now saved.
+
+        The changes are numbered on from the debate's last, so those appended are numbers
+        ``returned - len(changes) + 1`` to ``returned`` (the ``seq`` of :meth:`changes_since`).
 
         A new debate's first change must be :class:`DebateCreated`; any other change for an
         unknown id raises :class:`DebateNotFoundError`, and :class:`DebateCreated` for an

@@ -58,25 +58,27 @@ class MemoryStore(ClosingStore):
         if self._closed:
             raise StoreError(f"the debate store {self.location} is closed")
 
-    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> None:
+    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> int:
         with self._lock:
             self._check_open()
             if holder is not None and not is_held_by(self._leases.get(debate_id), holder):
                 raise lost_error(debate_id, self._leases.get(debate_id))
-            self._append(debate_id, changes)
+            return self._append(debate_id, changes)
 
-    def _append(self, debate_id: str, changes: Sequence[Change]) -> None:
-        """Append under the lock."""
+    def _append(self, debate_id: str, changes: Sequence[Change]) -> int:
+        """Append under the lock; the number of the last change saved."""
         payloads = [dump_change(change) for change in changes]
         listing = self._listings.get(debate_id)
         check_batch(debate_id, changes, exists=listing is not None, location=self.location)
         if not changes:
-            return
+            return len(self._logs.get(debate_id, []))
         for change in changes:
             listing = advance_listing(listing, change)
         assert listing is not None  # changes is not empty
         self._listings[debate_id] = listing
-        self._logs.setdefault(debate_id, []).extend(payloads)
+        log = self._logs.setdefault(debate_id, [])
+        log.extend(payloads)
+        return len(log)
 
     def acquire_lease(
         self,

@@ -215,13 +215,13 @@ class SqliteStore(ClosingStore):
             except sqlite3.Error as exc:
                 raise _store_error(exc, self.location, doing) from exc
 
-    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> None:
+    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> int:
         with self._guard("write to") as db, transaction(db):
             if holder is not None:
                 current = _read_lease(db, debate_id)
                 if not is_held_by(current, holder):
                     raise lost_error(debate_id, current)
-            _append(db, debate_id, changes, self.location)
+            return _append(db, debate_id, changes, self.location)
 
     def acquire_lease(
         self,
@@ -311,8 +311,9 @@ class SqliteStore(ClosingStore):
             self._db.close()
 
 
-def _append(db: sqlite3.Connection, debate_id: str, changes: Sequence[Change], location: str) -> None:
-    """Append ``changes`` inside the caller's transaction, following :meth:`SqliteStore.append`'s rules."""
+def _append(db: sqlite3.Connection, debate_id: str, changes: Sequence[Change], location: str) -> int:
+    """Append ``changes`` inside the caller's transaction, following :meth:`SqliteStore.append`'s rules;
+    the number of the debate's last change."""
     rows = [(change.kind, dump_change(change), _timestamp(change.at)) for change in changes]
     found = db.execute(
         "SELECT problem, status, current_round, created_at, updated_at FROM debates WHERE id = ?",
@@ -320,7 +321,8 @@ def _append(db: sqlite3.Connection, debate_id: str, changes: Sequence[Change], l
     ).fetchone()
     check_batch(debate_id, changes, exists=found is not None, location=location)
     if not changes:
-        return
+        (count,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM changes WHERE debate_id = ?", (debate_id,)).fetchone()
+        return int(count)
     listing = _listing(debate_id, found) if found else None
     for change in changes:
         listing = advance_listing(listing, change)
@@ -348,6 +350,7 @@ def _append(db: sqlite3.Connection, debate_id: str, changes: Sequence[Change], l
         "INSERT INTO changes (debate_id, seq, kind, payload, at) VALUES (?, ?, ?, ?, ?)",
         [(debate_id, last_seq + n, *row) for n, row in enumerate(rows, start=1)],
     )
+    return int(last_seq) + len(rows)
 
 
 def _read_lease(db: sqlite3.Connection, debate_id: str) -> Lease | None:

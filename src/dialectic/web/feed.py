@@ -1,9 +1,12 @@
 """The event stream of each debate: its stored changes, replayable by id, and the live events between them.
 
-Each stored change goes out with its ``seq`` as the event id, read from the store right
-after the engine saved it (the engine publishes an event after every save, and every event
-but a token delta makes the feed read what is new). A client that reconnects with
-``Last-Event-ID: N`` therefore gets every change after N from the store, once, in order.
+Each stored change goes out with its ``seq`` as the event id as soon as the engine saved it: the
+engine publishes :class:`~dialectic.events.ChangesSaved` with the changes and their numbers after
+every append of a run, so the feed need not read them back. When those numbers do not follow on
+from the last change sent (changes saved without that event: a debate's first, or a resume's
+budget), and when a run starts or ends, the feed reads what is new from the store instead. A
+client that reconnects with ``Last-Event-ID: N`` gets every change after N from the store, once,
+in order.
 
 Live events (token deltas, calls starting and ending, phases, warnings) are not stored. They
 are numbered after the last change, ``N.1``, ``N.2``…, so their ids keep increasing; a
@@ -20,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from dialectic import events as ev
-from dialectic.changes import DebateCreated, StatusChanged
+from dialectic.changes import Change, DebateCreated, StatusChanged
 from dialectic.domain import utc_now
 from dialectic.store.base import DebateStore
 from dialectic.store.leases import owner_process_gone, shown_status
@@ -118,20 +121,36 @@ class DebateFeed:
     subscribers: set[Subscriber] = field(default_factory=set)
 
     def sync(self) -> None:
-        """Send every change saved since the last one sent."""
+        """Send every change saved since the last one sent, read from the store."""
         for seq, change in self.store.changes_since(self.debate_id, self.seq):
-            self.seq, self.live_count = seq, 0
-            if isinstance(change, StatusChanged):
-                self.status = change.status
-            elif isinstance(change, DebateCreated):
-                self.status = change.state.status
+            self._take(seq, change)
+
+    def saved(self, last_seq: int, changes: tuple[Change, ...]) -> None:
+        """The engine saved ``changes`` as numbers up to ``last_seq``: send them, unless some came between."""
+        first = last_seq - len(changes) + 1
+        if first != self.seq + 1:
             if self.subscribers:
-                self._send(Outgoing(change.kind, self.scrub(dumps(change_payload(seq, change))), str(seq)))
+                self.sync()  # changes saved without a ChangesSaved event; otherwise the next subscribe reads them
+            return
+        for seq, change in enumerate(changes, start=first):
+            self._take(seq, change)
+
+    def _take(self, seq: int, change: Change) -> None:
+        self.seq, self.live_count = seq, 0
+        if isinstance(change, StatusChanged):
+            self.status = change.status
+        elif isinstance(change, DebateCreated):
+            self.status = change.state.status
+        if self.subscribers:
+            self._send(Outgoing(change.kind, self.scrub(dumps(change_payload(seq, change))), str(seq)))
 
     def on_event(self, event: ev.Event) -> None:
+        if isinstance(event, ev.ChangesSaved):
+            self.saved(event.last_seq, event.changes)
+            return
+        if isinstance(event, ev.DebateStarted) and self.subscribers:
+            self.sync()  # the debate's first change, or a resume's budget, was saved without a ChangesSaved event
         name = live_name(event)
-        if not isinstance(event, ev.TokenDelta) and self.subscribers:
-            self.sync()
         if name is None:
             return
         data = self.scrub(dumps(event_payload(event)))
