@@ -124,7 +124,6 @@ FULL: dict[str, dict] = {
             round_number=2,
             total_rounds=3,
             word_limit=250,
-            reasoning=False,
         )
         for name in TURN_TEMPLATES
     },

@@ -55,13 +55,30 @@ def test_the_configured_kind_wins_over_detection(harness: Callable[..., Harness]
     assert "## Question" in proposal.last_user
 
 
-@pytest.mark.parametrize("debate_format", ["free-form", "simultaneous", "structured"])
+@pytest.mark.parametrize(
+    "debate_format", ["free-form", "round-limited", "convergence-seeking", "simultaneous", "structured"]
+)
 def test_turn_formats_ask_for_a_worked_answer_on_reasoning(harness: Callable[..., Harness], debate_format: str) -> None:
     h = harness(scripted_judge(should_continue=False))
     h.start(make_config(agents=2, rounds=2, format=debate_format), problem=ARITHMETIC)
     judged = ("assessment", "verdict", "synthesis", "summary", "judge-summary", "vote")
     turns = [c for c in h.provider.calls if not c.tag.startswith(judged)]
-    assert turns and all('"Answer: <' in c.last_user for c in turns)
+    assert turns and all('"Answer: <' in c.last_user and "## Question" in c.last_user for c in turns)
+    assert all("No preamble" not in c.last_user for c in turns)  # the open-question instructions are not mixed in
+    first, *later = turns
+    assert "Work it out step by step" in first.last_user
+    answered = [c for c in later if "## The discussion so far" in c.last_user]
+    assert all("as if nobody had answered" in c.last_user for c in answered)
+    if debate_format != "convergence-seeking":  # the scripted agents agree at once: it stops after round 1
+        assert answered
+
+
+def test_a_design_problem_keeps_each_formats_own_turn(harness: Callable[..., Harness]) -> None:
+    h = harness(scripted_judge(should_continue=False))
+    h.start(make_config(agents=2, rounds=2, format="structured"), problem="Design a rate limiter for a public API")
+    turns = [c for c in h.provider.calls if c.tag.startswith(("opening", "closing"))]
+    assert turns and all('"Answer: <' not in c.last_user for c in turns)
+    assert "opening statement" in turns[0].last_user
 
 
 def test_a_resumed_debate_keeps_its_kind(harness: Callable[..., Harness]) -> None:

@@ -19,6 +19,12 @@ from dialectic.llm.client import RetryHook, StructuredResult
 
 TURN_WORDS = PROPOSAL_WORDS
 
+REASONING_TURN_TEMPLATE = "reasoning/turn.md.j2"
+"""The turn of every turn format on a question with one right answer: work it out, then check the
+others' working. The formats' own instructions are for open questions; on the embedded 1.5B
+model's arithmetic benchmark, turns taken with them were right in round 1 about two times in
+three, against nine in ten for the reasoning proposal of critique-refine."""
+
 
 @dataclass(frozen=True)
 class LabelledText:
@@ -46,9 +52,10 @@ async def take_turn(
     tools: ToolAccess | None = None,
     on_retry: RetryHook | None = None,
 ) -> AgentReply:
-    """One turn of a turn format, from its round's template (``turn_*.md.j2``); with ``tools``, a tool loop."""
+    """One turn of a turn format, from its round's template (``turn_*.md.j2``; on a reasoning problem
+    :data:`REASONING_TURN_TEMPLATE`); with ``tools``, a tool loop."""
     user = render(
-        template,
+        REASONING_TURN_TEMPLATE if agent.problem_kind == REASONING_KIND else template,
         role_name=agent.role_title,
         problem=problem,
         clarifications=clarifications,
@@ -57,7 +64,6 @@ async def take_turn(
         round_number=round_number,
         total_rounds=total_rounds,
         word_limit=agent.word_limit(TURN_WORDS),
-        reasoning=agent.problem_kind == REASONING_KIND,
         **files_variables(tools),
     )
     return await agent.contribute(agent.request(user, kind), tools, on_retry)
