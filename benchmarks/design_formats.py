@@ -4,11 +4,12 @@ For each design problem and each ``--format``, runs the installed ``dialectic de
 agents of ``--config``, then scores the debate with ``dialectic eval`` and the evaluator of
 ``--evaluator``. Everything lands in ``--out DIR`` (a store, each debate's JSON, each evaluation's
 JSON); a pair whose evaluation is already there is skipped, so an interrupted run picks up where
-it stopped when started again. Prints a Markdown table: per format, the mean overall score
+it stopped when started again. Every format gets ``--rounds`` (default 1), or its minimum when that is
+more (``structured``: 2). Prints a Markdown table: per format, the mean overall score
 (0–10) and the mean tokens, LLM requests and minutes per debate, with the score of each problem.
 
     .venv/bin/python benchmarks/design_formats.py --config agents.json --evaluator evaluator.json \\
-        --out runs/formats [--formats critique-refine,vote] [--rounds 2]
+        --out runs/formats [--formats critique-refine,vote] [--rounds 1]
 
 The evaluator is a model too: on the local models its scores are coarse (see docs/bench.md), so
 read the table with the debates' own text at hand.
@@ -23,6 +24,8 @@ import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+from dialectic.config import min_rounds
 
 FORMATS = (
     "critique-refine",
@@ -62,7 +65,7 @@ def run_pair(out: Path, config: Path, evaluator: Path, problem_id: str, fmt: str
         return f"{problem_id} {fmt}: done before"
     if not debate_file.exists():
         ran = dialectic(
-            "debate", PROBLEMS[problem_id], "--format", fmt, "-r", str(rounds), "-c", str(config),
+            "debate", PROBLEMS[problem_id], "--format", fmt, "-r", str(max(rounds, min_rounds(fmt))), "-c", str(config),
             "--problem-kind", "design", "--store", str(out / "store"), "-o", str(debate_file),
         )  # fmt: skip
         if ran.returncode != 0:
@@ -117,7 +120,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, required=True, help="directory of the runs (kept; resumable)")
     parser.add_argument("--formats", default=",".join(FORMATS))
     parser.add_argument("--problems", default=",".join(PROBLEMS))
-    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=1)
     args = parser.parse_args()
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     problems = [p.strip() for p in args.problems.split(",") if p.strip()]

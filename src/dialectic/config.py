@@ -255,6 +255,23 @@ FORMAT_TERMINATION: dict[str, TerminationType] = {
 }
 """Formats whose own idea of stopping is not ``fixed`` (used when no terminationCondition is configured)."""
 
+FORMAT_MIN_ROUNDS: dict[str, tuple[int, str]] = {
+    "structured": (2, "it opens in the first round and closes in the last"),
+}
+"""Formats that need more than one round, with the reason given to a user who asked for fewer."""
+
+
+def too_few_rounds(debate: DebateSettings) -> str | None:
+    """Why ``debate.rounds`` is too few for ``debate.format``, or ``None`` when it is enough."""
+    needed, reason = FORMAT_MIN_ROUNDS.get(debate.format, (1, ""))
+    if debate.rounds >= needed:
+        return None
+    return f"the {debate.format} format needs at least {needed} rounds ({reason}), not {debate.rounds}"
+
+
+def min_rounds(debate_format: str) -> int:
+    return FORMAT_MIN_ROUNDS.get(debate_format, (1, ""))[0]
+
 
 class LimitsConfig(ConfigModel):
     """Ceilings that stop a typo (``--rounds 1000000000``, the wrong file) before it costs calls.

@@ -28,6 +28,8 @@ from dialectic.config import (
     AgentConfig,
     SystemConfig,
     default_agents,
+    min_rounds,
+    too_few_rounds,
 )
 from dialectic.config_keys import unknown_key_warnings
 from dialectic.errors import ConfigError, DialecticError, InvalidArgumentsError
@@ -253,6 +255,11 @@ def apply_overrides(
             f"debate.rounds is {debate.rounds}, more than the limit of {limits.max_rounds} rounds; "
             "lower it or raise limits.maxRounds"
         )
+    short = too_few_rounds(debate)
+    if short is not None:
+        if rounds is not None:
+            raise InvalidArgumentsError(f"--rounds {rounds}: {short}")
+        raise ConfigError(f"debate.rounds: {short}; raise it, or give --rounds")
     agents = _taking_part(config, roles, warnings)
     if len(agents) > limits.max_agents:
         raise ConfigError(
@@ -487,7 +494,7 @@ def size_local_debate(
     if not agents_given:
         preferred = [a for a in agents if a.role in SIZED_LOCAL_ROLES]
         agents = (preferred or agents)[: len(SIZED_LOCAL_ROLES)]
-    rounds = config.debate.rounds if rounds_given else SIZED_LOCAL_ROUNDS
+    rounds = config.debate.rounds if rounds_given else max(SIZED_LOCAL_ROUNDS, min_rounds(config.debate.format))
 
     def shorter(agent: AgentConfig, limit: int) -> AgentConfig:
         return agent if agent.max_tokens is not None else agent.model_copy(update={"max_tokens": limit})

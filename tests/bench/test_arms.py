@@ -205,3 +205,20 @@ def test_every_format_is_an_arm_of_the_engine(protocol: str) -> None:
 def test_an_unknown_format_arm_is_refused() -> None:
     with pytest.raises(InvalidArgumentsError, match="the formats are"):
         parse_arms("format:shouting")
+
+
+def test_a_structured_arm_on_a_one_round_config_still_opens_and_closes() -> None:
+    provider = ScriptedProvider(designed)
+    config = SystemConfig.model_validate(
+        {
+            "agents": [
+                {"id": "x", "name": "X", "role": "architect", "provider": "scripted", "model": "m"},
+                {"id": "y", "name": "Y", "role": "kiss", "provider": "scripted", "model": "m"},
+            ],
+            "judge": {"id": "j", "name": "J", "role": "generalist", "provider": "scripted", "model": "m"},
+            "debate": {"rounds": 1},
+        }
+    )
+    (spec,) = parse_arms("format:structured")
+    result = run(spec, item(0), replace(env_for(provider), dialectic_config=config))
+    assert [stage.split()[-1] for stage in result.stages] == ["openings", "closings"]

@@ -66,8 +66,8 @@ def test_structured_debates_open_rebut_and_close_and_only_stop_after_closing(
 
 def test_structured_needs_an_opening_and_a_closing(harness: Callable[..., Harness]) -> None:
     h = harness(scripted_judge())
-    state = h.start(make_config(agents=2, rounds=1, format="structured"))
-    assert [r.phase for r in state.rounds] == ["opening"]  # one round: the opening is all there is
+    state = h.start(make_config(agents=2, rounds=2, format="structured"))
+    assert [r.phase for r in state.rounds] == ["opening", "closing"]  # one round is refused (test_format_rounds)
 
 
 def test_convergence_seeking_stops_once_positions_converge(harness: Callable[..., Harness]) -> None:

@@ -20,6 +20,7 @@ from dialectic.bench.metering import Meter
 from dialectic.bench.records import Reply
 from dialectic.bench.tasks import Item
 from dialectic.bench.templates import render
+from dialectic.config import min_rounds
 from dialectic.domain import TURN_KINDS, Contribution, DebateState, Solution
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.errors import ProviderError
@@ -43,6 +44,7 @@ async def run_dialectic(
     update: dict[str, object] = {"interactive_clarifications": False, "verdict": "off"}
     if protocol is not None:
         update["format"] = protocol
+        update["rounds"] = max(env.dialectic_config.debate.rounds, min_rounds(protocol))
     settings = env.dialectic_config.debate.model_copy(update=update)
     config = env.dialectic_config.model_copy(update={"debate": settings})
     store = MemoryStore()

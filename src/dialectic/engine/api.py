@@ -8,7 +8,7 @@ from pathlib import Path
 
 from dialectic import events as ev
 from dialectic.changes import AnswersRecorded, BudgetChanged, DebateCreated, ParticipantsReinstated, StatusChanged
-from dialectic.config import SystemConfig
+from dialectic.config import SystemConfig, too_few_rounds
 from dialectic.context.files import check_directory
 from dialectic.domain import DebateState, new_debate_id, new_trace_id
 from dialectic.engine.budget import BudgetGuard, check_budget_prices, with_limits
@@ -27,7 +27,7 @@ from dialectic.engine.pausing import RunControl
 from dialectic.engine.personas_step import apply_stances
 from dialectic.engine.roster import Roster, build_roster
 from dialectic.engine.runner import node_named, run_graph
-from dialectic.errors import DebateStateError, StoreError
+from dialectic.errors import ConfigError, DebateStateError, StoreError
 from dialectic.events import EventBus
 from dialectic.ledger import debate_totals
 from dialectic.llm.registry import ProviderPool
@@ -84,6 +84,9 @@ class DebateEngine:
     async def start(self, request: DebateRequest, *, control: RunControl | None = None) -> DebateState:
         """Create the debate and run it until it completes, suspends, pauses (through ``control``) or fails."""
         config = request.config
+        short = too_few_rounds(config.debate)
+        if short is not None:
+            raise ConfigError(f"debate.rounds: {short}")
         if request.clarify and not config.debate.interactive_clarifications:
             config = config.model_copy(
                 update={"debate": config.debate.model_copy(update={"interactive_clarifications": True})}

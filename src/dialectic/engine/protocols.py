@@ -45,7 +45,6 @@ class Protocol:
     family: Literal["critique-refine", "turns"]
     votes: bool = False
     """Participants vote on the final proposals after the last round."""
-    min_rounds: int = 1
     judge_driven: bool = False
     """The judge's per-round assessment is part of the protocol (not only of early termination)."""
 
@@ -77,7 +76,7 @@ PROTOCOLS: dict[str, Protocol] = {
         Protocol("vote", "critique-refine", votes=True),
         Protocol("free-form", "turns", judge_driven=True),
         Protocol("round-limited", "turns"),
-        Protocol("structured", "turns", min_rounds=2, judge_driven=True),
+        Protocol("structured", "turns", judge_driven=True),
         Protocol("convergence-seeking", "turns"),
         Protocol("simultaneous", "turns"),
     )
