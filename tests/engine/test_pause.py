@@ -170,3 +170,16 @@ def test_a_pausing_control_refuses_new_calls_and_counts_those_in_flight() -> Non
         await idle
 
     asyncio.run(scenario())
+
+
+def test_a_pause_can_be_taken_back_until_it_takes_effect() -> None:
+    control = RunControl()
+    assert not control.withdraw_pause()  # nothing asked
+    control.request_pause()
+    assert control.withdraw_pause() and not control.pausing
+    control.begin_call()  # the run goes on
+    control.end_call()
+    control.request_pause()
+    with pytest.raises(PauseRequested):
+        control.begin_call()  # refused: the pause has taken effect
+    assert not control.withdraw_pause() and control.pausing

@@ -208,3 +208,20 @@ def test_orphans_are_resumed_with_resume_orphans(serve: Callable[..., None]) -> 
             assert notices == ["resumed debate deb-orphan, left running by a process that stopped"]
 
     serve(scenario, settings=ServeSettings(resume_orphans=True))
+
+
+def test_resume_before_a_pause_took_effect_takes_the_pause_back(serve: Callable[..., None]) -> None:
+    provider = GatedProvider()
+
+    async def scenario(api: Api) -> None:
+        debate_id = await api.start()
+        await held(provider, 2)
+        assert (await api.client.post(f"/api/debates/{debate_id}/pause")).json()["status"] == "pausing"
+        resumed = await api.client.post(f"/api/debates/{debate_id}/resume")
+        assert resumed.status_code == 202 and resumed.json() == {"id": debate_id, "status": "running"}
+        provider.gate.set()
+        assert await api.finished(debate_id) == "completed"
+        statuses = [c.status for c in api.ctx.store.changes(debate_id) if isinstance(c, StatusChanged)]
+        assert "paused" not in statuses
+
+    serve(scenario, provider=provider)

@@ -25,6 +25,7 @@ class RunControl:
         """Set once the run holds the debate's lease (for a new debate: once it exists)."""
         self._attached = asyncio.Event()
         self._pausing = False
+        self._stopping = False
         self._in_flight = 0
         self._idle = asyncio.Event()
         self._idle.set()
@@ -52,10 +53,23 @@ class RunControl:
         """Refuse every new call from now on; the runner stops once the calls in flight are done."""
         self._pausing = True
 
+    def withdraw_pause(self) -> bool:
+        """Take back a pause that has not taken effect (no call refused, no step ended on it yet): the run
+        goes on as if it had never been asked. ``False`` when there was none, or it is too late."""
+        if not self._pausing or self._stopping:
+            return False
+        self._pausing = False
+        return True
+
+    def stop_if_pausing(self) -> None:
+        """Between steps: raise :class:`PauseRequested` if a pause was asked for (it can no longer be taken back)."""
+        if self._pausing:
+            self._stopping = True
+            raise PauseRequested()
+
     def begin_call(self) -> None:
         """Count a call in flight, or raise :class:`PauseRequested` if the run is pausing."""
-        if self._pausing:
-            raise PauseRequested()
+        self.stop_if_pausing()
         self._in_flight += 1
         self._idle.clear()
 

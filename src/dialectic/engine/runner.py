@@ -56,8 +56,7 @@ async def run_graph(ctx: RunContext, start: Node) -> DebateState:
             ctx.commit(CursorMoved(next_node=outcome.name))
             ctx.emit(ev.NodeFinished(ctx.debate_id, node.name, outcome.name))
             node = outcome
-            if ctx.control.pausing:
-                raise PauseRequested()
+            ctx.control.stop_if_pausing()
     except PauseRequested:
         pass  # paused below, outside the handlers, so that a cancellation while pausing is an interruption
     except asyncio.CancelledError:

@@ -217,7 +217,10 @@ async def pause_debate(debate_id: str, ctx: Ctx) -> Accepted:
 
 @router.post("/debates/{debate_id}/resume", status_code=202, response_model=Accepted, tags=["steering"])
 async def resume_debate(debate_id: str, ctx: Ctx) -> Accepted:
-    """Resume a paused, interrupted, stale or failed debate (retry) from its saved cursor."""
+    """Resume a paused, interrupted, stale or failed debate (retry) from its saved cursor; or take back a
+    pause asked of a debate running here that has not taken effect yet."""
+    if ctx.runs.withdraw_pause(debate_id):
+        return Accepted(id=debate_id, status="running")
     state = ctx.store.load(debate_id)
     if state.status == "completed":
         raise DebateStateError(f"debate {debate_id} is already completed; nothing to resume")

@@ -63,7 +63,12 @@ class ServerRuns:
         return await self._launch(lambda control: self.engine.start(request, control=control))
 
     async def resume(self, debate_id: str, answers: Mapping[str, str] | None = None) -> str:
-        if self.is_running(debate_id):
+        run = self._runs.get(debate_id)
+        if run is not None and run.control.pausing:
+            raise DebateStateError(
+                f"debate {debate_id} is pausing: its calls in flight are finishing; resume it once it is paused"
+            )
+        if run is not None:
             raise DebateStateError(f"debate {debate_id} is already running on this server")
         return await self._launch(lambda control: self.engine.resume(debate_id, answers, control=control))
 
@@ -99,6 +104,11 @@ class ServerRuns:
             elif error is not None:
                 log.error("debate %s stopped by an unexpected error", run.debate_id, exc_info=error)
         self._on_end(run.debate_id)
+
+    def withdraw_pause(self, debate_id: str) -> bool:
+        """Take back a pause asked of a run here before it took effect; ``True`` if the run goes on."""
+        run = self._runs.get(debate_id)
+        return run is not None and run.control.withdraw_pause()
 
     def pause(self, debate_id: str) -> None:
         """Ask the run to pause: it finishes its calls in flight, then stops as ``paused``."""
