@@ -6,18 +6,24 @@ usage ledger of each (input and output tokens, LLM requests, tool calls) is prin
 
 By default the agents are the scripted model acting as a reader: with tools offered, it
 searches the index for the question's words, reads the best passage, then answers (each step
-a real, counted request). With ``--config FILE`` the agents and judge of that configuration run
-instead (e.g. the local model), the context settings replaced for each arm. ``--export DIR``
+a real, counted request). With ``--fake-server`` the same reader answers behind the fake
+OpenAI-compatible server, so every step goes through the openai SDK and the wire format (tool
+calls included) and the tokens are the server's counts. With ``--config FILE`` the agents and
+judge of that configuration run instead (e.g. the local model), the context settings replaced
+for each arm. ``--export DIR``
 writes each arm's debate as ``DIR/tools.json`` and ``DIR/paste.json`` (``dialectic export``'s
 format), for ``dialectic eval -d DIR/tools.json`` to score.
 
-    .venv/bin/python benchmarks/context_tools.py [--rounds 1] [--agents 2] [--config FILE] [--export DIR]
+    .venv/bin/python benchmarks/context_tools.py [--rounds 1] [--agents 2] [--fake-server | --config FILE]
+        [--export DIR]
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
+import os
 import re
 import sys
 import tempfile
@@ -32,10 +38,11 @@ from dialectic.errors import DialecticError
 from dialectic.events import EventBus
 from dialectic.export import export_json
 from dialectic.ledger import entries_of, ledger_totals
-from dialectic.llm.base import CompletionRequest, ToolCall
+from dialectic.llm.base import CompletionRequest, LLMProvider, ToolCall
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.scripted import Script, ScriptedProvider, ScriptedReply, default_reply
 from dialectic.store import SqliteStore
+from dialectic.testing.fake_server import FakeLLMServer
 from dialectic.testing.harness import make_config
 
 SOURCE = Path(__file__).resolve().parent.parent / "src"
@@ -78,6 +85,17 @@ async def run_arm(config: SystemConfig, mode: str, store_dir: Path, pool: Provid
 FIGURES = ("status", "input tokens", "output tokens", "LLM requests", "tool calls", "pasted characters")
 
 
+def behind(config: SystemConfig, base_url: str) -> SystemConfig:
+    """``config`` with every agent and the judge on the OpenAI-compatible server at ``base_url``."""
+    endpoint = {"provider": "openai", "model": "fake", "base_url": base_url}
+    return config.model_copy(
+        update={
+            "agents": [agent.model_copy(update=endpoint) for agent in config.agents],
+            "judge": config.judge.model_copy(update=endpoint),
+        }
+    )
+
+
 def figures(state: DebateState) -> dict[str, Any]:
     totals = ledger_totals(entries_of(state))
     speakers = [*state.all_contributions(), *([state.final_solution] if state.final_solution else [])]
@@ -96,22 +114,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--rounds", type=int, default=1)
     parser.add_argument("--agents", type=int, default=2)
-    parser.add_argument("--config", type=Path, help="run these agents and judge instead of the scripted reader")
+    chosen = parser.add_mutually_exclusive_group()
+    chosen.add_argument("--config", type=Path, help="run these agents and judge instead of the scripted reader")
+    chosen.add_argument("--fake-server", action="store_true", help="the scripted reader behind the fake server")
     parser.add_argument("--export", type=Path, help="write each arm's debate here as MODE.json, for dialectic eval")
     args = parser.parse_args()
-    if args.config is not None:
+    with contextlib.ExitStack() as stack:
+        run(args, stack)
+
+
+def run(args: argparse.Namespace, stack: contextlib.ExitStack) -> None:
+    overrides: dict[str, LLMProvider]
+    if args.fake_server:
+        server = stack.enter_context(FakeLLMServer(reader))
+        os.environ.setdefault("OPENAI_API_KEY", "bench-key")  # the fake server takes any key
+        config = behind(make_config(agents=args.agents, rounds=args.rounds), server.openai_base_url)
+        overrides = {}
+        model = "scripted reader behind the fake OpenAI-compatible server (its token counts)"
+    elif args.config is not None:
         config = with_local_limits(load_config(args.config, explicit=True).config)  # as `dialectic debate` does
         config = config.model_copy(update={"debate": config.debate.model_copy(update={"rounds": args.rounds})})
-        pool = ProviderPool()
+        overrides = {}
         model = "configured agents"
     else:
         config = make_config(agents=args.agents, rounds=args.rounds)
-        pool = ProviderPool(overrides={"scripted": ScriptedProvider(reader)})
+        overrides = {"scripted": ScriptedProvider(reader)}
         model = "scripted reader (tokens counted in words)"
     results: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="dialectic-context-bench-") as scratch:
         for mode in ("tools", "paste"):
             try:
+                pool = ProviderPool(overrides=overrides)  # one per arm: an SDK client belongs to one event loop
                 state = asyncio.run(run_arm(config, mode, Path(scratch), pool))
                 results[mode] = figures(state)
                 if args.export is not None:
