@@ -27,6 +27,20 @@ def names(text: str) -> list[str]:
     return [a.name for a in parse_arms(text)]
 
 
+def two_agents(rounds: int) -> SystemConfig:
+    """An architect and a simplicity agent on the scripted model, and a judge."""
+    return SystemConfig.model_validate(
+        {
+            "agents": [
+                {"id": "x", "name": "X", "role": "architect", "provider": "scripted", "model": "m"},
+                {"id": "y", "name": "Y", "role": "kiss", "provider": "scripted", "model": "m"},
+            ],
+            "judge": {"id": "j", "name": "J", "role": "generalist", "provider": "scripted", "model": "m"},
+            "debate": {"rounds": rounds},
+        }
+    )
+
+
 def test_defaults_and_canonical_names() -> None:
     assert names("single, majority, self-consistency, debate, dialectic") == [
         "single",
@@ -138,16 +152,7 @@ def test_an_unparseable_single_answer_is_counted_apart() -> None:
 
 def test_dialectic_takes_the_judges_answer_and_records_agent_stages() -> None:
     provider = ScriptedProvider(designed)
-    config = SystemConfig.model_validate(
-        {
-            "agents": [
-                {"id": "x", "name": "X", "role": "architect", "provider": "scripted", "model": "m"},
-                {"id": "y", "name": "Y", "role": "kiss", "provider": "scripted", "model": "m"},
-            ],
-            "judge": {"id": "j", "name": "J", "role": "generalist", "provider": "scripted", "model": "m"},
-            "debate": {"rounds": 2},
-        }
-    )
+    config = two_agents(rounds=2)
     env = replace(env_for(provider), dialectic_config=config)
     result = run(parse_arms("dialectic")[0], item(0), env)
     t = truth_of(provider.calls[0])
@@ -184,16 +189,7 @@ def test_an_item_whose_only_reply_was_refused_is_counted_as_failed() -> None:
 @pytest.mark.parametrize("protocol", ["free-form", "structured", "simultaneous", "vote"])
 def test_every_format_is_an_arm_of_the_engine(protocol: str) -> None:
     provider = ScriptedProvider(designed)
-    config = SystemConfig.model_validate(
-        {
-            "agents": [
-                {"id": "x", "name": "X", "role": "architect", "provider": "scripted", "model": "m"},
-                {"id": "y", "name": "Y", "role": "kiss", "provider": "scripted", "model": "m"},
-            ],
-            "judge": {"id": "j", "name": "J", "role": "generalist", "provider": "scripted", "model": "m"},
-            "debate": {"rounds": 2},
-        }
-    )
+    config = two_agents(rounds=2)
     (spec,) = parse_arms(f"format:{protocol}")
     assert spec.name == f"format:{protocol}" and spec.planned_calls is None
     result = run(spec, item(0), replace(env_for(provider), dialectic_config=config))
@@ -209,16 +205,7 @@ def test_an_unknown_format_arm_is_refused() -> None:
 
 def test_a_structured_arm_on_a_one_round_config_still_opens_and_closes() -> None:
     provider = ScriptedProvider(designed)
-    config = SystemConfig.model_validate(
-        {
-            "agents": [
-                {"id": "x", "name": "X", "role": "architect", "provider": "scripted", "model": "m"},
-                {"id": "y", "name": "Y", "role": "kiss", "provider": "scripted", "model": "m"},
-            ],
-            "judge": {"id": "j", "name": "J", "role": "generalist", "provider": "scripted", "model": "m"},
-            "debate": {"rounds": 1},
-        }
-    )
+    config = two_agents(rounds=1)
     (spec,) = parse_arms("format:structured")
     result = run(spec, item(0), replace(env_for(provider), dialectic_config=config))
     assert [stage.split()[-1] for stage in result.stages] == ["openings", "closings"]
