@@ -71,3 +71,11 @@ def test_the_problem_restated_with_a_little_added_still_restates() -> None:
 def test_threshold_is_a_parameter() -> None:
     assert restatement(DESIGN, PROBLEM, min_novelty=0.99).restates
     assert not restatement(RESTATED, PROBLEM, min_novelty=0.0).restates
+
+
+def test_the_judges_own_instructions_count_as_nothing_new() -> None:
+    instructions = "Write the final solution to the problem below from what the agents proposed in the debate above."
+    echoed = "Write the final solution to the problem below from what the agents proposed."
+    assert not restatement(echoed, PROBLEM).restates  # against the problem alone, the echo looks new
+    assert restatement(echoed, PROBLEM, instructions=instructions).restates
+    assert not restatement(DESIGN, PROBLEM, instructions=instructions).restates

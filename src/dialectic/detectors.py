@@ -138,13 +138,16 @@ def novelty_share(text: str, reference: str) -> float:
     return sum(1 for word in own if word not in known) / len(own)
 
 
-def restatement(solution: str, problem: str, *, min_novelty: float = MIN_NOVELTY) -> Restatement:
-    """Whether ``solution`` mostly restates ``problem`` — what a small model's judge does when it
-    copies the problem into its answer — with the figures behind the answer.
+def restatement(
+    solution: str, problem: str, *, instructions: str = "", min_novelty: float = MIN_NOVELTY
+) -> Restatement:
+    """Whether ``solution`` mostly restates ``problem`` or the judge's own ``instructions`` — what a
+    small model's judge does when it copies the problem, or a line of its prompt, into its answer —
+    with the figures behind the answer.
 
     Novelty decides, not similarity: a real design shares much of its problem's vocabulary, so
     a similarity threshold that catches a reworded problem also flags good answers.
     """
-    novelty = novelty_share(solution, problem)
+    novelty = novelty_share(solution, f"{problem}\n{instructions}")
     similarity = LexicalSimilarity().similarities([solution, problem])[0][1]
     return Restatement(novelty=novelty, similarity=similarity, restates=novelty < min_novelty)

@@ -209,6 +209,20 @@ def test_a_solution_that_restates_the_problem_is_warned_about(harness: Callable[
     assert len(warnings) == 1 and "(only 8% of its content words" in warnings[0]  # "allowing" is new
 
 
+def test_a_solution_that_echoes_the_judges_instructions_is_warned_about(harness: Callable[..., Harness]) -> None:
+    echo = "Write the final solution to the problem below from what the agents proposed in the debate above."
+    h = harness(_synthesis_describing(echo))  # what a 0.5B judge wrote, given a long pasted context
+    h.start(make_config(), problem=PROBLEM)
+    assert [w for w in h.of(ev.Warning) if "restates the problem or its own instructions" in w.message]
+
+
+def test_a_one_line_answer_to_a_calculation_is_not_a_restatement(harness: Callable[..., Harness]) -> None:
+    h = harness(_synthesis_describing("The final answer is 343."))
+    state = h.start(make_config(), problem="What is the result of 27+12*24+28?")
+    assert state.config["debate"]["problemKind"] == "reasoning"
+    assert not [w for w in h.of(ev.Warning) if "restates" in w.message]
+
+
 def test_a_solution_that_answers_the_problem_is_not_warned_about(harness: Callable[..., Harness]) -> None:
     h = harness(_synthesis_describing("1. **Token bucket in Redis**, updated by a Lua script.\n2. **Local fallback**."))
     h.start(make_config(), problem=PROBLEM)

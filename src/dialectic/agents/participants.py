@@ -294,6 +294,18 @@ class Judge(Speaker):
     summary_prompt: PromptFile
     summarization: SummarizationConfig
 
+    def synthesis_instructions(self) -> str:
+        """What the judge is told when it writes the solution, without the problem and the debate: its
+        system prompt and the synthesis template's own words (a judge that echoes them wrote nothing)."""
+        template = render(
+            phase_template("judge_synthesize", self.problem_kind),
+            problem="",
+            clarifications="",
+            debate="",
+            debate_is_summary=False,
+        )
+        return f"{self.system_prompt}\n{template}"
+
     async def synthesize(
         self,
         *,

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from dialectic import events as ev
+from dialectic.agents.templates import REASONING_KIND
 from dialectic.changes import (
     DebateStoppedEarly,
     JudgeSummaryRecorded,
@@ -361,11 +362,13 @@ class SynthesisNode(Node):
             )
         if metadata.truncated:
             ctx.warn("the judge's solution was cut off by the token limit")
-        check = restatement(solution.description, ctx.state.problem)
-        if check.restates:
+        # Not on a question with one right answer: its solution is a line that reuses the question's numbers.
+        check = restatement(solution.description, ctx.state.problem, instructions=judge.synthesis_instructions())
+        if judge.problem_kind != REASONING_KIND and check.restates:
             ctx.warn(
-                f"the judge's solution mostly restates the problem (only {check.novelty:.0%} of its content words "
-                "are not in the problem): read the agents' proposals in the report, or give the judge a larger model"
+                f"the judge's solution mostly restates the problem or its own instructions (only {check.novelty:.0%} "
+                "of its content words are in neither): read the agents' proposals in the report, or give the judge "
+                "a larger model"
             )
         ctx.defer(SolutionRecorded(solution=solution))  # saved with the next cursor move, in one transaction
         return VerdictNode() if verdict_wanted(ctx) else End()
