@@ -298,7 +298,7 @@
     show("view-debate", id);
     current = {
       id, state: null, lastSeq: 0, live: new Map(), warnings: [], note: "", phase: null,
-      ended: false, stream: null, dirty: false, answersShown: "",
+      ended: false, stream: null, dirty: false, answersShown: "", pauseAsked: false,
     };
     $("debate-rounds").replaceChildren();
     $("debate-warnings").replaceChildren();
@@ -324,7 +324,11 @@
     retrying: (e) => note(`${e.agentName} is retrying ${e.activity} (attempt ${e.attempt}): ${e.error}`),
     synthesis_started: () => note("The judge is writing the solution…"),
     debate_started: (e) => note(e.resumed ? "Resumed." : "Started."),
-    pausing: (e) => note(`Pausing: waiting for ${e.inFlight} call(s) in flight to finish…`),
+    pausing: (e) => {
+      current.pauseAsked = false; // the pause has taken effect: it can no longer be taken back
+      note(`Pausing: waiting for ${e.inFlight} call(s) in flight to finish…`);
+      schedule();
+    },
   };
 
   function openStream() {
@@ -534,9 +538,10 @@
 
   function renderControls(debate, status) {
     const live = !debate.ended && status === "running";
-    $("btn-pause").hidden = !live;
+    $("btn-pause").hidden = !live || debate.pauseAsked;
     $("btn-cancel").hidden = !live;
-    $("btn-resume").hidden = live || !["paused", "interrupted", "stale"].includes(status);
+    // While a pause asked for has not taken effect, Resume takes it back.
+    $("btn-resume").hidden = live ? !debate.pauseAsked : !["paused", "interrupted", "stale"].includes(status);
     $("btn-retry").hidden = live || status !== "failed";
   }
 
@@ -747,7 +752,12 @@
     const debate = current;
     try {
       await api(`/debates/${encodeURIComponent(debate.id)}/${action}`, { method: "POST", json });
-      if (action === "pause") note("Pausing: the calls in flight finish first…");
+      if (action === "pause") {
+        debate.pauseAsked = true;
+        note("Pausing: the calls in flight finish first…");
+        schedule();
+      }
+      if (action === "resume") debate.pauseAsked = false;
       if (["resume", "answers"].includes(action) && current === debate) {
         closeStream();
         debate.state.status = "running";
