@@ -4,9 +4,13 @@ For each design problem and each ``--format``, runs the installed ``dialectic de
 agents of ``--config``, then scores the debate with ``dialectic eval`` and the evaluator of
 ``--evaluator``. Everything lands in ``--out DIR`` (a store, each debate's JSON, each evaluation's
 JSON); a pair whose evaluation is already there is skipped, so an interrupted run picks up where
-it stopped when started again. Every format gets ``--rounds`` (default 1), or its minimum when that is
-more (``structured``: 2). Prints a Markdown table: per format, the mean overall score
-(0–10) and the mean tokens, LLM requests and minutes per debate, with the score of each problem.
+it stopped when started again (``--table-only`` prints the table of what is there and runs
+nothing). Every format gets ``--rounds`` (default 1), or its minimum when that is more
+(``structured``: 2). Prints a Markdown table: per format, the mean overall score (0–10) and the
+mean tokens, LLM requests and minutes per debate, with the score of each problem and the share of
+each solution's content words that are not in its problem (under 40% the engine warns that the
+judge restated the problem: a high score beside a low share is the evaluator's failure, not the
+debate's success).
 
     .venv/bin/python benchmarks/design_formats.py --config agents.json --evaluator evaluator.json \\
         --out runs/formats [--formats critique-refine,vote] [--rounds 1]
@@ -26,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from dialectic.config import min_rounds
+from dialectic.detectors import novelty_share
 
 FORMATS = (
     "critique-refine",
@@ -83,7 +88,7 @@ def overall(eval_file: Path) -> float | None:
 
 
 def table(out: Path, formats: list[str], problems: list[str]) -> str:
-    head = ["format", "mean score", *problems, "tokens", "requests", "minutes"]
+    head = ["format", "mean score", *problems, "new words", "tokens", "requests", "minutes"]
     lines = ["| " + " | ".join(head) + " |", "|" + "|".join(["---"] + ["--:"] * (len(head) - 1)) + "|"]
     for fmt in formats:
         cells: list[str] = []
@@ -91,6 +96,7 @@ def table(out: Path, formats: list[str], problems: list[str]) -> str:
         tokens: list[int] = []
         requests: list[int] = []
         minutes: list[float] = []
+        novelty: list[str] = []
         for problem_id in problems:
             eval_file = out / f"{problem_id}.{fmt}.eval.json"
             debate_file = out / f"{problem_id}.{fmt}.json"
@@ -99,7 +105,10 @@ def table(out: Path, formats: list[str], problems: list[str]) -> str:
             if score is not None:
                 scores.append(score)
             if debate_file.exists():
-                totals = json.loads(debate_file.read_text(encoding="utf-8"))["totals"]
+                debate = json.loads(debate_file.read_text(encoding="utf-8"))
+                solution = (debate.get("finalSolution") or {}).get("description", "")
+                novelty.append(f"{novelty_share(solution, debate['problem']):.0%}")
+                totals = debate["totals"]
                 tokens.append(totals["totalTokens"])
                 requests.append(totals["requests"])
                 minutes.append(totals["latencyMs"] / 60_000)
@@ -109,7 +118,7 @@ def table(out: Path, formats: list[str], problems: list[str]) -> str:
             f"{statistics.mean(requests):.0f}" if requests else "–",
             f"{statistics.mean(minutes):.1f}" if minutes else "–",
         ]
-        lines.append("| " + " | ".join([fmt, mean, *cells, *cost]) + " |")
+        lines.append("| " + " | ".join([fmt, mean, *cells, " / ".join(novelty) or "–", *cost]) + " |")
     return "\n".join(lines)
 
 
@@ -121,6 +130,7 @@ def main() -> int:
     parser.add_argument("--formats", default=",".join(FORMATS))
     parser.add_argument("--problems", default=",".join(PROBLEMS))
     parser.add_argument("--rounds", type=int, default=1)
+    parser.add_argument("--table-only", action="store_true", help="print the table of the runs in --out; run nothing")
     args = parser.parse_args()
     formats = [f.strip() for f in args.formats.split(",") if f.strip()]
     problems = [p.strip() for p in args.problems.split(",") if p.strip()]
@@ -128,7 +138,9 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown problem(s) {', '.join(unknown)}; known: {', '.join(PROBLEMS)}")
     args.out.mkdir(parents=True, exist_ok=True)
-    for problem_id in problems:  # problem-major: every format gets each problem before the next
+    for problem_id in (
+        [] if args.table_only else problems
+    ):  # problem-major: every format gets each problem before the next
         for fmt in formats:
             print(run_pair(args.out, args.config, args.evaluator, problem_id, fmt, args.rounds), flush=True)
     print(table(args.out, formats, problems))
