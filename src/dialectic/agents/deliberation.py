@@ -22,8 +22,8 @@ TURN_WORDS = PROPOSAL_WORDS
 REASONING_TURN_TEMPLATE = "reasoning/turn.md.j2"
 """The turn of every turn format on a question with one right answer: work it out, then check the
 others' working. The formats' own instructions are for open questions; on the embedded 1.5B
-model's arithmetic benchmark, turns taken with them were right in round 1 about two times in
-three, against nine in ten for the reasoning proposal of critique-refine."""
+model's arithmetic benchmark, round-1 turns taken with them were right 38 times in 62, against
+33 in 39 for critique-refine's reasoning proposals on the same questions."""
 
 
 @dataclass(frozen=True)
