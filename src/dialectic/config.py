@@ -261,16 +261,17 @@ FORMAT_MIN_ROUNDS: dict[str, tuple[int, str]] = {
 """Formats that need more than one round, with the reason given to a user who asked for fewer."""
 
 
-def too_few_rounds(debate: DebateSettings) -> str | None:
-    """Why ``debate.rounds`` is too few for ``debate.format``, or ``None`` when it is enough."""
-    needed, reason = FORMAT_MIN_ROUNDS.get(debate.format, (1, ""))
-    if debate.rounds >= needed:
-        return None
-    return f"the {debate.format} format needs at least {needed} rounds ({reason}), not {debate.rounds}"
-
-
 def min_rounds(debate_format: str) -> int:
     return FORMAT_MIN_ROUNDS.get(debate_format, (1, ""))[0]
+
+
+def too_few_rounds(debate: DebateSettings) -> str | None:
+    """Why ``debate.rounds`` is too few for ``debate.format``, or ``None`` when it is enough."""
+    needed = min_rounds(debate.format)
+    if debate.rounds >= needed:
+        return None
+    reason = FORMAT_MIN_ROUNDS[debate.format][1]
+    return f"the {debate.format} format needs at least {needed} rounds ({reason}), not {debate.rounds}"
 
 
 class LimitsConfig(ConfigModel):

@@ -363,13 +363,14 @@ class SynthesisNode(Node):
         if metadata.truncated:
             ctx.warn("the judge's solution was cut off by the token limit")
         # Not on a question with one right answer: its solution is a line that reuses the question's numbers.
-        check = restatement(solution.description, ctx.state.problem, instructions=judge.synthesis_instructions())
-        if judge.problem_kind != REASONING_KIND and check.restates:
-            ctx.warn(
-                f"the judge's solution mostly restates the problem or its own instructions (only {check.novelty:.0%} "
-                "of its content words are in neither): read the agents' proposals in the report, or give the judge "
-                "a larger model"
-            )
+        if judge.problem_kind != REASONING_KIND:
+            check = restatement(solution.description, ctx.state.problem, instructions=judge.synthesis_instructions())
+            if check.restates:
+                ctx.warn(
+                    f"the judge's solution mostly restates the problem or its own instructions (only "
+                    f"{check.novelty:.0%} of its content words are in neither): read the agents' proposals in the "
+                    "report, or give the judge a larger model"
+                )
         ctx.defer(SolutionRecorded(solution=solution))  # saved with the next cursor move, in one transaction
         return VerdictNode() if verdict_wanted(ctx) else End()
 
