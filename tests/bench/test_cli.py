@@ -76,6 +76,8 @@ def test_designed_accuracies_costs_ties_and_flips(
     sc = arms["self-consistency"]
     assert (sc["correct"], sc["ties"], sc["calls"], sc["planned_calls"]) == (12, 4, 120, 6)
     assert sc["matched_to"] == "debate:3x2"
+    assert sum(sc["decisions"].values()) == 20 and single["decisions"] is None
+    assert sc["decisions"]["split_picked_right"] + sc["decisions"]["all_right_kept"] == 12
     assert sc["vs_single"]["estimate"] == pytest.approx(0.2)
 
     debate = arms["debate:3x2"]
@@ -102,6 +104,7 @@ def test_designed_accuracies_costs_ties_and_flips(
     assert TIE_RULE in markdown
     assert "| single | 20 | 40.0% |" in markdown
     assert "| debate:3x2 | round 1 → round 2 | 4 | 8 |" in markdown
+    assert "### From the last replies to the final answer" in markdown
     assert "bench run bench-" in out.stderr and "resume with: dialectic bench --resume bench-" in out.stderr
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from dialectic.bench.arms import GREEDY_TEMPERATURE
 from dialectic.bench.extract import NUMERIC_TOLERANCE
 from dialectic.bench.records import ItemResult
-from dialectic.bench.summary import ArmSummary, BenchSummary
+from dialectic.bench.summary import ArmSummary, BenchSummary, Decisions
 from dialectic.bench.vote import TIE_RULE
 
 _ITEM_KEYS = ("arm", "item_id", "index", "question", "truth", "match")
@@ -66,6 +66,17 @@ def to_markdown(summary: BenchSummary) -> str:
             for a in dynamics
             for t in a.transitions
         ]
+    decided = [arm for arm in summary.arms if arm.decisions]
+    if decided:
+        lines += [
+            "",
+            "### From the last replies to the final answer",
+            "",
+            "| Arm | All replies right: final right | final wrong | Some right: final right | final wrong "
+            "| None right: final right | final wrong |",
+            "|---|--:|--:|--:|--:|--:|--:|",
+        ]
+        lines += [_decision_row(a.arm, a.decisions) for a in decided if a.decisions]
     lines += ["", "### Replies", "", "| Arm | Replies | Cut off | No answer | Failed | Final agreement |"]
     lines.append("|---|--:|--:|--:|--:|--:|")
     lines += [
@@ -101,6 +112,18 @@ def _row(a: ArmSummary) -> str:
     return "| " + " | ".join(cells) + " |"
 
 
+def _decision_row(arm: str, d: Decisions) -> str:
+    counts = (
+        d.all_right_kept,
+        d.all_right_lost,
+        d.split_picked_right,
+        d.split_picked_wrong,
+        d.none_right_fixed,
+        d.none_right_stayed,
+    )
+    return f"| {arm} | " + " | ".join(str(n) for n in counts) + " |"
+
+
 def _delta(interval: Any) -> str:
     if interval is None:
         return "—"
@@ -130,6 +153,11 @@ def _notes(summary: BenchSummary) -> list[str]:
         f"- Ties: {TIE_RULE}. The *Ties* column counts the items the rule decided.",
         f"- Sampling: `single` is greedy (temperature {GREEDY_TEMPERATURE:g}); every other sample and debate turn "
         f"uses temperature {summary.spec.temperature:g}.",
+        "- *From the last replies to the final answer*: items whose last stage had two or more replies, by how "
+        "many of those replies were right, against the final answer, which a later step decides (the majority "
+        "vote of the samples or of the last round; in `dialectic` and `format:` arms, the judge, after the "
+        "participants' vote in `format:vote`). A wrong final answer where some or all replies were right was lost "
+        "by that step, not by the replies.",
         "- Calls and tokens count every provider call, continuations of cut-off replies included. *Wall s* sums "
         "the time of each item (items overlap with `--concurrency`).",
         "- Numeric answers match when equal within a relative tolerance of "

@@ -23,6 +23,20 @@ class Transition:
 
 
 @dataclass(frozen=True)
+class Decisions:
+    """How an arm's final answers compare with its last stage's replies, counted over the items with two or
+    more replies there. The final answer is decided by a step after the replies (a majority vote, or the
+    judge), so an item whose replies were all right but whose final answer is wrong was lost by that step."""
+
+    all_right_kept: int
+    all_right_lost: int
+    split_picked_right: int
+    split_picked_wrong: int
+    none_right_fixed: int
+    none_right_stayed: int
+
+
+@dataclass(frozen=True)
 class ArmSummary:
     arm: str
     kind: str
@@ -50,6 +64,8 @@ class ArmSummary:
     transitions: tuple[Transition, ...]
     agreement: float | None
     """Share of items whose last stage was unanimous (every agent gave the same answer)."""
+    decisions: Decisions | None
+    """``None`` when no item had two or more replies in its last stage (``single``)."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +135,7 @@ def _arm_summary(
         vs_self_consistency=_paired(mine, by_arm.get(sc) if sc else None, arm.name == sc, seed, resamples),
         transitions=transitions(ordered),
         agreement=agreement(ordered),
+        decisions=decisions(ordered),
     )
 
 
@@ -163,3 +180,17 @@ def agreement(results: Sequence[ItemResult]) -> float | None:
         return None
     unanimous = sum(1 for g in groups if g[0].answer is not None and all(x.answer == g[0].answer for x in g))
     return unanimous / len(groups)
+
+
+def decisions(results: Sequence[ItemResult]) -> Decisions | None:
+    """Per item with two or more replies in its last stage: were all, some or none of them right, and was the
+    final answer right? (A reply with no answer counts as wrong.)"""
+    tally = [0] * 6
+    for r in results:
+        last = r.rounds[-1] if r.rounds else []
+        if len(last) < 2:
+            continue
+        right = sum(is_correct(reply.answer, r.truth, r.match) for reply in last)
+        group = 0 if right == len(last) else 2 if right else 4
+        tally[group + (0 if r.correct else 1)] += 1
+    return Decisions(*tally) if any(tally) else None
