@@ -105,6 +105,8 @@ def test_designed_accuracies_costs_ties_and_flips(
     assert "| single | 20 | 40.0% |" in markdown
     assert "| debate:3x2 | round 1 → round 2 | 4 | 8 |" in markdown
     assert "### From the last replies to the final answer" in markdown
+    debate_row = next(line for line in markdown.splitlines() if line.startswith("| debate:3x2 | 20 "))
+    assert "| −20.0 pp [" in debate_row and "| loses |" in debate_row
     assert "bench run bench-" in out.stderr and "resume with: dialectic bench --resume bench-" in out.stderr
 
 

@@ -1,8 +1,12 @@
-"""The summary's counts, on hand-built results."""
+"""The summary's counts on hand-built results, and the words the report puts on a difference."""
 
 from __future__ import annotations
 
+import pytest
+
 from dialectic.bench.records import ItemResult, Outcome, Reply
+from dialectic.bench.report import standing
+from dialectic.bench.stats import Interval
 from dialectic.bench.summary import Decisions, decisions, transitions
 
 
@@ -60,3 +64,23 @@ def test_transitions_count_changes_of_mind_per_stage_change() -> None:
     results = [item(1, [["7", "8"], ["8", "7"]], "7"), item(2, [["8", "8"], ["7", "8"]], "7")]
     (change,) = transitions(results)
     assert (change.label, change.wrong_to_right, change.right_to_wrong) == ("round 1 → round 2", 2, 1)
+
+
+@pytest.mark.parametrize(
+    ("estimate", "low", "high", "words"),
+    [
+        (-0.2, -0.4, -0.05, "loses"),
+        (0.2, 0.05, 0.4, "wins"),
+        (-0.033, -0.1, 0.0, "behind (CI includes 0)"),
+        (0.1, -0.05, 0.25, "ahead (CI includes 0)"),
+        (0.0, 0.0, 0.0, "level"),
+    ],
+)
+def test_standing_is_a_loss_or_a_win_only_when_the_interval_is_on_one_side(
+    estimate: float, low: float, high: float, words: str
+) -> None:
+    assert standing(Interval(estimate, low, high, 30)) == words
+
+
+def test_no_standing_without_a_reference() -> None:
+    assert standing(None) == "—"

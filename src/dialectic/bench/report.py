@@ -10,6 +10,7 @@ from typing import Any
 from dialectic.bench.arms import GREEDY_TEMPERATURE
 from dialectic.bench.extract import NUMERIC_TOLERANCE
 from dialectic.bench.records import ItemResult
+from dialectic.bench.stats import Interval
 from dialectic.bench.summary import ArmSummary, BenchSummary, Decisions
 from dialectic.bench.vote import TIE_RULE
 
@@ -52,9 +53,13 @@ def to_markdown(summary: BenchSummary) -> str:
         f"Run `{spec.id}` · {summary.total_items} items · seed {spec.seed} · model {models}"
         f" · sampling temperature {spec.temperature:g} (single: greedy, {GREEDY_TEMPERATURE:g})",
         "",
-        "| Arm | Items | Accuracy | 95% CI | Δ vs single | Δ vs " + (sc or "self-consistency") + " | Wrong "
-        "| Unparsed | Cut off | Failed | Ties | Calls | Input tokens | Output tokens | Wall s |",
-        "|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
+        "| Arm | Items | Accuracy | 95% CI | Δ vs single | Δ vs "
+        + (sc or "self-consistency")
+        + " | Against "
+        + (sc or "self-consistency")
+        + " | Wrong | Unparsed | Cut off | Failed | Ties | Calls | Input tokens "
+        "| Output tokens | Wall s |",
+        "|---|--:|--:|--:|--:|--:|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|",
     ]
     lines += [_row(arm) for arm in summary.arms]
     dynamics = [arm for arm in summary.arms if arm.transitions]
@@ -99,6 +104,7 @@ def _row(a: ArmSummary) -> str:
         else "—",
         _delta(a.vs_single),
         _delta(a.vs_self_consistency),
+        standing(a.vs_self_consistency),
         str(a.wrong),
         str(a.unparsed),
         str(a.truncated),
@@ -122,6 +128,22 @@ def _decision_row(arm: str, d: Decisions) -> str:
         d.none_right_stayed,
     )
     return f"| {arm} | " + " | ".join(str(n) for n in counts) + " |"
+
+
+def standing(difference: Interval | None) -> str:
+    """An arm's accuracy difference from a reference arm, in words: a loss or a win only when the whole
+    95% interval is on one side of zero."""
+    if difference is None:
+        return "—"
+    if difference.high < 0:
+        return "loses"
+    if difference.low > 0:
+        return "wins"
+    if difference.estimate < 0:
+        return "behind (CI includes 0)"
+    if difference.estimate > 0:
+        return "ahead (CI includes 0)"
+    return "level"
 
 
 def _delta(interval: Any) -> str:
@@ -149,7 +171,10 @@ def _notes(summary: BenchSummary) -> list[str]:
         "*Wrong* answers; the run goes on past a failed item. The *Replies* table counts the same at the level "
         "of single replies, where a cut-off reply may still have stated its answer.",
         f"- 95% CI: percentile bootstrap over items ({summary.resamples} resamples, seed {summary.spec.seed}). "
-        "Δ: difference in accuracy (percentage points) from a paired bootstrap over the items both arms finished.",
+        "Δ: difference in accuracy (percentage points) from a paired bootstrap over the items both arms finished. "
+        "*Against* self-consistency: *loses* or *wins* when the whole interval of Δ is below or above zero; "
+        "*behind* or *ahead* when Δ is negative or positive but its interval includes zero (these items do not "
+        "tell it from chance).",
         f"- Ties: {TIE_RULE}. The *Ties* column counts the items the rule decided.",
         f"- Sampling: `single` is greedy (temperature {GREEDY_TEMPERATURE:g}); every other sample and debate turn "
         f"uses temperature {summary.spec.temperature:g}.",
