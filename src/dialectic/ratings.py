@@ -80,6 +80,9 @@ class Leaderboard:
     """Highest rating first (then most matches, then key)."""
     debates: int
     """How many debates produced at least one match."""
+    judged: int = 0
+    """How many debates hold a judgement (a verdict or a deciding vote), matches or not: a debate whose
+    participants all rate under one key (one model, by model) has a judgement but no match."""
 
 
 def expected_score(rating: float, opponent: float) -> float:
@@ -135,8 +138,9 @@ def compute_ratings(
 ) -> Leaderboard:
     """The leaderboard of ``debates`` (any order: they are sorted by creation time here)."""
     entries: dict[str, RatingEntry] = {}
-    rated = 0
+    rated = judged = 0
     for state in sorted(debates, key=lambda s: (_utc(s.created_at), s.id)):
+        judged += bool(debate_outcomes(state))
         matches = debate_matches(state, by)
         if not matches:
             continue
@@ -150,7 +154,7 @@ def compute_ratings(
             _count(entries[match.first], match.score)
             _count(entries[match.second], 1.0 - match.score)
     ranked = sorted(entries.values(), key=lambda e: (-e.rating, -e.matches, e.key))
-    return Leaderboard(by=by, entries=ranked, debates=rated)
+    return Leaderboard(by=by, entries=ranked, debates=rated, judged=judged)
 
 
 def _name_players(entries: dict[str, RatingEntry], state: DebateState, by: RatingKey, initial: float) -> None:

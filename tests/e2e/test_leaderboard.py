@@ -194,3 +194,29 @@ def test_bad_flags(workspace: Workspace, args: list[str], message: str) -> None:
     assert result.stderr.startswith("error: ") and message in result.stderr
     assert len(result.stderr.splitlines()) == 1
     assert not workspace.home.exists()
+
+
+def test_judged_debates_on_one_model_say_why_nothing_is_ranked_by_model(workspace: Workspace) -> None:
+    store_dir = workspace.root / "one-model"
+    same = [
+        Participant(id="agent-x", name="Ex", role="architect", provider="local", model="qwen2.5-0.5b"),
+        Participant(id="agent-y", name="Why", role="kiss", provider="local", model="qwen2.5-0.5b"),
+    ]
+    debate = DebateState(
+        id="deb-2025-0100",
+        problem="Problem 100",
+        status="completed",
+        agents=same,
+        verdict=Verdict(summary="...", winner_id="agent-y"),
+        created_at=datetime(2025, 4, 1, tzinfo=UTC),
+    )
+    fill(store_dir / "debates.sqlite3", [debate])
+    by_model = workspace.run("leaderboard", "--store", str(store_dir))
+    assert by_model.returncode == 0, by_model.stderr
+    assert "1 completed debate(s) with a verdict or a vote" in by_model.stderr
+    assert "no two models met" in by_model.stderr and "--by agent" in by_model.stderr
+    by_agent = workspace.run("leaderboard", "--store", str(store_dir), "--by", "agent")
+    assert [line.split()[:2] for line in by_agent.stdout.splitlines() if line.strip()[:1].isdigit()] == [
+        ["1", "Why"],
+        ["2", "Ex"],
+    ]

@@ -193,3 +193,49 @@ def test_auto_personas_are_not_asked_again_on_resume(harness: Callable[..., Harn
     assert not any(c.tag.startswith("personas") for c in recovered.calls)
     proposal_system = next(c.system for c in recovered.calls if c.tag.startswith("refinement"))
     assert "Your position in this debate: Position of Agent" in proposal_system
+
+
+def sent_schema(h: Harness, tag: str) -> dict[str, Any]:
+    call = next(c for c in h.provider.calls if c.tag.startswith(tag))
+    assert call.json_schema is not None
+    return call.json_schema.schema
+
+
+def field_of_items(schema: dict[str, Any], array: str, name: str) -> dict[str, Any]:
+    definition = schema["properties"][array]["items"]["$ref"].rsplit("/", 1)[-1]
+    return schema["$defs"][definition]["properties"][name]
+
+
+def test_the_judge_and_the_voters_are_asked_for_every_field_with_the_labels_as_choices(
+    harness: Callable[..., Harness],
+) -> None:
+    """A model held to the schema (the embedded one) left the optional fields out: no winner, no scores."""
+    h = harness(scripted_judge())
+    h.start(make_config(agents=3, rounds=1, format="vote", personas="auto"))
+    participants = ["Participant A", "Participant B", "Participant C"]
+
+    verdict = sent_schema(h, "verdict")
+    assert verdict["required"] == list(verdict["properties"])
+    assert verdict["properties"]["winner"]["enum"] == [*participants, "none"]
+    assert field_of_items(verdict, "keyPoints", "participant")["enum"] == participants
+    assert verdict["properties"]["keyPoints"]["minItems"] == 3
+
+    ballots = [c for c in h.provider.calls if c.tag.startswith("vote")]
+    for ballot in ballots:
+        assert ballot.json_schema is not None
+        shown = [line[4:].strip() for line in ballot.last_user.splitlines() if line.startswith("### Proposal ")]
+        assert ballot.json_schema.schema["properties"]["choice"]["enum"] == shown and len(shown) == 2
+
+    personas = sent_schema(h, "personas")
+    assert personas["properties"]["assignments"]["minItems"] == 3
+    assert len(field_of_items(personas, "assignments", "participant")["enum"]) == 3
+
+    synthesis = sent_schema(h, "synthesis")  # a synthesis's lists are extras: its schema is sent as it is
+    assert "enum" not in str(synthesis) and synthesis["required"] != list(synthesis["properties"])
+
+    free_form = harness(scripted_judge())
+    free_form.start(make_config(agents=2, rounds=1, format="free-form"))
+    assessment = sent_schema(free_form, "assessment")
+    assert assessment["required"] == list(assessment["properties"])
+    assert field_of_items(assessment, "participants", "participant")["enum"] == participants[:2]
+    assert assessment["properties"]["participants"]["maxItems"] == 2

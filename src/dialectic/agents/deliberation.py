@@ -16,6 +16,7 @@ from dialectic.agents.participants import PROPOSAL_WORDS, DebateAgent, Judge, fi
 from dialectic.agents.templates import REASONING_KIND, render
 from dialectic.agents.tool_loop import AgentReply, ToolAccess
 from dialectic.llm.client import RetryHook, StructuredResult
+from dialectic.llm.schema_shape import SchemaShape
 
 TURN_WORDS = PROPOSAL_WORDS
 
@@ -77,7 +78,10 @@ async def cast_vote(
     on_retry: RetryHook | None = None,
 ) -> StructuredResult[VoteOutput]:
     user = render("vote.md.j2", role_name=agent.role_title, problem=problem, proposals=proposals)
-    return await agent.client.complete_structured(agent.request(user, "vote"), VoteOutput, on_retry=on_retry)
+    shape = SchemaShape(choices={"choice": [p.label for p in proposals]})
+    return await agent.client.complete_structured(
+        agent.request(user, "vote"), VoteOutput, shape=shape, on_retry=on_retry
+    )
 
 
 async def assess_round(
@@ -100,8 +104,9 @@ async def assess_round(
         previous=previous,
         may_stop=may_stop,
     )
+    shape = SchemaShape(choices={"participants.participant": labels}, counts={"participants": len(labels)})
     return await judge.client.complete_structured(
-        judge.request(user, "assessment"), AssessmentOutput, on_retry=on_retry
+        judge.request(user, "assessment"), AssessmentOutput, shape=shape, on_retry=on_retry
     )
 
 
@@ -123,7 +128,12 @@ async def give_verdict(
         debate_is_summary=debate_is_summary,
         vote=vote,
     )
-    return await judge.client.complete_structured(judge.request(user, "verdict"), VerdictOutput, on_retry=on_retry)
+    shape = SchemaShape(
+        choices={"winner": [*labels, "none"], "keyPoints.participant": labels}, counts={"keyPoints": len(labels)}
+    )
+    return await judge.client.complete_structured(
+        judge.request(user, "verdict"), VerdictOutput, shape=shape, on_retry=on_retry
+    )
 
 
 async def assign_personas(
@@ -135,6 +145,8 @@ async def assign_personas(
     on_retry: RetryHook | None = None,
 ) -> StructuredResult[PersonaAssignmentOutput]:
     user = render("judge_personas.md.j2", problem=problem, participants=participants, strategy=strategy)
+    labels = [p.label for p in participants]
+    shape = SchemaShape(choices={"assignments.participant": labels}, counts={"assignments": len(labels)})
     return await judge.client.complete_structured(
-        judge.request(user, "personas"), PersonaAssignmentOutput, on_retry=on_retry
+        judge.request(user, "personas"), PersonaAssignmentOutput, shape=shape, on_retry=on_retry
     )

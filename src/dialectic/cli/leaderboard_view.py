@@ -39,10 +39,25 @@ def print_leaderboard(*, by: str, output_format: str, since: str | None, store: 
     if output_format == "json":
         sys.stdout.write(json.dumps(leaderboard_json(board, since_moment), indent=2, ensure_ascii=False) + "\n")
     elif not board.entries:
-        after = f" created since {since_moment.isoformat()}" if since_moment is not None else ""
-        Terminal().line(f"No completed debates with a verdict or a vote{after} in {location}")
+        Terminal().line(nothing_to_rank(board, since_moment, location))
     else:
         _print_table(board)
+
+
+def nothing_to_rank(board: Leaderboard, since: datetime | None, location: object) -> str:
+    """Why the leaderboard is empty: no judged debates, or judged debates that set no two players against each other."""
+    after = f" created since {since.isoformat()}" if since is not None else ""
+    if not board.judged:
+        return f"No completed debates with a verdict or a vote{after} in {location}"
+    if board.by == "model":
+        return (
+            f"{board.judged} completed debate(s) with a verdict or a vote{after} in {location}, but in each "
+            "every participant runs on one model: no two models met. Rank the agents: dialectic leaderboard --by agent"
+        )
+    return (
+        f"{board.judged} completed debate(s) with a verdict or a vote{after} in {location}, "
+        "but none named a participant it rated"
+    )
 
 
 def rating_key(by: str) -> RatingKey:
