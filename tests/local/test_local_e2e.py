@@ -100,6 +100,27 @@ def test_structured_output_parses_through_the_client_with_a_judge_schema(provide
     assert 0 <= result.value.confidence <= 100
 
 
+def test_a_shaped_schema_holds_the_model_to_every_field_and_the_labels(provider: object) -> None:
+    """The embedded model generates from a grammar of the schema: one that names choices and requires
+    every field (as votes, assessments and verdicts send) must be one llama.cpp can compile and keep to."""
+    from dialectic.agents.outputs import VoteOutput
+    from dialectic.llm.local_provider import LocalProvider
+    from dialectic.llm.schema_shape import SchemaShape
+
+    assert isinstance(provider, LocalProvider)
+    request = _ask(
+        "Proposal A: cache for 60 s. Proposal B: no cache. Vote for the better proposal for a read-heavy API, "
+        "with your confidence and a one-sentence reason.",
+        max_tokens=160,
+    )
+    shape = SchemaShape(choices={"choice": ["Proposal A", "Proposal B"]})
+    result = asyncio.run(LLMClient(provider).complete_structured(request, VoteOutput, shape=shape))
+    assert result.value is not None, result.error
+    assert result.value.choice in ("Proposal A", "Proposal B")
+    assert isinstance(result.completion.structured, dict)
+    assert set(result.completion.structured) == {"choice", "confidence", "reason"}
+
+
 def test_cut_off_reply_says_length(provider: object) -> None:
     from dialectic.llm.local_provider import LocalProvider
 
