@@ -100,6 +100,18 @@ def test_vote_counts_anonymous_ballots_and_the_judge_builds_on_the_winner(harnes
     assert h.of(ev.VoteCompleted) and state.verdict is not None
 
 
+def test_a_majority_vote_between_two_proposals_that_leaves_out_its_own_says_it_can_only_tie(
+    harness: Callable[..., Harness],
+) -> None:
+    h = harness(scripted_judge())
+    state = h.start(make_config(agents=2, rounds=1, format="vote", vote={"rule": "majority"}))
+    assert state.vote is not None and state.vote.tie and state.vote.winner_id is None
+    assert [w for w in h.of(ev.Warning) if "a majority vote can only tie" in w.message]
+    three = harness(scripted_judge())
+    three.start(make_config(agents=3, rounds=1, format="vote", vote={"rule": "majority"}))
+    assert not [w for w in three.of(ev.Warning) if "can only tie" in w.message]
+
+
 @pytest.mark.parametrize("rule", ["supermajority", "weighted", "confidence"])
 def test_every_vote_rule_is_selectable(harness: Callable[..., Harness], rule: str) -> None:
     h = harness(scripted_judge())

@@ -39,6 +39,11 @@ async def hold_vote(ctx: RunContext) -> VoteOutcome:
     proposals = final_proposals(ctx)
     labels = neutral_labels(list(proposals), word="Proposal", seed=f"{ctx.debate_id}/vote")
     voters = [a for a in active_agents(ctx) if a.id in proposals]
+    if settings.exclude_own and len(proposals) == 2 and settings.rule in ("majority", "supermajority"):
+        ctx.warn(
+            f"two proposals with vote.excludeOwn: each ballot holds only the other's proposal, so a {settings.rule} "
+            "vote can only tie and the judge decides from both; add agents, or use the confidence or weighted rule"
+        )
 
     async def ballot(voter: DebateAgent) -> Vote | None:
         shown = [
