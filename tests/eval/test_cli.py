@@ -14,6 +14,7 @@ from dialectic.changes import DebateCreated
 from dialectic.domain import DebateState
 from dialectic.errors import ProviderAuthError
 from dialectic.eval.output import CSV_COLUMNS
+from dialectic.eval.scores import CRITERION_KEYS
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import Script, ScriptedProvider, ScriptedReply
 from dialectic.store import open_store
@@ -219,3 +220,27 @@ def test_a_missing_env_file_is_exit_2(
 ) -> None:
     result = cli("-c", write_config(["alpha"]), "-d", debate_file, "--env-file", tmp_path / "absent.env")
     assert result.exit_code == 2 and "env file not found" in result.stderr
+
+
+def test_scores_that_follow_a_pattern_down_the_list_are_warned_about(
+    cli: Cli,
+    tmp_path: Path,
+    write_config: Callable[..., Path],
+    debate_file: Path,
+    use_provider: Callable[[ScriptedProvider], ScriptedProvider],
+    scripted_reply: Callable[..., ScriptedReply],
+) -> None:
+    varied = dict(zip(CRITERION_KEYS, [7, 5, 8, 6, 9, 4, 7, 7], strict=True))
+    replies = {"model-alpha": scripted_reply(10), "model-beta": scripted_reply(varied)}
+    use_provider(ScriptedProvider(lambda request: replies[request.model]))
+    out = tmp_path / "eval.json"
+    result = cli("-c", write_config(["alpha", "beta"]), "-d", debate_file, "-o", out)
+    assert result.exit_code == 0, result.stderr
+    assert (
+        "warning: evaluator 'alpha' (Alpha): the criterion scores follow a pattern down the list (every "
+        "criterion scored 10), not the solution;" in " ".join(result.stderr.split())
+    )
+    assert "'beta'" not in result.stderr
+    alpha, beta = json.loads(out.read_text(encoding="utf-8"))["evaluators"]
+    assert alpha["samples"][0]["scorePattern"] == "every criterion scored 10"
+    assert beta["samples"][0]["scorePattern"] is None

@@ -74,7 +74,8 @@ def test_json_holds_the_aggregate_and_every_evaluator(make_report: Callable[...,
     assert [s["sample"] for s in alpha["samples"]] == [1, 2]
     first = next(s for s in alpha["samples"] if s["sample"] == 1)
     assert first["scores"]["security"] == {"score": 6, "reason": "Thin | on security"}
-    assert set(first) == {"sample", "model", "latencyMs", "usage", "scores"}
+    assert set(first) == {"sample", "model", "latencyMs", "usage", "scores", "scorePattern"}
+    assert first["scorePattern"] == "every criterion scored 6"
     assert beta["scores"] == {} and beta["samples"] == []
     assert beta["failures"] == [{"sample": 1, "error": "bad key"}, {"sample": 2, "error": "bad key"}]
 
@@ -90,6 +91,8 @@ def test_markdown_has_the_summary_table_reasons_and_failures(make_report: Callab
     assert "| Security | 6 | Thin \\| on security |" in text
     assert "### Beta (`beta`, scripted/model-beta)\n\nNo valid evaluation." in text
     assert "## Failures" in text and "- Beta (`beta`), sample 1: bad key" in text
+    warning = "Warning: the criterion scores follow a pattern down the list (every criterion scored 9), not the"
+    assert f"\n\n{warning} solution;" in text
 
 
 def test_csv_appends_one_row_per_run_and_writes_the_header_once(

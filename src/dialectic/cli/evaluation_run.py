@@ -29,6 +29,7 @@ from dialectic.eval.output import (
     append_csv,
     check_csv_target,
     output_format,
+    pattern_warning,
     render_json,
     render_markdown,
     scores_table,
@@ -69,6 +70,7 @@ def run_eval(
     report = asyncio.run(_run(plan, pool, samples, source, lambda failure: _report_failure(failure, samples, term)))
     if verbose:
         _describe_results(report, term)
+    _warn_patterns(report, samples, term)
     _emit(report, target, fmt, term)
 
 
@@ -136,6 +138,18 @@ def _describe_results(report: EvaluationReport, term: Terminal) -> None:
             term.line(
                 f"  evaluator '{result.evaluator_id}' sample {result.sample}: overall {overall:g}, "
                 f"{result.latency_ms} ms, {result.usage.total_tokens} tokens ({result.model})"
+            )
+
+
+def _warn_patterns(report: EvaluationReport, samples: int, term: Terminal) -> None:
+    for outcome in report.evaluators:
+        for result in outcome.results:
+            if result.score_pattern is None:
+                continue
+            which = f" sample {result.sample} of {samples}" if samples > 1 else ""
+            term.warning(
+                f"evaluator '{result.evaluator_id}' ({outcome.config.name}){which}: "
+                f"{pattern_warning(result.score_pattern)}"
             )
 
 

@@ -22,6 +22,7 @@ from dialectic.agents.participants import read_prompt_file
 from dialectic.domain import DebateState, PromptSource, Usage, utc_now
 from dialectic.errors import DialecticError, InvalidArgumentsError, ProviderError
 from dialectic.eval.config import EvaluatorConfig, LoadedEvalConfig
+from dialectic.eval.patterns import evaluation_pattern
 from dialectic.eval.scores import CRITERIA, CRITERION_KEYS, MAX_SCORE, MIN_SCORE, EvaluationOutput, Spread, spread
 from dialectic.llm.base import CompletionRequest, Message
 from dialectic.llm.client import LLMClient
@@ -74,6 +75,11 @@ class SampleResult:
     model: str
     latency_ms: int
     usage: Usage
+
+    @property
+    def score_pattern(self) -> str | None:
+        """How the criterion scores follow a pattern down the list rather than the solution, if they do."""
+        return evaluation_pattern(self.output)
 
 
 @dataclass(frozen=True)

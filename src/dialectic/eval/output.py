@@ -69,6 +69,7 @@ def _evaluator_json(outcome: EvaluatorOutcome) -> dict[str, Any]:
                 "latencyMs": r.latency_ms,
                 "usage": r.usage.to_json_dict(),
                 "scores": {key: value.model_dump() for key, value in r.output.scores().items()},
+                "scorePattern": r.score_pattern,
             }
             for r in outcome.results
         ],
@@ -176,7 +177,17 @@ def _evaluator_markdown(outcome: EvaluatorOutcome, samples: int) -> list[str]:
         lines += ["", "| Criterion | Score | Reason |", "| --- | ---: | --- |"]
         scored = result.output.scores()
         lines += [f"| {c.title} | {_num(scored[c.key].score)} | {_cell(scored[c.key].reason)} |" for c in CRITERIA]
+        if result.score_pattern is not None:
+            lines += ["", f"Warning: {pattern_warning(result.score_pattern)}."]
     return lines
+
+
+def pattern_warning(pattern: str) -> str:
+    """What to tell the reader of an evaluation whose criterion scores follow a pattern."""
+    return (
+        f"the criterion scores follow a pattern down the list ({pattern}), not the solution; they may not "
+        "measure it (read the reasons, or evaluate with a stronger model)"
+    )
 
 
 def scores_table(report: EvaluationReport) -> Table:
