@@ -7,7 +7,7 @@ text arrives as a control character followed by "oxed"; so do ``\\f`` (``\\frac`
 whole reply unparseable. :func:`repair_backslashes` rewrites such backslashes as literal ones
 before parsing, and keeps genuine escapes:
 
-* ``\\"``, ``\\\\``, ``\\/`` and ``\\uXXXX`` are kept;
+* ``\\"``, ``\\\\``, ``\\/`` and ``\\u`` with four hex digits (``\\u00e9``) are kept;
 * ``\\b`` or ``\\f`` followed by a letter is LaTeX (nobody means a backspace or a form feed);
 * ``\\n``, ``\\r`` or ``\\t`` followed by letters is LaTeX only when the letters make a LaTeX
   command (``\\nabla``, ``\\rho``, ``\\text``…, see :data:`LATEX_COMMANDS`): a newline before a
