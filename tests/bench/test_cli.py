@@ -15,14 +15,18 @@ With ``-n 20 --seed 0`` each class of the designed model (see ``conftest``) hold
 from __future__ import annotations
 
 import json
+import re
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from dialectic.bench.plot import require_matplotlib
 from dialectic.bench.tasks import arithmetic_task
 from dialectic.bench.vote import TIE_RULE
 from dialectic.errors import ProviderAuthError
+from dialectic.extras import MissingExtraError
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import Script, ScriptedProvider
 
@@ -224,13 +228,13 @@ def test_jsonl_task_with_exact_and_numeric_answers(invoke: Invoke, use_provider:
     }
 
 
-def test_plot_without_matplotlib_is_an_argument_error(invoke: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
-    import importlib.util
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "matplotlib" else real(name, *a))
+def test_plot_without_matplotlib_names_the_plot_extra(invoke: Invoke, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # as if it were not installed
     out = invoke("arithmetic", "-n", "2", "--arms", "single", *SCRIPTED_ARGS, "--plot", "p.png")
-    assert out.code == 2
+    assert out.code == 4
+    message = "--plot needs the 'plot' extra, which is not installed (no module named 'matplotlib'): "
+    with pytest.raises(MissingExtraError, match=re.escape(message + "pip install 'dialectic[plot]'")):
+        require_matplotlib()
 
 
 def test_plot_is_written_when_matplotlib_is_installed(invoke: Invoke, use_provider: Any, home: Path) -> None:

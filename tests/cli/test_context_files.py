@@ -91,3 +91,22 @@ def test_missing_path_or_file_is_invalid_arguments(tmp_path: Path) -> None:
     file.write_text("x", encoding="utf-8")
     with pytest.raises(InvalidArgumentsError, match="not a directory"):
         gather_context(file)
+
+
+def test_symlink_loops_fifos_and_names_that_are_not_utf8_are_skipped_and_listed(tmp_path: Path) -> None:
+    (tmp_path / "ok.txt").write_text("fine\n", encoding="utf-8")
+    (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / os.fsdecode(b"caf\xe9.txt")).write_text("latin-1 name\n", encoding="utf-8")
+    gathered = gather_context(tmp_path)
+    assert gathered.text == "### ok.txt\n\nfine\n"
+    assert gathered.skipped == [
+        "a (is a symlink loop)",
+        "b (is a symlink loop)",
+        "caf\\xe9.txt (its name is not UTF-8)",
+        "loop (is a symlink loop)",
+        "pipe (is a FIFO, not a regular file)",
+    ]
+    gathered.skipped_summary().encode("utf-8")  # printable and storable

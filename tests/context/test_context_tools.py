@@ -52,7 +52,7 @@ def test_only_visible_readable_text_files_are_offered(directory: ContextDirector
     assert directory.skipped["secret-link.txt"] == "links outside the context directory"
     assert directory.skipped["pipe"] == "is a FIFO, not a regular file"
     assert directory.skipped["logo.png"] == "is not UTF-8 text"
-    assert directory.skipped["outside-dir"] == "a symlinked directory, not followed"
+    assert directory.skipped["outside-dir"] == "a symlinked directory"
 
 
 @pytest.mark.parametrize(
@@ -168,3 +168,66 @@ def test_overview_names_the_files_for_the_prompt(directory: ContextDirectory) ->
     assert directory.overview(max_entries=2) == (
         "3 text files.\n- README.md (2 lines)\n- inside-link.md (2 lines)\n- … and 1 more (use list_files)"
     )
+
+
+@pytest.mark.parametrize("bad", ["README\x00.md", "src/\x00", "\x00", "caf\udce9.md", "\ud800"])
+def test_a_path_no_file_system_takes_is_an_error_result(directory: ContextDirectory, bad: str) -> None:
+    """A NUL byte or a lone surrogate (from JSON's ``\\u`` escapes) is answered, never raised."""
+    for outcome in (directory.file_read(bad), directory.list_files(bad), directory.list_files(".", bad)):
+        assert outcome.error is not None and outcome.text.startswith("error: ")
+        assert "NUL" in outcome.error or "lone surrogate" in outcome.error
+    searched = directory.context_search(bad)
+    assert searched.error is not None and ("NUL" in searched.error or "lone surrogate" in searched.error)
+
+
+@pytest.mark.parametrize(
+    ("name", "arguments"),
+    [
+        ("file_read", {"path": "README.md\x00"}),
+        ("list_files", {"path": "src", "pattern": "*\x00"}),
+        ("context_search", {"query": "cache\ud800"}),
+    ],
+)
+def test_a_call_with_a_nul_or_a_lone_surrogate_is_an_error_the_model_sees(
+    directory: ContextDirectory, name: str, arguments: dict[str, object]
+) -> None:
+    outcome = directory.session().call(name, arguments)
+    assert outcome.error is not None and outcome.text == f"error: {outcome.error}"
+    assert outcome.error.startswith(f"{name}: ")
+
+
+@pytest.fixture
+def loops(tmp_path: Path) -> Path:
+    """A directory with a self loop, a two-link loop, a loop through a folder, a FIFO and a name that is not UTF-8."""
+    root = tmp_path / "loops"
+    root.mkdir()
+    (root / "notes.md").write_text("token bucket\n", encoding="utf-8")
+    (root / "loop").symlink_to("loop")
+    (root / "a").symlink_to("b")
+    (root / "b").symlink_to("a")
+    (root / "sub").mkdir()
+    (root / "sub" / "up").symlink_to("../sub/up")
+    os.mkfifo(root / "pipe")
+    (root / os.fsdecode(b"caf\xe9.md")).write_text("latin-1 name\n", encoding="utf-8")
+    return root
+
+
+def test_symlink_loops_are_skipped_and_read_as_errors(loops: Path, tmp_path: Path) -> None:
+    opened = ContextDirectory.open(loops, cache_dir=tmp_path / "cache")
+    try:
+        assert list(opened.texts) == ["notes.md"]
+        assert opened.skipped == {
+            "a": "is a symlink loop",
+            "b": "is a symlink loop",
+            "caf\\xe9.md": "its name is not UTF-8",
+            "loop": "is a symlink loop",
+            "pipe": "is a FIFO, not a regular file",
+            "sub/up": "is a symlink loop",
+        }
+        for path in ("loop", "a", "sub/up", "sub/up/deeper"):
+            outcome = opened.file_read(path)
+            assert outcome.error is not None and "symlink loop" in outcome.error, path
+        assert opened.list_files().text == "notes.md (1 lines)"
+        assert opened.context_search("bucket").text.startswith("1. notes.md:1-1")
+    finally:
+        opened.close()

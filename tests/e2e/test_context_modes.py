@@ -133,3 +133,20 @@ def test_resume_keeps_the_saved_mode_and_directory(workspace: Workspace, docs: P
     assert after["config"]["debate"]["context"] == before["config"]["debate"]["context"]
     refinements = [c for r in after["rounds"] for c in r["contributions"] if c["type"] == "refinement"]
     assert refinements and all(c["toolCalls"] == [] for c in refinements)
+
+
+@pytest.mark.parametrize("mode", ["tools", "paste"])
+def test_a_symlink_loop_in_the_directory_is_skipped_with_a_warning(workspace: Workspace, docs: Path, mode: str) -> None:
+    (docs / "loop").symlink_to("loop")
+    (docs / "a").symlink_to("b")
+    (docs / "b").symlink_to("a")
+    config = scripted_config(workspace)
+    args = ("debate", "Design it", "--config", str(config), "--context", "docs", "--context-mode", mode)
+    result = workspace.run(*args)
+    assert result.returncode == 0, result.stderr
+    assert "a (is a symlink loop), b (is a symlink loop), loop (is a symlink loop)" in result.stderr
+    assert "unexpected" not in result.stderr
+    data = only_debate(workspace)
+    assert data["status"] == "completed" and data["config"]["debate"]["context"]["mode"] == mode
+    if mode == "paste":
+        assert NOTE in data["context"]

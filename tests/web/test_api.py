@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+import json
+from collections.abc import Awaitable, Callable
+
+import httpx2 as httpx
+import pytest
 
 from dialectic.export import export_json
 from dialectic.report import render_report
 from dialectic.web.feed import DebateFeed, Subscriber
-from tests.web.conftest import Api, GatedProvider
+from tests.web.conftest import Api, GatedProvider, parse_sse
 
 SEED_KEYS = {"id", "problem", "status", "currentRound", "rounds", "finalSolution", "clarifications", "promptSources"}
 
@@ -58,6 +62,52 @@ def test_last_event_id_replays_only_what_came_after_it(serve: Callable[..., None
         assert [e.event for e in tail] == ["end"]
         bad = await api.client.get(f"/api/debates/{debate_id}/events", headers={"Last-Event-ID": "abc"})
         assert bad.status_code == 400 and bad.json()["error"] == "bad_request"
+
+    serve(scenario)
+
+
+@pytest.mark.parametrize("value", ["²", "١٢", "１２", str(10**30), str(2**63), "-1", "+5", "5.x", "5.²", "1_0"])
+def test_an_event_id_that_is_not_ascii_digits_within_sqlites_range_is_a_400(
+    serve: Callable[..., None], value: str
+) -> None:
+    """``str.isdigit`` takes ``²``, which ``int`` refuses; SQLite's integers end at 2**63 - 1 (both were 500s)."""
+
+    async def scenario(api: Api) -> None:
+        debate_id = await api.start()
+        await api.finished(debate_id)
+        url = f"/api/debates/{debate_id}/events"
+        by_header = await api.client.get(url, headers={"Last-Event-ID": value.encode("utf-8")})
+        by_query = await api.client.get(url, params={"after": value})
+        for response, name in ((by_header, "Last-Event-ID"), (by_query, "after")):
+            assert response.status_code == 400, response.text
+            body = response.json()
+            assert body["error"] == "bad_request" and body["detail"].startswith(name)
+            assert "\n" not in body["detail"]
+        largest = await api.client.get(url, params={"after": str(2**63 - 1)})
+        assert [e.event for e in parse_sse(largest.text)] == ["end"]
+
+    serve(scenario)
+
+
+def test_a_lone_surrogate_in_a_request_is_a_422_naming_the_field(serve: Callable[..., None]) -> None:
+    """JSON's ``"\\ud800"`` decodes to text no encoder takes: refused before it is saved (it was a 500)."""
+
+    def post(api: Api, path: str, body: object) -> Awaitable[httpx.Response]:
+        content = json.dumps(body)  # ASCII, the surrogate as an escape, as a client may send it
+        return api.client.post(path, content=content, headers={"Content-Type": "application/json"})
+
+    async def scenario(api: Api) -> None:
+        problem = await post(api, "/api/debates", {"problem": "Design a cache \ud800"})
+        assert problem.status_code == 422, problem.text
+        assert set(problem.json()["fields"]) == {"problem"} and "lone surrogate" in problem.json()["detail"]
+        agent = await post(api, "/api/debates", {"problem": "Design a cache", "agents": [{"role": "x\udfff"}]})
+        assert agent.status_code == 422 and set(agent.json()["fields"]) == {"agents"}
+        assert agent.json()["detail"].startswith("agents: the text at [0].role is not valid Unicode text")
+        config = await post(api, "/api/debates", {"problem": "Design a cache", "config": {"\ud800": 1}})
+        assert config.status_code == 422 and set(config.json()["fields"]) == {"config"}
+        token = await post(api, "/api/session", {"token": "\ud800"})
+        assert token.status_code == 422
+        assert api.ctx.store.list() == []
 
     serve(scenario)
 

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
+import httpx2 as httpx
 import pytest
 
 from dialectic.errors import InvalidArgumentsError
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import ScriptedProvider, default_reply
+from dialectic.web.app import create_app
 from dialectic.web.context import ServeSettings
+from dialectic.web.errors import ApiError, ErrorScrubber
 from dialectic.web.markdown import render_markdown
-from dialectic.web.security import check_bind, is_loopback
-from tests.web.conftest import Api
+from dialectic.web.security import SESSION_COOKIE, TokenCheck, check_bind, is_loopback
+from tests.web.conftest import BASE_URL, Api
 
 TOKEN = "a-long-enough-test-token-0123"
 
@@ -188,3 +192,98 @@ def test_binding_beyond_loopback_needs_a_long_enough_token() -> None:
         check_bind("0.0.0.0", None)
     with pytest.raises(InvalidArgumentsError, match="at least 16 characters"):
         check_bind("127.0.0.1", "short")
+
+
+def test_the_session_cookie_holds_a_keyed_hash_not_the_token(serve: Callable[..., None]) -> None:
+    async def scenario(api: Api) -> None:
+        signed = await api.client.post("/api/session", json={"token": TOKEN})
+        cookie = signed.headers["set-cookie"]
+        assert TOKEN not in cookie and cookie.startswith(f"{SESSION_COOKIE}=")
+        value = api.client.cookies[SESSION_COOKIE]
+        assert len(value) == 64 and value == api.ctx.token.session()
+        assert (await api.client.get("/api/health")).status_code == 200
+        api.client.cookies.clear()
+        other_process = TokenCheck(TOKEN).session()  # another key: a cookie of an earlier server run
+        for forged in (TOKEN, value[:-1] + ("0" if value[-1] != "0" else "1"), other_process, "²", ""):
+            cookie = f"{SESSION_COOKIE}={forged}".encode("latin-1")
+            assert (await api.client.get("/api/health", headers={"Cookie": cookie})).status_code == 401, forged
+        assert (await api.client.get("/api/health", headers={"Cookie": f"{SESSION_COOKIE}={value}"})).status_code == 200
+
+    serve(scenario, settings=ServeSettings(token=TOKEN))
+
+
+def test_a_404_names_no_path_of_the_server(serve: Callable[..., None], tmp_path: Path) -> None:
+    async def scenario(api: Api) -> None:
+        for path in ("", "/events", "/export", "/report", "/pause", "/resume", "/cancel"):
+            method = "POST" if path in ("/pause", "/resume", "/cancel") else "GET"
+            missing = await api.client.request(method, f"/api/debates/deb-nope{path}")
+            assert missing.status_code == 404, path
+            detail = missing.json()["detail"]
+            assert detail == "no debate with id 'deb-nope' in the server's debate store", detail
+            assert str(tmp_path) not in missing.text
+
+    serve(scenario)
+
+
+def test_an_absolute_path_in_any_error_is_hidden_and_it_stays_on_one_line() -> None:
+    public = ErrorScrubber({"/srv/dialectic/debates.sqlite3": "the server's debate store", "/": "never"})
+    error = ApiError(
+        503,
+        "store_unavailable",
+        "cannot read the debate store /srv/dialectic/debates.sqlite3: disk I/O error; see /var/log/x.log.",
+        {"config": "prompt file '/etc/dialectic/p.md' not found (C:\\Users\\me\\p.md)"},
+    )
+    shown = public(error)
+    assert shown.detail == "cannot read the debate store the server's debate store: disk I/O error; see [server path]."
+    assert shown.fields == {"config": "prompt file '[server path]' not found ([server path])"}
+    kept = "use https://example.org/v1/x or a/b, 1/2 and I/O"
+    assert public.text(kept) == kept
+    assert public.text("no debate with id 'a\nb\r\nc'") == "no debate with id 'a b c'"
+
+
+def test_every_response_carries_nosniff(serve: Callable[..., None]) -> None:
+    async def scenario(api: Api) -> None:
+        debate_id = await api.start()
+        await api.finished(debate_id)
+        responses = [
+            await api.client.get(path)
+            for path in (
+                "/",
+                "/static/app.js",
+                "/api/health",
+                "/api/debates",
+                f"/api/debates/{debate_id}",
+                f"/api/debates/{debate_id}/events",
+                f"/api/debates/{debate_id}/export",
+                f"/api/debates/{debate_id}/report",
+                "/api/debates/deb-nope",
+                "/api/nothing-here",
+                "/openapi.json",
+            )
+        ]
+        responses.append(await api.client.get("/api/health", headers={"Host": "attacker.example"}))  # the guard's 400
+        responses.append(await api.client.post("/api/debates", json={"problem": "x" * 5000}))  # the guard's 413
+        responses.append(
+            await api.client.post("/api/debates", content=b"{", headers={"content-type": "application/json"})
+        )
+        for response in responses:
+            assert response.headers.get_list("x-content-type-options") == ["nosniff"], response.request.url
+
+    serve(scenario, settings=ServeSettings(max_body_bytes=2048))
+
+
+def test_an_unexpected_error_is_a_500_with_nosniff(serve: Callable[..., None], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A 500 is answered outside the middleware (by Starlette's outermost layer): the error carries the header."""
+
+    def broken(*args: object) -> None:
+        raise RuntimeError("boom at /srv/secret/place")
+
+    async def scenario(api: Api) -> None:
+        monkeypatch.setattr(api.ctx.store, "list", broken)
+        transport = httpx.ASGITransport(app=create_app(api.ctx), raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as client:
+            response = await client.get("/api/debates")
+        assert response.status_code == 500 and response.headers["x-content-type-options"] == "nosniff"
+        assert "/srv" not in response.text
+
+    serve(scenario)

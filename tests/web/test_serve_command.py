@@ -75,6 +75,24 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
     assert result.returncode == 2 and f"cannot listen on 127.0.0.1:{port}" in result.stderr
 
 
+@pytest.mark.parametrize("module", ["fastapi", "uvicorn", "sse_starlette", "markdown_it", "nh3"])
+def test_without_the_web_extra_serve_names_it(tmp_path: Path, module: str) -> None:
+    """Each library of the ``web`` extra, missing (stubbed out as ``None``): one line naming the extra, exit 4."""
+    probe = (
+        f"import sys; sys.modules[{module!r}] = None\n"
+        "from dialectic.cli.app import run\n"
+        "sys.exit(run(['serve', '--port', '0']))\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, env=environ(tmp_path), capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 4, result.stderr
+    assert result.stderr == (
+        f"error: dialectic serve needs the 'web' extra, which is not installed (no module named '{module}'): "
+        "pip install 'dialectic[web]'\n"
+    )
+
+
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     (tmp_path / "debate-config.json").write_text(json.dumps(CONFIG), encoding="utf-8")

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 from dialectic.bench.summary import BenchSummary
-from dialectic.errors import InvalidArgumentsError
-
-INSTALL_HINT = "pip install matplotlib (or pip install -e '.[plot]' in a checkout of dialectic)"
+from dialectic.extras import require_extra
 
 
 def require_matplotlib() -> None:
-    """Fail before any call is made when ``--plot`` cannot be honoured."""
-    if importlib.util.find_spec("matplotlib") is None:
-        raise InvalidArgumentsError(f"--plot needs matplotlib, which is not installed: {INSTALL_HINT}")
+    """Fail before any call is made when ``--plot`` cannot be honoured (exit 4, naming the extra)."""
+    require_extra("--plot", "plot")
 
 
 def write_plot(summary: BenchSummary, path: Path) -> None:

@@ -58,6 +58,9 @@ def serve(
     env_file: EnvFileOption = None,
 ) -> None:
     """Serve a web page and a JSON API to start, watch, steer and download debates."""
+    from dialectic.extras import require_extra
+
+    require_extra("dialectic serve", "web")  # before serve_run, which imports the web framework
     from dialectic.cli.serve_run import run_server
 
     run_server(

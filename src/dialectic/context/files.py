@@ -4,9 +4,10 @@ Hidden files and directories are skipped (they often hold secrets such as ``.env
 repository internals such as ``.git``), and so is what a ``.gitignore`` ignores (the walk is
 :mod:`dialectic.context.tree`'s, shared with the agents' tools). Nothing read may come from outside the directory:
 a symlink whose target resolves outside it is skipped, symlinked directories are not
-followed, and every file goes through the user-file reader (regular files only, at most
-1 MB each, UTF-8 text), so a device, a FIFO or a binary is skipped too. Every skipped file
-is named with its reason. The result is bounded so a large tree cannot blow up every prompt.
+followed, a symlink loop and a name that is not UTF-8 are skipped, and every file goes
+through the user-file reader (regular files only, at most 1 MB each, UTF-8 text), so a
+device, a FIFO or a binary is skipped too. Every skipped file is named with its reason. The
+result is bounded so a large tree cannot blow up every prompt.
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def gather_context(directory: Path, *, max_chars: int = DEFAULT_MAX_CHARS) -> Ga
     used = 0
     left_out: list[str] = []
     walked = walk_visible(directory)
-    skipped = list(walked.skipped)
+    skipped = [f"{path} ({reason})" for path, reason in walked.skipped.items()]
     for relative in walked.files:
         if left_out:
             left_out.append(relative)

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from dialectic.context.confine import Refused, normal_relative, read_inside, resolve_inside
+from dialectic.context.confine import Refused, normal_relative, read_inside, resolve_inside, text_problem
 from dialectic.context.files import check_directory
 from dialectic.context.search_index import IndexedFile, SearchIndex
 from dialectic.context.tree import walk_visible
@@ -118,7 +118,7 @@ class ContextDirectory:
         root = check_directory(directory)
         walked = walk_visible(root)
         texts: dict[str, str] = {}
-        skipped = {entry.split("/ ", 1)[0]: "a symlinked directory, not followed" for entry in walked.skipped}
+        skipped = {path.removesuffix("/"): reason for path, reason in walked.skipped.items()}
         for relative in walked.files:
             if len(texts) >= limits.max_files:
                 skipped[relative] = f"over the limit of {limits.max_files} files"
@@ -151,6 +151,9 @@ class ContextDirectory:
     # -- the tools -------------------------------------------------------------------------------
 
     def list_files(self, path: str = ".", pattern: str | None = None) -> ToolOutcome:
+        bad = _bad_text("pattern", pattern)
+        if bad is not None:
+            return bad
         try:
             folder = normal_relative(path)
         except Refused as refused:
@@ -195,6 +198,9 @@ class ContextDirectory:
         return ToolOutcome(f"{header}\n{body}{note}")
 
     def context_search(self, query: str, max_results: int | None = None) -> ToolOutcome:
+        bad = _bad_text("query", query)
+        if bad is not None:
+            return bad
         if not query.strip():
             return ToolOutcome.failure("query must not be empty")
         limit = max(1, min(max_results or 5, self.limits.search_results))
@@ -281,8 +287,17 @@ def _checked_arguments(name: str, arguments: dict[str, Any], raw: str) -> dict[s
             continue
         if not isinstance(value, argument.kind) or isinstance(value, bool):
             return ToolOutcome.failure(f"{name}: {argument.name} must be {_kind_name(argument.kind)}")
+        bad = _bad_text(f"{name}: {argument.name}", value) if isinstance(value, str) else None
+        if bad is not None:
+            return bad
     given = {key: value for key, value in arguments.items() if value is not None}
     return {key: int(value) if expected[key].kind is int else value for key, value in given.items()}
+
+
+def _bad_text(name: str, value: str | None) -> ToolOutcome | None:
+    """The error a string argument earns before it reaches the file system or the index, if any."""
+    problem = text_problem(value) if value is not None else None
+    return ToolOutcome.failure(f"{name} {problem}") if problem is not None else None
 
 
 def _kind_name(kind: type) -> str:

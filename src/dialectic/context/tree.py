@@ -6,10 +6,13 @@ Skipped, never read or listed:
 - ``__pycache__`` and ``node_modules``;
 - what a ``.gitignore`` in the directory (or in any folder under it) ignores, matched with
   git's own rules (the ``pathspec`` library), unless the caller turns that off;
-- symlinked directories (not followed: their target may lie anywhere).
+- symlinked directories (not followed: their target may lie anywhere);
+- files and directories whose names are not UTF-8 (the OS hands them over with lone surrogates,
+  which no prompt, index or store can hold).
 
 A symlinked *file* is listed here; whether it may be read (it must resolve inside the
-directory, to a regular UTF-8 file) is decided when it is read (:mod:`dialectic.context.confine`).
+directory, to a regular UTF-8 file, not through a symlink loop) is decided when it is read
+(:mod:`dialectic.context.confine`), as is whether it is a device or a FIFO.
 """
 
 from __future__ import annotations
@@ -31,8 +34,9 @@ _TOP = PurePosixPath(".")
 class WalkedTree:
     files: list[str] = field(default_factory=list)
     """Every visible file, as a POSIX path relative to the directory, sorted."""
-    skipped: list[str] = field(default_factory=list)
-    """``path/ (a symlinked directory)`` for each directory that was not followed."""
+    skipped: dict[str, str] = field(default_factory=dict)
+    """What was passed over and why: ``path/`` (a directory) or ``path`` → the reason. A name that is
+    not UTF-8 is shown with its bytes escaped (``bad\\xffname.txt``)."""
 
 
 @dataclass(frozen=True)
@@ -56,8 +60,26 @@ class _Ignores:
         return _Ignores((*self.specs, (relative, GitIgnoreSpec.from_lines(text.splitlines()))))
 
 
+SYMLINKED_DIRECTORY = "a symlinked directory"
+NOT_UTF8_NAME = "its name is not UTF-8"
+
+
 def hidden(name: str) -> bool:
     return name.startswith(".")
+
+
+def utf8_name(name: str) -> bool:
+    """Whether ``name`` (as ``os`` decodes it, undecodable bytes as lone surrogates) is UTF-8 text."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def shown_name(path: PurePosixPath) -> str:
+    """``path`` for a message: bytes that are not UTF-8 escaped (``\\xff``), so it can be printed and saved."""
+    return path.as_posix().encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
 def walk_visible(directory: Path, *, respect_gitignore: bool = True) -> WalkedTree:
@@ -77,13 +99,19 @@ def walk_visible(directory: Path, *, respect_gitignore: bool = True) -> WalkedTr
             if hidden(name) or name in SKIPPED_DIRS or ignores.ignores(path, is_dir=True):
                 continue
             if (folder / name).is_symlink():
-                tree.skipped.append(f"{path.as_posix()}/ (a symlinked directory)")
-                continue
-            kept.append(name)
+                tree.skipped[f"{shown_name(path)}/"] = SYMLINKED_DIRECTORY
+            elif not utf8_name(name):
+                tree.skipped[f"{shown_name(path)}/"] = NOT_UTF8_NAME
+            else:
+                kept.append(name)
         dirs[:] = kept
         for name in files:
             path = relative / name if relative != _TOP else PurePosixPath(name)
-            if not hidden(name) and not ignores.ignores(path, is_dir=False):
+            if hidden(name) or ignores.ignores(path, is_dir=False):
+                continue
+            if utf8_name(name):
                 tree.files.append(path.as_posix())
+            else:
+                tree.skipped[shown_name(path)] = NOT_UTF8_NAME
     tree.files.sort()
     return tree

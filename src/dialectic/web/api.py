@@ -20,7 +20,8 @@ from dialectic.errors import DebateStateError
 from dialectic.web.context import WebContext
 from dialectic.web.errors import ApiError
 from dialectic.web.new_debate import ApiModel, NewDebate, resolve
-from dialectic.web.security import TOKEN_COOKIE
+from dialectic.web.security import SESSION_COOKIE
+from dialectic.web.validation import strict_int
 from dialectic.web.views import STATUSES, export_text, listing_row, options, report_text, shown
 
 POLL_S = 1.0
@@ -50,13 +51,15 @@ class SessionRequest(ApiModel):
 
 @session_router.post("/session", status_code=204, tags=["server"])
 def sign_in(body: SessionRequest, request: Request) -> Response:
-    """Trade the server's token for a cookie, so the page (and its event streams) can use the API."""
+    """Trade the server's token for a session cookie, so the page (and its event streams) can use the API.
+
+    The cookie holds the token's HMAC under a key this server process drew at random, not the token."""
     ctx = context(request)
     if not ctx.token.matches(body.token):
         raise ApiError(401, "unauthorized", "that is not this server's token")
     response = Response(status_code=204)
     if ctx.token.enabled:
-        response.set_cookie(TOKEN_COOKIE, body.token, httponly=True, samesite="strict", path="/api")
+        response.set_cookie(SESSION_COOKIE, ctx.token.session(), httponly=True, samesite="strict", path="/api")
     return response
 
 
@@ -147,7 +150,11 @@ async def debate_events(
 
     Async on purpose: the feed is the event loop's (the engine's events reach it there), so the client
     subscribes on the loop too; a worker thread would race the events arriving meanwhile."""
-    feed, subscriber = ctx.hub.subscribe(debate_id, parse_event_id(last_event_id or after))
+    if last_event_id:
+        seen = parse_event_id(last_event_id, "Last-Event-ID")
+    else:
+        seen = parse_event_id(after, "after")
+    feed, subscriber = ctx.hub.subscribe(debate_id, seen)
 
     async def stream() -> AsyncIterator[bytes]:
         try:
@@ -168,14 +175,17 @@ async def debate_events(
     return EventSourceResponse(stream(), ping=PING_S, headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
 
-def parse_event_id(value: str | None) -> int:
-    """The change sequence number an event id stands for (``12`` and ``12.3`` both mean change 12)."""
+def parse_event_id(value: str | None, name: str) -> int:
+    """The change sequence number an event id stands for (``12`` and ``12.3`` both mean change 12).
+
+    Both parts are ASCII digits within SQLite's integers (:func:`~dialectic.web.validation.strict_int`);
+    anything else is a 400 naming ``name``."""
     if value is None or not value.strip():
         return 0
-    head = value.strip().split(".", 1)[0]
-    if not head.isdigit():
-        raise ApiError(400, "bad_request", f"Last-Event-ID '{value}' is not an event id of this stream")
-    return int(head)
+    head, dot, live = value.strip().partition(".")
+    if dot:
+        strict_int(live, f"{name} (after its '.')")
+    return strict_int(head, name)
 
 
 class Answers(ApiModel):

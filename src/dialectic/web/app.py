@@ -14,6 +14,7 @@ from fastapi.staticfiles import StaticFiles
 
 from dialectic.domain import utc_now
 from dialectic.errors import DialecticError
+from dialectic.store import MEMORY_LOCATION
 from dialectic.store.base import DebateStore
 from dialectic.store.leases import STALE
 from dialectic.web.api import router, session_router
@@ -34,6 +35,15 @@ def stale_debates(store: DebateStore) -> list[str]:
     return [d.id for d in store.list(status="running") if shown(store, d, now) == STALE]
 
 
+def server_paths(ctx: WebContext) -> dict[str, str]:
+    """The server's own locations, each with the words an error says instead (it must not name them)."""
+    store, directory = "the server's debate store", "the server's configuration directory"
+    paths = {str(ctx.server.directory.absolute()): directory, ctx.store.location: store}
+    if ctx.store.location != MEMORY_LOCATION:  # a file's path, perhaps relative: both forms
+        paths[str(Path(ctx.store.location).absolute())] = store
+    return paths
+
+
 def create_app(ctx: WebContext) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -50,7 +60,7 @@ def create_app(ctx: WebContext) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.web = ctx
-    install_error_handlers(app)
+    install_error_handlers(app, server_paths(ctx))
     app.include_router(session_router)
     app.include_router(router)
 

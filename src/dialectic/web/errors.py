@@ -3,11 +3,18 @@
 ``error`` is a short code a program can test, ``detail`` the one-line message a person reads
 (the CLI's own message wherever the CLI has one); a validation error also names the fields
 it is about (``fields``: field → message), so the page can show each message by its field.
+
+The CLI's messages name files (``no debate with id 'x' in /home/me/.dialectic/debates.sqlite3``):
+useful in a terminal, a leak over the network. Every error leaves through
+:class:`ErrorScrubber`, which names the server's own locations in words, replaces any other
+absolute path with ``[server path]``, and keeps it on one line (a debate id from the URL may
+hold a line break).
 """
 
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -81,32 +88,65 @@ def api_error_for(exc: DialecticError) -> ApiError:
     return ApiError(500, "internal", exc.message)
 
 
+NOSNIFF = {"X-Content-Type-Options": "nosniff"}
+"""On every response (:class:`~dialectic.web.security.RequestGuard` adds it); an error carries it
+itself, since a 500 is answered outside the middleware."""
+
+
 def error_response(error: ApiError, headers: Mapping[str, str] | None = None) -> JSONResponse:
     body: dict[str, Any] = {"error": error.error, "detail": error.detail}
     if error.fields:
         body["fields"] = error.fields
-    return JSONResponse(body, status_code=error.status, headers=headers)
+    return JSONResponse(body, status_code=error.status, headers={**NOSNIFF, **(headers or {})})
 
 
-def install_error_handlers(app: FastAPI) -> None:
-    """Every failure, expected or not, leaves as ``{error, detail}``."""
+SERVER_PATH = re.compile(r"""(?<![\w.~:/\\-])(?:/|[A-Za-z]:\\)[^\s'"`,;:()<>\[\]]*[^\s'"`,;:()<>\[\].]""")
+"""An absolute path (POSIX, or with a Windows drive) standing alone: not the ``/x`` of a URL or of ``a/b``."""
+HIDDEN_PATH = "[server path]"
+
+
+class ErrorScrubber:
+    """An error as it may leave the server: on one line, its known locations named in words, other
+    absolute paths hidden."""
+
+    def __init__(self, known: Mapping[str, str] | None = None) -> None:
+        places = {path: name for path, name in (known or {}).items() if len(path) > 1}  # never "/" alone
+        self._known = sorted(places.items(), key=lambda item: len(item[0]), reverse=True)
+
+    def text(self, text: str) -> str:
+        for path, name in self._known:
+            text = text.replace(path, name)
+        return " ".join(SERVER_PATH.sub(HIDDEN_PATH, text).split())
+
+    def __call__(self, error: ApiError) -> ApiError:
+        fields = {name: self.text(message) for name, message in error.fields.items()}
+        return ApiError(error.status, error.error, self.text(error.detail), fields, error.headers)
+
+
+def install_error_handlers(app: FastAPI, server_paths: Mapping[str, str] | None = None) -> None:
+    """Every failure, expected or not, leaves as ``{error, detail}``, naming no path of the server's.
+
+    ``server_paths`` maps the server's own locations (its store, its configuration's directory) to
+    the words an error says instead.
+    """
+    public = ErrorScrubber(server_paths)
 
     @app.exception_handler(ApiError)
     async def _api(request: Request, exc: ApiError) -> JSONResponse:
-        return error_response(exc, headers=exc.headers)
+        return error_response(public(exc), headers=exc.headers)
 
     @app.exception_handler(DialecticError)
     async def _dialectic(request: Request, exc: DialecticError) -> JSONResponse:
-        return error_response(api_error_for(exc))
+        return error_response(public(api_error_for(exc)))
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return error_response(validation_error(exc))
+        return error_response(public(validation_error(exc)))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return error_response(ApiError(exc.status_code, code, str(exc.detail)), headers=exc.headers)
+        return error_response(public(ApiError(exc.status_code, code, str(exc.detail))), headers=exc.headers)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from dialectic.agents.participants import ROLE_TITLES
@@ -33,10 +33,19 @@ from dialectic.engine import DebateRequest
 from dialectic.errors import ConfigError, DialecticError, InvalidArgumentsError
 from dialectic.llm.registry import ProviderPool, default_model_for, describe_known_providers, known_providers
 from dialectic.web.errors import fields_error
+from dialectic.web.validation import encodable
 
 
 class ApiModel(BaseModel):
+    """A request body. Text with a lone surrogate (JSON's ``"\\ud800"``) is refused (422 naming the field):
+    it could be neither saved nor sent back."""
+
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _utf8_text(cls, value: Any) -> Any:
+        return encodable(value)
 
 
 class AgentChoice(ApiModel):

@@ -3,8 +3,10 @@
 * The server binds to 127.0.0.1 unless told otherwise; any other address needs a token
   (``--token`` or ``DIALECTIC_TOKEN``), and without one it refuses to start.
 * With a token, every API call and the event stream must carry it: ``Authorization: Bearer``,
-  or the cookie the page gets from ``POST /api/session`` (an ``EventSource`` cannot send a
-  header). It is compared in constant time.
+  or the session cookie the page gets from ``POST /api/session`` (an ``EventSource`` cannot send
+  a header). The cookie holds not the token but its HMAC under a key drawn at random when the
+  server starts: a cookie that leaks (a browser profile, a proxy's log) neither reveals the
+  token nor outlives the server process. Both are compared in constant time.
 * Without a token (loopback only), requests must name a loopback host, so a web page that
   points its own host name at 127.0.0.1 (DNS rebinding) cannot reach the API.
 * A state-changing request sent by a browser from another origin is refused (403) unless that
@@ -13,8 +15,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import hmac
 import ipaddress
+import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import urlsplit
@@ -22,10 +26,10 @@ from urllib.parse import urlsplit
 from fastapi import Request
 
 from dialectic.errors import InvalidArgumentsError
-from dialectic.web.errors import ApiError, error_response
+from dialectic.web.errors import NOSNIFF, ApiError, error_response
 
 TOKEN_ENV = "DIALECTIC_TOKEN"
-TOKEN_COOKIE = "dialectic_token"
+SESSION_COOKIE = "dialectic_session"
 MIN_TOKEN_CHARS = 16
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
@@ -62,26 +66,38 @@ def check_bind(host: str, token: str | None) -> None:
 
 
 class TokenCheck:
-    """The API's dependency: a request passes with the token (when the server has one)."""
+    """The API's dependency: a request passes with the token, or with the session cookie made from it
+    (when the server has a token)."""
 
     def __init__(self, token: str | None) -> None:
         self._token = token.encode() if token else None
+        self._session = (
+            hmac.new(secrets.token_bytes(32), self._token, hashlib.sha256).hexdigest().encode() if self._token else None
+        )
 
     @property
     def enabled(self) -> bool:
         return self._token is not None
 
     def matches(self, supplied: str | None) -> bool:
-        if self._token is None:
-            return True
-        return supplied is not None and hmac.compare_digest(supplied.encode(), self._token)
+        """Whether ``supplied`` is the token (any string when the server has none)."""
+        return self._token is None or _same(supplied, self._token)
+
+    def session(self) -> str:
+        """The session cookie's value: the token's HMAC under this process's random key."""
+        if self._session is None:
+            raise ValueError("a server without a token has no sessions")
+        return self._session.decode("ascii")
 
     def __call__(self, request: Request) -> None:
-        if self._token is None:
+        if self._token is None or self._session is None:
             return
         header = request.headers.get("authorization", "")
-        supplied = header[7:].strip() if header.lower().startswith("bearer ") else request.cookies.get(TOKEN_COOKIE)
-        if not self.matches(supplied):
+        if header.lower().startswith("bearer "):
+            passed = _same(header[7:].strip(), self._token)
+        else:
+            passed = _same(request.cookies.get(SESSION_COOKIE), self._session)
+        if not passed:
             raise ApiError(
                 401,
                 "unauthorized",
@@ -90,9 +106,16 @@ class TokenCheck:
             )
 
 
+def _same(supplied: str | None, expected: bytes) -> bool:
+    """``supplied == expected`` in constant time; text that is not UTF-8 (a lone surrogate) never matches."""
+    if supplied is None:
+        return False
+    return hmac.compare_digest(supplied.encode("utf-8", "surrogatepass"), expected)
+
+
 class RequestGuard:
     """ASGI middleware: the host check, the body-size limit, no state change from a foreign origin,
-    and the page's security headers."""
+    and the security headers (``nosniff`` on every response, the page's policy on the page)."""
 
     def __init__(
         self,
@@ -108,7 +131,7 @@ class RequestGuard:
         self.max_body_bytes = max_body_bytes
         self.allowed_origins = frozenset(o.rstrip("/") for o in allowed_origins)
         self.loopback_only = loopback_only
-        self.page_headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in page_headers.items()]
+        self.page_headers = _raw_headers(page_headers)
         self.api_paths = api_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -116,20 +139,25 @@ class RequestGuard:
             await self.app(scope, receive, send)
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        is_page = not str(scope.get("path", "")).startswith(self.api_paths)
+        extra = [*ALWAYS_HEADERS, *(self.page_headers if is_page else [])]
+
+        async def headed_send(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message["headers"] = _with_headers(message.get("headers", []), extra)
+            await send(message)
+
         refusal = self._refusal(scope, headers)
         if refusal is not None:
-            await error_response(refusal)(scope, receive, send)
+            await error_response(refusal)(scope, receive, headed_send)
             return
-        is_page = not str(scope.get("path", "")).startswith(self.api_paths)
         refused = False
         received = 0
 
         async def guarded_send(message: Message) -> None:
             if refused:
                 return  # the 413 went out instead of whatever the app answers
-            if message["type"] == "http.response.start" and is_page:
-                message["headers"] = [*message.get("headers", []), *self.page_headers]
-            await send(message)
+            await headed_send(message)
 
         async def counted_receive() -> Message:
             nonlocal received, refused
@@ -137,7 +165,7 @@ class RequestGuard:
             if message["type"] == "http.request" and not refused:
                 received += len(message.get("body", b""))
                 if received > self.max_body_bytes:
-                    await error_response(self._too_large())(scope, receive, send)
+                    await error_response(self._too_large())(scope, receive, headed_send)
                     refused = True
                     return {"type": "http.disconnect"}
             return message
@@ -168,6 +196,16 @@ class RequestGuard:
         )
 
 
+def _raw_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]]:
+    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+
+
+def _with_headers(present: list[tuple[bytes, bytes]], extra: list[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """``present`` plus each of ``extra`` whose name is not there yet (an error response has ``nosniff``)."""
+    names = {name.lower() for name, _ in present}
+    return [*present, *(header for header in extra if header[0] not in names)]
+
+
 def _host_name(host: str) -> str:
     """The name in a ``Host`` header, without its port (``[::1]:8000`` → ``::1``)."""
     if host.startswith("["):
@@ -180,8 +218,9 @@ PAGE_HEADERS = {
         "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
         "object-src 'none'; base-uri 'none'; frame-ancestors 'none'; form-action 'self'"
     ),
-    "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
     "X-Frame-Options": "DENY",
 }
 """Sent with the page and its files: only the server's own scripts run, even if HTML got in."""
+ALWAYS_HEADERS = _raw_headers(NOSNIFF)
+"""Sent with every response (JSON, the page, downloads, the event stream, errors): no content sniffing."""
