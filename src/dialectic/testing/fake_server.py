@@ -13,6 +13,29 @@ each API writes calls:
 * ``POST /v1/messages`` (Anthropic Messages, streamed as Anthropic events with ``stream: true``),
 * ``GET /v1/models``.
 
+Strict mode (``strict=True``, ``--strict``) behaves as llama.cpp's ``llama-server`` (the tree in
+llama-cpp-python 0.3.36), so what works against the fake also works against it:
+
+* ``/v1/responses`` refuses, with 400 "Cannot determine type of 'item'", an ``input`` item it cannot
+  classify: an untyped item passes only with role ``user``/``system``/``developer``, so an
+  assistant turn must be ``{"type": "message", "role": "assistant", ...}``
+  (:func:`~dialectic.testing.wire.responses_input_error` has the rules);
+* ``/v1/responses`` ignores ``text.format``: the scripted model is asked without a JSON schema
+  (Chat Completions still honours ``response_format``);
+* a Responses reply is always ``completed`` (no ``incomplete_details``), even when cut at
+  ``max_output_tokens``; a cut chat reply still says ``finish_reason: "length"``;
+* every reply's ``model`` is :data:`~dialectic.testing.wire.MODEL_PATH` (the GGUF it "loaded"),
+  not the model asked for; chat replies (and a stream's last chunk) carry llama's ``timings``;
+  usage counts input tokens as :func:`~dialectic.testing.wire.prompt_tokens` does;
+* a context window of ``n_ctx`` tokens (4096 unless given): a prompt of ``n_ctx`` tokens or more gets
+  400 ``exceed_context_size_error`` (with ``n_prompt_tokens`` and ``n_ctx``), and a reply stops
+  where the window ends (``n_ctx`` given without ``strict`` does the same);
+* ``GET /props`` (``n_ctx`` per slot, ``total_slots`` = ``slots``) and a llama-style ``GET /v1/models``.
+
+In either mode, ``max_completion_tokens`` is read as ``max_tokens`` on chat completions, and
+``stream_usage=False`` (``--no-stream-usage``) leaves the usage chunk out of a chat stream even when
+``stream_options.include_usage`` asks for it, as some servers do.
+
 What goes wrong, and when (:mod:`dialectic.testing.faults`):
 
 * faults queued with :meth:`FakeLLMServer.inject` are consumed one per completion request, in order;
@@ -43,11 +66,13 @@ import threading
 import time
 from collections import Counter, deque
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType, TracebackType
 from typing import Any
 
+from dialectic.domain import Usage
+from dialectic.llm.base import Completion, CompletionRequest
 from dialectic.llm.scripted import Responder, ScriptedProvider
 from dialectic.testing.faults import (
     DEFAULT_RETRY_AFTER_S,
@@ -60,6 +85,7 @@ from dialectic.testing.faults import (
 )
 from dialectic.testing.wire import (
     APIS,
+    MODEL_PATH,
     Api,
     anthropic_body,
     anthropic_events,
@@ -68,10 +94,28 @@ from dialectic.testing.wire import (
     completion_request,
     cut_off,
     error_body,
+    llama_error_body,
+    llama_models,
+    llama_props,
+    prompt_tokens,
     responses_body,
+    responses_input_error,
+    timings,
 )
 
-__all__ = ["FakeLLMServer", "Fault", "RecordedRequest", "closed_port_url", "completion_request", "main"]
+__all__ = [
+    "DEFAULT_STRICT_N_CTX",
+    "MODEL_PATH",
+    "FakeLLMServer",
+    "Fault",
+    "RecordedRequest",
+    "closed_port_url",
+    "completion_request",
+    "main",
+]
+
+DEFAULT_STRICT_N_CTX = 4096
+"""The context window of a strict server when ``n_ctx`` is not given (llama-server's own default)."""
 
 _BROKEN_JSON = '{"id": "broken", "object": '
 
@@ -104,7 +148,13 @@ class FakeLLMServer:
     ``malformed`` and ``disconnect``, 401s, 404s and ``fail_after`` failures are not counted;
     ``delay`` and ``truncate`` ones are). After ``fail_after`` counted completions, every later
     completion request gets ``always_fail_status``. ``faults_served`` counts the faults given, by
-    :attr:`Fault.label` (``"429"``, ``"500"``, ``"stall"``, ``"disconnect"``…)."""
+    :attr:`Fault.label` (``"429"``, ``"500"``, ``"stall"``, ``"disconnect"``…).
+
+    ``strict`` behaves as llama-server (see the module's docstring); ``n_ctx`` is the context window
+    of a request in tokens (strict default :data:`DEFAULT_STRICT_N_CTX`; ``None`` without ``strict``:
+    unlimited), ``slots`` the number of slots ``/props`` reports; ``stream_usage=False`` sends no
+    usage chunk in a chat stream. Requests refused with 400 for their input or their size are not
+    counted and take no fault."""
 
     def __init__(
         self,
@@ -124,7 +174,17 @@ class FakeLLMServer:
         stall_s: float = DEFAULT_STALL_S,
         retry_after_s: float = DEFAULT_RETRY_AFTER_S,
         chunk_delay_s: float = 0.0,
+        strict: bool = False,
+        n_ctx: int | None = None,
+        slots: int = 1,
+        stream_usage: bool = True,
     ) -> None:
+        if (n_ctx is not None and n_ctx < 1) or slots < 1:
+            raise ValueError("the context size and the number of slots must be at least 1")
+        self.strict = strict
+        self.n_ctx = DEFAULT_STRICT_N_CTX if n_ctx is None and strict else n_ctx
+        self.slots = slots
+        self.stream_usage = stream_usage
         self.scripted = ScriptedProvider(responder)
         self.chunk_delay_s = chunk_delay_s
         self.latency = Latency(latency_s, latency_sigma, seed=seed)
@@ -226,6 +286,32 @@ class FakeLLMServer:
         with self._lock:
             self.call_count += 1
 
+    def _prepare(self, api: Api, body: dict[str, Any]) -> CompletionRequest | str:
+        """The request the scripted model is to answer, or the JSON body of the 400 that refuses it."""
+        if self.strict and api == "responses" and (error := responses_input_error(body)) is not None:
+            return llama_error_body(error)
+        request = completion_request(api, body)
+        if self.strict and api == "responses":
+            request = request.with_changes(json_schema=None)  # llama-server reads no ``text.format``
+        if self.n_ctx is None:
+            return request
+        used = prompt_tokens(request)
+        room = self.n_ctx - used
+        if room <= 0:  # llama-server wants room for one generated token at least
+            message = (
+                f"request ({used} tokens) exceeds the available context size ({self.n_ctx} tokens), try increasing it"
+            )
+            return llama_error_body(message, "exceed_context_size_error", n_prompt_tokens=used, n_ctx=self.n_ctx)
+        return request.with_changes(max_tokens=room if request.max_tokens is None else min(request.max_tokens, room))
+
+    def _as_served(self, completion: Completion, request: CompletionRequest) -> Completion:
+        """Strict: the reply under the loaded model's name, its input tokens counted as the window counts them."""
+        if not self.strict:
+            return completion
+        used, out = prompt_tokens(request), completion.usage.output_tokens
+        usage = Usage(input_tokens=used, output_tokens=out, total_tokens=used + out)
+        return replace(completion, model=MODEL_PATH, usage=usage)
+
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
@@ -238,9 +324,14 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.fake._record(RecordedRequest(self.path, {}, self._headers()))
-        if self.path.rstrip("/") == "/v1/models":
+        path, n_ctx = self.path.rstrip("/"), self.fake.n_ctx
+        if path == "/v1/models" and self.fake.strict and n_ctx is not None:
+            self._send_json(200, llama_models(n_ctx))
+        elif path == "/v1/models":
             model = {"id": self.fake.scripted.model, "object": "model", "created": 0, "owned_by": "dialectic"}
             self._send_json(200, {"object": "list", "data": [model]})
+        elif path == "/props" and self.fake.strict and n_ctx is not None:
+            self._send_json(200, llama_props(n_ctx, self.fake.slots))
         else:
             self._send_json(404, {"error": {"message": "Not Found", "type": "not_found_error"}})
 
@@ -269,12 +360,16 @@ class _Handler(BaseHTTPRequestHandler):
         if key is not None and key not in (self.headers.get("x-api-key"), self._bearer()):
             self._send_error(api, 401, "invalid api key")
             return
+        request = self.fake._prepare(api, body)
+        if isinstance(request, str):
+            self._send(400, request.encode(), "application/json")
+            return
         if self.fake.pause(self.fake._next_delay()):
             return
         fault = self.fake._take_fault()
         if fault is not None and not self._serve_fault(api, body, fault):
             return
-        self._answer(api, body, fault)
+        self._answer(api, body, request, fault)
 
     def _serve_fault(self, api: Api, body: dict[str, Any], fault: Fault) -> bool:
         """Serve the failure part of ``fault``; True when the request is still to be answered."""
@@ -295,8 +390,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
         return fault.kind == "truncate"
 
-    def _answer(self, api: Api, body: dict[str, Any], fault: Fault | None) -> None:
-        request = completion_request(api, body)
+    def _answer(self, api: Api, body: dict[str, Any], request: CompletionRequest, fault: Fault | None) -> None:
         try:
             completion = asyncio.run(self.fake.scripted.complete(request))
         except Exception as exc:  # a scripted failure becomes a server error, as a real model's would
@@ -304,20 +398,24 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if fault is not None and fault.kind == "truncate":
             completion = cut_off(completion)
+        completion = self.fake._as_served(completion, request)
+        strict = self.fake.strict
         self.fake._count()
         self.fake.answered_at.append(time.monotonic())
         chunk_delay = fault.chunk_delay_s if fault is not None and fault.chunk_delay_s else self.fake.chunk_delay_s
         if body.get("stream") and api == "chat":
-            include_usage = bool((body.get("stream_options") or {}).get("include_usage"))
-            chunks = ((None, json.dumps(c)) for c in chat_chunks(completion, include_usage))
-            self._send_sse(chunks, done=True, chunk_delay_s=chunk_delay)
+            include_usage = self.fake.stream_usage and bool((body.get("stream_options") or {}).get("include_usage"))
+            chunks = list(chat_chunks(completion, include_usage))
+            if strict:
+                chunks[-1]["timings"] = timings(completion)
+            self._send_sse(((None, json.dumps(c)) for c in chunks), done=True, chunk_delay_s=chunk_delay)
         elif body.get("stream"):
             events = ((name, json.dumps(e)) for name, e in anthropic_events(completion, request))
             self._send_sse(events, done=False, chunk_delay_s=chunk_delay)
         elif api == "responses":
-            self._send_json(200, responses_body(completion, body))
+            self._send_json(200, responses_body(completion, body, always_completed=strict))
         elif api == "chat":
-            self._send_json(200, chat_body(completion))
+            self._send_json(200, chat_body(completion) | ({"timings": timings(completion)} if strict else {}))
         else:
             self._send_json(200, anthropic_body(completion, request))
 
@@ -403,27 +501,58 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--chunk-delay", type=float, default=0.0, help="seconds between the chunks of a streamed answer (default 0)"
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="behave as llama.cpp's llama-server: typed Responses input items (400 otherwise), text.format "
+        "ignored on /v1/responses, replies always 'completed', a context window, /props, the GGUF path as "
+        "every reply's model",
+    )
+    parser.add_argument(
+        "--ctx-size",
+        type=int,
+        default=None,
+        metavar="N",
+        help=f"context size of a request in tokens (default {DEFAULT_STRICT_N_CTX} with --strict, else unlimited)",
+    )
+    parser.add_argument(
+        "--parallel", type=int, default=1, metavar="N", help="number of slots, as /props reports it (default 1)"
+    )
+    parser.add_argument(
+        "--no-stream-usage",
+        action="store_true",
+        help="send no usage chunk in a chat stream, even when stream_options.include_usage asks for it",
+    )
     return parser
+
+
+def _server(args: argparse.Namespace) -> FakeLLMServer:
+    """The server the parsed command line asks for (``ValueError`` for settings it refuses)."""
+    return FakeLLMServer(
+        latency_s=args.latency,
+        latency_sigma=args.latency_sigma,
+        responses_api=not args.no_responses_api,
+        port=args.port,
+        fail_after=args.fail_after,
+        always_fail_status=args.fail_status,
+        auth_key=args.auth_key,
+        fault_rate=args.fault_rate,
+        fault_kinds=parse_fault_kinds(args.fault_kinds),
+        seed=args.seed,
+        stall_s=args.stall,
+        chunk_delay_s=args.chunk_delay,
+        strict=args.strict,
+        n_ctx=args.ctx_size,
+        slots=args.parallel,
+        stream_usage=not args.no_stream_usage,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
     args = parser.parse_args(argv)
     try:
-        server = FakeLLMServer(
-            latency_s=args.latency,
-            latency_sigma=args.latency_sigma,
-            responses_api=not args.no_responses_api,
-            port=args.port,
-            fail_after=args.fail_after,
-            always_fail_status=args.fail_status,
-            auth_key=args.auth_key,
-            fault_rate=args.fault_rate,
-            fault_kinds=parse_fault_kinds(args.fault_kinds),
-            seed=args.seed,
-            stall_s=args.stall,
-            chunk_delay_s=args.chunk_delay,
-        )
+        server = _server(args)
     except ValueError as exc:
         parser.error(str(exc))
     stopping = threading.Event()

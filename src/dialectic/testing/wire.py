@@ -10,11 +10,17 @@
 tools and tool turns included (Chat ``tools``/``tool_calls``/``tool`` messages, Responses
 function tools and ``function_call``/``function_call_output`` items, Anthropic ``tools`` and
 ``tool_use``/``tool_result`` blocks); a completion's ``tool_calls`` are written back in each format.
+
+What llama.cpp's ``llama-server`` says differently (the fake server's strict mode):
+:func:`responses_input_error` (its checks of Responses input items), :func:`llama_error_body`,
+:func:`prompt_tokens` (the fake's token count of a prompt), :func:`timings`, :func:`llama_models`
+and :func:`llama_props`.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import time
 import uuid
 from collections.abc import Iterator
@@ -36,6 +42,9 @@ from dialectic.llm.tool_arguments import arguments_json, parse_arguments
 Api = Literal["responses", "chat", "anthropic"]
 APIS: dict[str, Api] = {"/v1/responses": "responses", "/v1/chat/completions": "chat", "/v1/messages": "anthropic"}
 """Request path → the API it speaks."""
+MODEL_PATH = "models/qwen2.5-0.5b-instruct-q4_k_m.gguf"
+"""The GGUF file a strict fake server pretends to have loaded: llama-server names its model by the
+path it was given with ``-m``, and answers every request with that name, whatever model was asked."""
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "authentication_error",
@@ -220,9 +229,13 @@ def _arguments(call: ToolCall) -> str:
     return arguments_json(call.arguments, call.arguments_text)
 
 
-def responses_body(c: Completion, body: dict[str, Any]) -> dict[str, Any]:
-    """A Responses reply: a message item (left out when there are calls and no text), then a ``function_call`` each."""
-    cut = c.cut_off
+def responses_body(c: Completion, body: dict[str, Any], *, always_completed: bool = False) -> dict[str, Any]:
+    """A Responses reply: a message item (left out when there are calls and no text), then a ``function_call`` each.
+
+    A reply cut off by the token limit is ``incomplete`` (reason ``max_output_tokens``), unless
+    ``always_completed``: llama-server says ``completed``, with no ``incomplete_details``, whatever stopped it.
+    """
+    cut = c.cut_off and not always_completed
     message = {
         "type": "message",
         "id": _new_id("msg_"),
@@ -241,7 +254,7 @@ def responses_body(c: Completion, body: dict[str, Any]) -> dict[str, Any]:
         }
         for call in c.tool_calls
     ]
-    return {
+    reply: dict[str, Any] = {
         "id": _new_id("resp_"),
         "object": "response",
         "created_at": int(time.time()),
@@ -265,6 +278,9 @@ def responses_body(c: Completion, body: dict[str, Any]) -> dict[str, Any]:
             "output_tokens_details": {"reasoning_tokens": 0},
         },
     }
+    if always_completed:
+        del reply["incomplete_details"]
+    return reply
 
 
 def _chat_usage(c: Completion) -> dict[str, Any]:
@@ -378,3 +394,135 @@ def anthropic_events(c: Completion, request: CompletionRequest) -> Iterator[tupl
         },
     )
     yield "message_stop", {"type": "message_stop"}
+
+
+# llama.cpp's llama-server (the llama.cpp tree of llama-cpp-python 0.3.36, tools/server)
+
+_INPUT_ROLES = ("user", "system", "developer")
+_CANNOT_CLASSIFY = "Cannot determine type of 'item'"
+
+
+def llama_error_body(message: str, kind: str = "invalid_request_error", **extra: Any) -> str:
+    """llama-server's JSON error body; its status is 400 for both kinds used here (``invalid_request_error``
+    and ``exceed_context_size_error``, which adds ``n_prompt_tokens`` and ``n_ctx``)."""
+    return json.dumps({"error": {"code": 400, "message": message, "type": kind, **extra}})
+
+
+def responses_input_error(body: dict[str, Any]) -> str | None:
+    """Why llama-server refuses this Responses body's ``input`` (its 400 message), or None when it takes it.
+
+    llama-server turns Responses input into chat messages item by item and refuses an item it
+    cannot classify. An item needs no ``type`` only when it is an input message (role ``user``,
+    ``system`` or ``developer``); an untyped ``assistant`` item, for one, is refused with
+    "Cannot determine type of 'item'". This mirrors ``server_chat_convert_responses_to_chatcmpl``;
+    images and reasoning items are let through without their finer checks.
+    """
+    if body.get("previous_response_id"):
+        return "llama.cpp does not support 'previous_response_id'."
+    if "input" not in body:
+        return "'input' is required"
+    items = body["input"]
+    if isinstance(items, str):
+        return None
+    if not isinstance(items, list):
+        return "'input' must be a string or array of objects"
+    return next((error for item in items if (error := _item_error(item)) is not None), None)
+
+
+def _item_error(item: Any) -> str | None:
+    if not isinstance(item, dict):
+        return _CANNOT_CLASSIFY
+    content, role, kind = item.get("content"), item.get("role"), item.get("type")
+    if isinstance(content, str):
+        content = [{"type": "input_text", "text": content}]
+    if isinstance(content, list) and role in _INPUT_ROLES:
+        for part in content:
+            part_type = part.get("type") if isinstance(part, dict) else None
+            if part_type == "input_text" and "text" not in part:
+                return "'Input text' requires 'text'"
+            if part_type == "input_file":
+                return "'input_file' is not supported by llamacpp at this moment"
+            if part_type not in ("input_text", "input_image"):
+                return "'type' must be one of 'input_text', 'input_image', or 'input_file'"
+        return None
+    if role == "assistant" and kind == "message":
+        for part in content if isinstance(content, list) else []:
+            part_type = part.get("type") if isinstance(part, dict) else None
+            if part_type in ("output_text", "input_text") and not isinstance(part.get("text"), str):
+                return "'Output text' requires 'text'"
+            if part_type not in ("output_text", "input_text", "refusal"):
+                return "'type' must be one of 'output_text' or 'refusal'"
+        return None
+    if kind == "function_call" and all(isinstance(item.get(key), str) for key in ("arguments", "call_id", "name")):
+        return None
+    output = item.get("output")
+    if kind == "function_call_output" and isinstance(item.get("call_id"), str) and isinstance(output, (str, list)):
+        return None
+    if kind == "reasoning" and isinstance(item.get("summary"), list):
+        return None
+    return _CANNOT_CLASSIFY
+
+
+def prompt_tokens(request: CompletionRequest) -> int:
+    """The fake's count of a prompt's tokens: ceil(characters / 4).
+
+    The characters are those of every message (the system prompt or Responses ``instructions``
+    included), of the calls made in it (names and arguments) and of every tool offered (name,
+    description and parameter schema as JSON). A real tokenizer gives about four characters of
+    English a token; what matters here is that the count grows with the prompt and is the same
+    whichever API carried it (it is taken from the parsed request, not from the body's JSON).
+    """
+    chars = sum(
+        len(m.content) + sum(len(call.name) + len(_arguments(call)) for call in m.tool_calls) for m in request.messages
+    )
+    chars += sum(len(t.name) + len(t.description) + len(json.dumps(t.parameters)) for t in request.tools)
+    return math.ceil(chars / 4)
+
+
+_PROMPT_MS_PER_TOKEN = 0.5
+_PREDICTED_MS_PER_TOKEN = 20.0
+
+
+def timings(c: Completion) -> dict[str, Any]:
+    """llama-server's ``timings`` of a reply, at made-up steady speeds (2000 prompt tokens/s, 50 generated/s)."""
+    prompt_n, predicted_n = c.usage.input_tokens, c.usage.output_tokens
+    prompt_ms, predicted_ms = prompt_n * _PROMPT_MS_PER_TOKEN, predicted_n * _PREDICTED_MS_PER_TOKEN
+    return {
+        "cache_n": 0,
+        "prompt_n": prompt_n,
+        "prompt_ms": prompt_ms,
+        "prompt_per_token_ms": _PROMPT_MS_PER_TOKEN,
+        "prompt_per_second": 1000 / _PROMPT_MS_PER_TOKEN,
+        "predicted_n": predicted_n,
+        "predicted_ms": predicted_ms,
+        "predicted_per_token_ms": _PREDICTED_MS_PER_TOKEN,
+        "predicted_per_second": 1000 / _PREDICTED_MS_PER_TOKEN,
+    }
+
+
+def llama_models(n_ctx: int) -> dict[str, Any]:
+    """``GET /v1/models``: the one model loaded, named by its path, with the figures of a Qwen2.5 0.5B Q4_K_M GGUF."""
+    meta = {
+        "vocab_type": 2,
+        "n_vocab": 151936,
+        "n_ctx": n_ctx,
+        "n_ctx_train": 32768,
+        "n_embd": 896,
+        "n_params": 494032768,
+        "size": 491400032,
+    }
+    model = {"id": MODEL_PATH, "aliases": [], "tags": [], "object": "model", "created": int(time.time())}
+    return {"object": "list", "data": [{**model, "owned_by": "llamacpp", "meta": meta}]}
+
+
+def llama_props(n_ctx: int, slots: int) -> dict[str, Any]:
+    """``GET /props``: ``default_generation_settings.n_ctx`` is one slot's context, ``total_slots`` their number."""
+    params = {"n_predict": -1, "temperature": 0.8, "top_k": 40, "top_p": 0.95, "min_p": 0.05, "seed": -1}
+    return {
+        "default_generation_settings": {"n_ctx": n_ctx, "params": params},
+        "total_slots": slots,
+        "model_alias": MODEL_PATH,
+        "model_path": MODEL_PATH,
+        "modalities": {"vision": False, "video": False, "audio": False},
+        "build_info": "fake",
+    }
