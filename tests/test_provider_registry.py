@@ -25,7 +25,7 @@ from dialectic.llm.registry import (
 )
 from dialectic.llm.scripted import ScriptedProvider
 
-BUILTINS = {"anthropic", "local", "openai", "openrouter", "scripted"}
+BUILTINS = {"anthropic", "llamacpp", "lmstudio", "local", "ollama", "openai", "openrouter", "scripted", "vllm"}
 
 
 def echo_factory(settings: ProviderSettings) -> ScriptedProvider:
@@ -105,7 +105,10 @@ def test_a_broken_plugin_is_named_in_the_unknown_provider_message(entry_points: 
     with pytest.raises(ConfigError) as raised:
         provider_spec("nope")
     message = raised.value.message
-    assert message.startswith("unknown provider 'nope' (known: anthropic, local, openai, openrouter, scripted;")
+    assert message.startswith(
+        "unknown provider 'nope' (known: anthropic, llamacpp, lmstudio, local, ollama, openai, openrouter, "
+        "scripted, vllm;"
+    )
     assert "broken (fake_plugin:broken): ImportError: no module named x" in message
     assert "odd (fake_plugin:odd): TypeError: expected a ProviderSpec, got int" in message
 
@@ -140,9 +143,7 @@ def test_config_rejects_an_unknown_provider_naming_the_field_and_the_plugins(
     with pytest.raises(ConfigError) as raised:
         load_config(path, explicit=True)
     assert raised.value.exit_code == 4
-    assert (
-        "agents[1].provider: unknown provider 'gemini' (known: anthropic, echo, local, openai" in raised.value.message
-    )
+    assert "agents[1].provider: unknown provider 'gemini' (known: anthropic, echo, llamacpp" in raised.value.message
 
 
 def test_a_plugin_without_a_default_model_needs_one_named(entry_points: list[FakeEntryPoint], tmp_path: Path) -> None:
@@ -179,3 +180,47 @@ def test_prepare_builds_the_providers_and_preloads_each_kind_once(entry_points: 
     assert preloads == ["warm"] and built == ["warm"]  # one endpoint: one instance, built now
     pool.get(agents[0])
     assert built == ["warm"]  # the debates then reuse it
+
+
+@pytest.mark.parametrize(
+    ("name", "url"),
+    [
+        ("llamacpp", "http://127.0.0.1:8080/v1"),
+        ("ollama", "http://127.0.0.1:11434/v1"),
+        ("vllm", "http://127.0.0.1:8000/v1"),
+        ("lmstudio", "http://127.0.0.1:1234/v1"),
+    ],
+)
+def test_server_presets_need_no_key_and_know_their_address(name: str, url: str) -> None:
+    agent = AgentConfig(id="a", name="A", role="architect", provider=name, model="m")
+    settings = registry.resolve_settings(agent, env={})
+    assert (settings.base_url, settings.api_key, settings.api) == (url, None, "auto")
+    keyed = registry.resolve_settings(agent, env={f"{name.upper()}_API_KEY": "secret"})
+    assert keyed.api_key == "secret"  # an optional key is sent when set
+    moved = AgentConfig(id="a", name="A", role="architect", provider=name, model="m", base_url="http://h:1/v1")
+    assert registry.resolve_settings(moved, env={}).base_url == "http://h:1/v1"
+
+
+def test_the_api_setting_reaches_the_provider_and_separates_pool_entries() -> None:
+    chat = AgentConfig(id="a", name="A", role="architect", provider="llamacpp", api="chat")
+    responses = AgentConfig(id="b", name="B", role="architect", provider="llamacpp", api="responses")
+    pool = registry.ProviderPool(env={})
+    first, second = pool.get(chat), pool.get(responses)
+    assert first is not second
+    assert getattr(first, "api", None) == "chat" and getattr(second, "api", None) == "responses"
+
+
+def test_a_preset_without_a_model_points_at_dialectic_models(tmp_path: Path) -> None:
+    path = tmp_path / "c.json"
+    agents = [{"id": "a", "name": "A", "role": "architect", "provider": "ollama"}]
+    path.write_text(json.dumps({"agents": agents, "judge": {**agents[0], "id": "j"}, "debate": {}}))
+    with pytest.raises(ConfigError, match=r"`dialectic models --provider ollama`"):
+        load_config(path, explicit=True)
+    agents[0]["provider"] = "llamacpp"
+    path.write_text(json.dumps({"agents": agents, "judge": {**agents[0], "id": "j"}, "debate": {}}))
+    assert load_config(path, explicit=True).config.agents[0].model == "default"
+
+
+def test_an_unknown_api_is_a_configuration_error() -> None:
+    with pytest.raises(ValueError, match="api"):
+        AgentConfig(id="a", name="A", role="architect", api="grpc")  # type: ignore[arg-type]

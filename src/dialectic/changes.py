@@ -30,6 +30,7 @@ from dialectic.domain import (
     Solution,
     Verdict,
     VoteOutcome,
+    WindowUse,
     utc_now,
 )
 
@@ -168,6 +169,21 @@ class BudgetChanged(ChangeBase):
     max_tokens: int | None = None
 
 
+class WindowNoted(ChangeBase):
+    """What a participant's prompts took of its context window so far (replaces its earlier note)."""
+
+    kind: Literal["window_noted"] = "window_noted"
+    use: WindowUse
+
+
+class WindowsSized(ChangeBase):
+    """Participants' context windows set anew for a resumed debate (``dialectic resume ID --context-window``):
+    participant id → tokens, written into the saved configuration as their ``contextWindow``."""
+
+    kind: Literal["windows_sized"] = "windows_sized"
+    windows: dict[str, int]
+
+
 class CursorMoved(ChangeBase):
     """The runner's cursor: the node to run next (``None`` when the debate has ended)."""
 
@@ -196,6 +212,8 @@ Change = Annotated[
     | VerdictRecorded
     | CallRecorded
     | BudgetChanged
+    | WindowNoted
+    | WindowsSized
     | CursorMoved,
     Field(discriminator="kind"),
 ]
@@ -267,6 +285,10 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
         state.ledger.append(change.entry)
     elif isinstance(change, BudgetChanged):
         _set_budget(state, change)
+    elif isinstance(change, WindowNoted):
+        state.windows[change.use.agent_id] = change.use
+    elif isinstance(change, WindowsSized):
+        _set_windows(state, change)
     elif isinstance(change, CursorMoved):
         state.next_node = change.next_node
     state.updated_at = change.at
@@ -298,6 +320,14 @@ def _set_budget(state: DebateState, change: BudgetChanged) -> None:
     if change.max_tokens is not None:
         budget["maxTokens"] = change.max_tokens
     debate["budget"] = budget
+
+
+def _set_windows(state: DebateState, change: WindowsSized) -> None:
+    """The new windows in the saved configuration (camelCase ``contextWindow``), agents' and the judge's."""
+    config = state.config
+    for agent in [*(config.get("agents") or []), config.get("judge") or {}]:
+        if isinstance(agent, dict) and agent.get("id") in change.windows:
+            agent["contextWindow"] = change.windows[agent["id"]]
 
 
 def _merge_questions(state: DebateState, groups: list[AgentClarifications]) -> None:

@@ -53,6 +53,13 @@ class SummarizationOverride(ConfigModel):
         return base.model_copy(update={k: v for k, v in self.model_dump().items() if v is not None})
 
 
+MIN_CONTEXT_WINDOW = 256
+"""The smallest ``contextWindow`` taken (tokens): below it not even a system prompt fits."""
+
+WireApi = Literal["auto", "chat", "responses"]
+WIRE_APIS: tuple[str, ...] = ("auto", "chat", "responses")
+
+
 class AgentConfig(ConfigModel):
     id: str = Field(min_length=1)
     name: str = Field(min_length=1)
@@ -72,6 +79,15 @@ class AgentConfig(ConfigModel):
     position: str | None = Field(default=None, description="The stance the agent argues: for, against, or words.")
     persona: str | None = Field(default=None, description="A short character description for the agent.")
     vote_weight: float = Field(default=1.0, ge=0, description="The weight of the agent's vote (rule weighted).")
+    api: WireApi = Field(
+        default="auto",
+        description="Which OpenAI API to speak: auto (Responses on OpenAI's own endpoint, Chat Completions "
+        "elsewhere), chat or responses.",
+    )
+    context_window: int | None = Field(
+        default=None,
+        description="Tokens the model's context window holds for one request; unset: learned from the server.",
+    )
 
     @model_validator(mode="before")
     @classmethod
@@ -81,6 +97,22 @@ class AgentConfig(ConfigModel):
             if provider in DEFAULT_MODELS:
                 return {**data, "model": DEFAULT_MODELS[provider]}
         return data
+
+    @field_validator("context_window")
+    @classmethod
+    def _whole_window(cls, value: int | None) -> int | None:
+        if value is not None and value < MIN_CONTEXT_WINDOW:
+            raise ValueError(f"must be a number of tokens, at least {MIN_CONTEXT_WINDOW} (got {value})")
+        return value
+
+    @model_validator(mode="after")
+    def _reply_fits_window(self) -> AgentConfig:
+        if self.context_window is not None and self.max_tokens is not None and self.max_tokens >= self.context_window:
+            raise ValueError(
+                f"maxTokens ({self.max_tokens}) must be smaller than contextWindow ({self.context_window}): "
+                "the reply shares the window with the prompt"
+            )
+        return self
 
     @field_validator("provider")
     @classmethod
@@ -190,6 +222,10 @@ class ContextSettings(ConfigModel):
     )
 
 
+ContextStrategy = Literal["summarize", "slide", "fail"]
+CONTEXT_STRATEGIES: tuple[str, ...] = ("summarize", "slide", "fail")
+
+
 class DebateSettings(ConfigModel):
     rounds: int = Field(default=3, ge=1)
     termination_condition: TerminationCondition = Field(default_factory=TerminationCondition)
@@ -241,6 +277,11 @@ class DebateSettings(ConfigModel):
     )
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)
+    context_strategy: ContextStrategy = Field(
+        default="summarize",
+        description="What happens when a prompt passes 90% of a participant's context window: summarize older "
+        "rounds, slide to the last rounds that fit, or fail (resumable with a larger window).",
+    )
 
     def termination(self) -> TerminationCondition:
         """The termination condition in force: the configured one, or the format's own default."""

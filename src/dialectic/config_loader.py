@@ -165,7 +165,7 @@ def _with_known_providers(path: Path, config: SystemConfig) -> SystemConfig:
         if model is None:
             raise ConfigError(
                 f"invalid configuration in {path}: {where}.model: provider '{agent.provider}' has no default model; "
-                "name one"
+                f"name one (`dialectic models --provider {agent.provider}` lists what its server offers)"
             )
         return agent.model_copy(update={"model": model})
 
@@ -273,7 +273,10 @@ def apply_overrides(
         if model is None:  # a model name of another provider would mean nothing to this one
             default_model = default_model_for(update["provider"])
             if default_model is None:
-                raise InvalidArgumentsError(f"provider '{update['provider']}' has no default model; give --model too")
+                raise InvalidArgumentsError(
+                    f"provider '{update['provider']}' has no default model; give --model too "
+                    f"(`dialectic models --provider {update['provider']}` lists what its server offers)"
+                )
             update["model"] = default_model
     if model is not None:
         if not model.strip():

@@ -51,6 +51,8 @@ class Usage(Model):
     total_tokens: int = 0
     cached_input_tokens: int | None = None
     """Input tokens read from the provider's prompt cache; ``None`` when the provider does not say."""
+    estimated: bool | None = None
+    """True when some of these counts are estimates: the server reported no usage (some omit it in streams)."""
 
     def __add__(self, other: Usage) -> Usage:
         cached = (
@@ -63,6 +65,7 @@ class Usage(Model):
             output_tokens=self.output_tokens + other.output_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
             cached_input_tokens=cached,
+            estimated=True if self.estimated or other.estimated else None,
         )
 
 
@@ -99,6 +102,11 @@ class ContributionMetadata(Model):
     output_tokens: int | None = None
     latency_ms: int | None = None
     model: str | None = None
+    """The model as configured."""
+    served_model: str | None = None
+    """The model name the server reported, when it differs from :attr:`model` (e.g. a GGUF file's path)."""
+    usage_estimated: bool | None = None
+    """True when the server reported no usage and the token counts are estimates."""
     finish_reason: str | None = None
     truncated: bool = False
     """True when the reply was still cut off by the token limit after continuing it."""
@@ -420,6 +428,40 @@ class DiscardedWork(Model):
     output_tokens: int = 0
 
 
+WindowSource = Literal["config", "server", "refusal", "remembered"]
+"""Where a participant's context window came from: its ``contextWindow``, what its server said,
+a refusal of an over-long prompt, or a window learned by an earlier refusal and kept in the store."""
+WindowStrategy = Literal["summarize", "slide", "fail"]
+
+
+class WindowUse(Model):
+    """How much of its context window one participant's prompts took, and what was done about it.
+
+    Kept per participant (agents and the judge) by :mod:`dialectic.engine.windows`; every view
+    (``--verbose``, ``show``, the report, ``export``, the web page) reads it from the state.
+    """
+
+    agent_id: str
+    window: int | None = None
+    """Tokens one request may hold; ``None`` while unknown."""
+    source: WindowSource | None = None
+    largest_prompt: int = 0
+    """Tokens of the largest prompt sent, as counted before sending."""
+    counted_by: Literal["tokenizer", "estimate"] = "estimate"
+    """How that prompt was counted: the model's tokenizer, or an estimate from its characters."""
+    prompts: int = 0
+    """Prompts counted (each call's first request)."""
+    warned: bool = False
+    """A prompt passed 80% of the window (the warning is given once)."""
+    fired: dict[str, int] = Field(default_factory=dict)
+    """``debate.contextStrategy`` applied at 90%, by what was done (``summarize``, ``slide``, ``fail``):
+    how many prompts it shrank (or the one it stopped on)."""
+    refusals: int = 0
+    """Prompts the server refused as too long for the window."""
+    over_sent: int = 0
+    """Prompts sent although still over 90%: nothing was left to shrink."""
+
+
 CallStatus = Literal["ok", "failed", "cancelled"]
 
 
@@ -485,6 +527,8 @@ class DebateState(Model):
     discarded: list[DiscardedWork] = Field(default_factory=list)
     ledger: list[LedgerEntry] = Field(default_factory=list)
     """Every call the debate made, in the order they were saved (see :mod:`dialectic.ledger`)."""
+    windows: dict[str, WindowUse] = Field(default_factory=dict)
+    """Participant id → how much of its context window its prompts took (see :class:`WindowUse`)."""
     trace_id: str | None = None
     """The trace every run of this debate is recorded under when tracing is on (``None`` for older debates)."""
     prompt_sources: PromptSources = Field(default_factory=PromptSources)

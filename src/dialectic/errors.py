@@ -90,6 +90,19 @@ class BudgetExceeded(DialecticError):
     stop_reason = "budget"
 
 
+class WindowFull(DialecticError):
+    """A prompt passed 90% of its participant's context window under ``debate.contextStrategy: fail``.
+
+    The debate stops at once, saved as failed and resumable (with a larger window: ``contextWindow``
+    in the configuration, or ``dialectic resume ID --context-window TOKENS``). Exit 3, as when a
+    provider stops a debate; like :class:`BudgetExceeded`, not a :class:`ProviderError`, so nothing
+    that copes with a failing call (a second chance, dropping an agent) catches it.
+    """
+
+    exit_code = EXIT_PROVIDER_ERROR
+    stop_reason = "window"
+
+
 class ProviderError(DialecticError):
     """An LLM provider failed. ``retryable`` says whether trying again may help."""
 
@@ -123,7 +136,25 @@ class BadRequest(ProviderError):
 
 
 class ContextWindowExceeded(BadRequest):
-    """The prompt does not fit the model's context window."""
+    """The prompt does not fit the model's context window.
+
+    ``window`` and ``prompt_tokens`` are the window and the prompt's size in tokens when the server
+    said them (llama.cpp's server does: ``n_ctx`` and ``n_prompt_tokens``), else ``None``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str | None = None,
+        status_code: int | None = None,
+        detail: str | None = None,
+        window: int | None = None,
+        prompt_tokens: int | None = None,
+    ) -> None:
+        super().__init__(message, provider=provider, status_code=status_code, detail=detail)
+        self.window = window
+        self.prompt_tokens = prompt_tokens
 
 
 class ToolsUnsupported(BadRequest):

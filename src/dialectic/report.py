@@ -42,6 +42,7 @@ from dialectic.report_deliberation import (
     vote_blocks,
 )
 from dialectic.report_usage import totals_blocks
+from dialectic.report_windows import window_blocks
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
@@ -76,6 +77,7 @@ def render_report(state: DebateState, *, verbose: bool = False) -> str:
         *(vote_blocks(state.vote, people.name) if state.vote is not None else []),
         *_synthesis(state, people, verbose),
         *(verdict_blocks(state.verdict, people.name) if state.verdict is not None else []),
+        *window_blocks(state),
         *totals_blocks(state),
     ]
     return "\n\n".join(block for block in blocks if block) + "\n"

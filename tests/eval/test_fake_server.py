@@ -57,10 +57,10 @@ def test_evaluators_score_through_the_openai_sdk(
         requests = list(server.requests)
     assert result.exit_code == 0, result.stderr
     assert seen == {"gpt-a": 1, "gpt-b": 2}
-    assert {r.path for r in requests} == {"/v1/responses"}
+    assert {r.path for r in requests} == {"/v1/chat/completions"}  # api auto: Chat Completions off OpenAI's endpoint
     first = requests[0].body
-    assert first["text"]["format"]["type"] == "json_schema"
-    assert "independent evaluator" in first["instructions"]
+    assert first["response_format"]["type"] == "json_schema"
+    assert "independent evaluator" in first["messages"][0]["content"]
     assert all(r.headers["authorization"] == f"Bearer {API_KEY}" for r in requests)
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["scores"]["overall"] == {"mean": 7.5, "sd": 2.12, "min": 6, "max": 9, "n": 2}

@@ -29,6 +29,14 @@ def _forget_learned_endpoints() -> Iterator[None]:
 
 
 @pytest.fixture
+def official_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fake server on 127.0.0.1 counts as OpenAI's own endpoint (where ``api: auto`` means Responses)."""
+    from dialectic.llm import openai_provider
+
+    monkeypatch.setattr(openai_provider, "OPENAI_HOSTS", (*openai_provider.OPENAI_HOSTS, "127.0.0.1"))
+
+
+@pytest.fixture
 def server() -> Iterator[FakeLLMServer]:
     with FakeLLMServer() as running:
         yield running

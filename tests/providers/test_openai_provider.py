@@ -56,7 +56,7 @@ def test_responses_happy_path(server: FakeLLMServer, run_openai: Any) -> None:
     async def scenario(provider: OpenAIProvider) -> Completion:
         return await provider.complete(ask(temperature=0.3))
 
-    completion = run_openai(scenario)
+    completion = run_openai(scenario, api="responses")
     assert completion.text.startswith("[reply] Scripted answer")
     assert completion.model == "gpt-test" and completion.finish_reason == "stop" and completion.structured is None
     assert completion.usage.input_tokens == 8 and completion.usage.output_tokens > 0
@@ -65,7 +65,9 @@ def test_responses_happy_path(server: FakeLLMServer, run_openai: Any) -> None:
     assert server.paths() == ["/v1/responses"]
     body = server.requests[0].body
     assert body["instructions"] == "You are an architect."
-    assert body["input"] == [{"role": "user", "content": "Design a rate limiter"}]
+    assert body["input"] == [
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Design a rate limiter"}]}
+    ]
     assert body["max_output_tokens"] == 200 and body["temperature"] == 0.3
     assert server.requests[0].headers["authorization"] == "Bearer test-key"
 
@@ -78,6 +80,7 @@ def test_latency_is_measured_around_the_call(run_openai: Any) -> None:
         assert run_openai(scenario, base_url=slow.openai_base_url).latency_ms >= 150
 
 
+@pytest.mark.usefixtures("official_endpoint")
 def test_chat_fallback_is_used_and_remembered(chat_only_server: FakeLLMServer, run_openai: Any) -> None:
     base_url = chat_only_server.openai_base_url
 
@@ -90,7 +93,7 @@ def test_chat_fallback_is_used_and_remembered(chat_only_server: FakeLLMServer, r
     assert chat_only_server.paths() == ["/v1/responses", "/v1/chat/completions", "/v1/chat/completions"]
     messages = chat_only_server.requests[1].body["messages"]
     assert messages == [{"role": "system", "content": "You are an architect."}, {"role": "user", "content": "first"}]
-    assert chat_only_server.requests[1].body["max_tokens"] == 200
+    assert chat_only_server.requests[1].body["max_completion_tokens"] == 200  # OpenAI's own endpoint
 
     async def another_instance(provider: OpenAIProvider) -> Completion:
         assert provider.uses_responses_api is False
@@ -101,6 +104,7 @@ def test_chat_fallback_is_used_and_remembered(chat_only_server: FakeLLMServer, r
     assert chat_only_server.paths().count("/v1/responses") == 1
 
 
+@pytest.mark.usefixtures("official_endpoint")
 def test_model_not_found_does_not_trigger_the_fallback(server: FakeLLMServer, run_openai: Any) -> None:
     body = json.dumps({"error": {"message": "The model `gpt-test` does not exist", "code": "model_not_found"}})
     server.inject(Fault("status", status=404, body=body))
@@ -122,7 +126,8 @@ def test_structured_output_reaches_the_server_and_parses(responses_api: bool, ru
         async def scenario(provider: OpenAIProvider) -> Completion:
             return await provider.complete(ask(json_schema=JsonSchema("evaluation", SCHEMA)))
 
-        completion = run_openai(scenario, base_url=fake.openai_base_url)
+        api = "responses" if responses_api else "chat"
+        completion = run_openai(scenario, base_url=fake.openai_base_url, api=api)
         body = fake.requests[-1].body
     if responses_api:
         assert body["text"]["format"] == {
@@ -211,7 +216,7 @@ def test_rate_limit_with_retry_after_then_success(server: FakeLLMServer, run_ope
     assert completion.text and completion.attempts == 2
     assert sleep.waits == [2.5]
     assert retries == [("openai: rate limited (429) on model gpt-test", 1, 2.5)]
-    assert server.paths() == ["/v1/responses", "/v1/responses"]
+    assert server.paths() == ["/v1/chat/completions", "/v1/chat/completions"]
 
 
 def test_rate_limit_error_carries_retry_after(server: FakeLLMServer, run_openai: Any) -> None:

@@ -79,7 +79,7 @@ def follow_up(request: CompletionRequest, reply: Completion, results: dict[str, 
 def make_provider(api: str, server: FakeLLMServer) -> LLMProvider:
     if api == "anthropic":
         return AnthropicProvider(api_key="k", base_url=server.anthropic_base_url, timeout_s=5.0)
-    return OpenAIProvider(api_key="k", base_url=server.openai_base_url, timeout_s=5.0)
+    return OpenAIProvider(api_key="k", base_url=server.openai_base_url, timeout_s=5.0, api=api)
 
 
 def serve(api: str, responder: Callable[[CompletionRequest], Script]) -> FakeLLMServer:
@@ -118,8 +118,7 @@ def test_round_trip_call_result_answer(api: str) -> None:
     with serve(api, model) as server:
         first, second = run(api, server, scenario)
         paths = server.paths()
-    probe = ["/v1/responses"] if api == "chat" else []  # the Responses API is tried first, found missing
-    assert paths == probe + [wire_path(api)] * 2
+    assert paths == [wire_path(api)] * 2  # the agent's api setting decides, no probing
     assert first.finish_reason == FINISH_TOOL_CALLS and first.text == ""
     assert len(first.tool_calls) == 1
     call = first.tool_calls[0]
@@ -425,4 +424,4 @@ def test_the_client_does_not_retry_an_endpoint_that_rejects_tools() -> None:
         server.inject(Fault("status", status=400, body=error_body("chat", 400, "tool use is not enabled")), times=3)
         with pytest.raises(ToolsUnsupported):
             run("chat", server, scenario)
-        assert server.paths() == ["/v1/responses", "/v1/chat/completions"]
+        assert server.paths() == ["/v1/chat/completions"]

@@ -27,6 +27,7 @@ from dialectic.cli.commands import debate, resume
 from dialectic.cli.eval_command import evaluate
 from dialectic.cli.interruptions import EXIT_INTERRUPTED, InterruptedRun, Terminated, exit_code_for, signal_name
 from dialectic.cli.leaderboard_command import leaderboard
+from dialectic.cli.models_command import models
 from dialectic.cli.serve_command import serve
 from dialectic.errors import EXIT_GENERAL_ERROR, EXIT_INVALID_ARGS, DialecticError
 from dialectic.redaction import redact
@@ -78,6 +79,7 @@ app.command("eval")(evaluate)
 app.command("bench")(bench)
 app.command("leaderboard")(leaderboard)
 app.command("serve")(serve)
+app.command("models")(models)
 
 
 def _error(message: str) -> None:

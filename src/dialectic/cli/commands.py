@@ -23,6 +23,7 @@ from dialectic.cli.options import (
     TraceContentOption,
     TraceOption,
     VerboseOption,
+    WindowOption,
 )
 
 FORMATS_HELP = "critique-refine, free-form, round-limited, structured, convergence-seeking, simultaneous, vote"
@@ -140,10 +141,12 @@ def resume(
     env_file: EnvFileOption = None,
     budget_usd: BudgetUsdOption = None,
     budget_tokens: BudgetTokensOption = None,
+    window: WindowOption = None,
     trace: TraceOption = False,
     trace_content: TraceContentOption = False,
 ) -> None:
-    """Continue a suspended, paused, interrupted or failed debate from where it stopped (a new budget is kept)."""
+    """Continue a suspended, paused, interrupted or failed debate from where it stopped (a new budget or
+    context window is kept)."""
     from dialectic.cli.debate_run import resume_debate
 
     resume_debate(
@@ -156,6 +159,7 @@ def resume(
         env_file=env_file,
         budget_usd=budget_usd,
         budget_tokens=budget_tokens,
+        window=window,
         trace=trace,
         trace_content=trace_content,
     )

@@ -27,6 +27,7 @@ from dialectic.cli.output import OutputTarget, check_output, check_report, emit_
 from dialectic.cli.session import DebateSession
 from dialectic.cli.tracing_flags import tracing_for
 from dialectic.cli.verbose import summary_lines
+from dialectic.cli.window_flags import parse_windows
 from dialectic.config import AgentConfig, SystemConfig
 from dialectic.config_loader import (
     DEFAULT_CONFIG_FILENAME,
@@ -40,7 +41,7 @@ from dialectic.config_loader import (
 )
 from dialectic.domain import DebateState
 from dialectic.engine import DebateRequest
-from dialectic.engine.api import CONFIG_DIR_KEY
+from dialectic.engine.api import CONFIG_DIR_KEY, checked_windows
 from dialectic.engine.budget import check_budget_prices
 from dialectic.errors import DebateStateError, InvalidArgumentsError
 from dialectic.llm.local_models import is_local_available
@@ -138,6 +139,7 @@ def resume_debate(
     env_file: Path | None,
     budget_usd: float | None = None,
     budget_tokens: int | None = None,
+    window: list[str] | None = None,
     trace: bool = False,
     trace_content: bool = False,
 ) -> None:
@@ -145,6 +147,7 @@ def resume_debate(
     term = Terminal()
     load_environment(env_file)
     budget = checked_budget(budget_usd, budget_tokens)
+    windows = parse_windows(window)
     answer_book = load_answers_file(answers) if answers is not None else None
     debate_store, store_flag = open_debate_store(store, create=False)
     try:
@@ -153,6 +156,7 @@ def resume_debate(
             raise DebateStateError(f"debate {debate_id} is already completed; see it with: dialectic show {debate_id}")
         if state.config:
             saved = with_budget(SystemConfig.model_validate(state.config), budget)
+            checked_windows(saved, windows)
             check_prompt_files(saved, Path(str(state.config.get(CONFIG_DIR_KEY, "."))))
             check_providers(saved)
             check_budget_prices(saved, PriceTable.of(saved.pricing))
@@ -163,7 +167,7 @@ def resume_debate(
                 term.warning(warning)
         session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing)
         try:
-            resumed = session.resume(state, budget=budget)
+            resumed = session.resume(state, budget=budget, windows=windows)
             _finish(resumed, output=output_target, report=report_target, verbose=verbose, term=term)
         finally:
             session.announce_saved()

@@ -66,3 +66,12 @@ BudgetTokensOption = Annotated[
     int | None,
     typer.Option("--budget-tokens", metavar="N", help="Stop before a call that could take the debate past N tokens."),
 ]
+WindowOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--context-window",
+        metavar="[ID=]TOKENS",
+        help="Set a participant's context window (ID=TOKENS; TOKENS alone: every participant's), kept with the "
+        "debate; repeatable.",
+    ),
+]

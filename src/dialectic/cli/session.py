@@ -94,8 +94,11 @@ class DebateSession:
         with self._stoppable():
             return self._run(lambda: self._engine.start(request))
 
-    def resume(self, state: DebateState, *, budget: BudgetChange | None = None) -> DebateState:
-        """Continue a stored debate (with a new ``budget``); a suspended one only once its questions are answered."""
+    def resume(
+        self, state: DebateState, *, budget: BudgetChange | None = None, windows: dict[str, int] | None = None
+    ) -> DebateState:
+        """Continue a stored debate (with a new ``budget``, new context ``windows``); a suspended one only
+        once its questions are answered."""
         self.debate_id, self.status = state.id, state.status
         self._progress.preload(state)
         with self._stoppable():
@@ -104,7 +107,7 @@ class DebateSession:
                 answers = self._answers_for(state, already_sent=set())
                 if answers is None:
                     return state
-            return self._run(lambda: self._engine.resume(state.id, answers, budget=budget))
+            return self._run(lambda: self._engine.resume(state.id, answers, budget=budget, windows=windows))
 
     def resume_hint(self) -> str:
         return resume_command(self.debate_id or "ID", self._store_flag)

@@ -29,6 +29,7 @@ from dialectic.domain import TURN_KINDS, DebateState, Participant, utc_now
 from dialectic.export import export_json
 from dialectic.ledger import debate_totals, usage_text
 from dialectic.report import render_report
+from dialectic.report_windows import window_lines
 from dialectic.store import DebateListing, DebateStore, Lease
 from dialectic.store.leases import STALE, describe_holder, owner_process_gone, shown_status
 
@@ -150,6 +151,7 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
     context = state.config.get("debate", {}).get("context", {})
     if context.get("dir") and context.get("mode") in ("tools", "paste"):
         lines.append(f"Context  {context['dir']} ({context['mode']})")
+    lines += window_lines(state)
     lines += ["", "Problem", *_indented(state.problem), ""]
     if state.clarifications:
         items = state.clarification_items()

@@ -10,6 +10,7 @@ from dialectic.cli.wording import plural
 from dialectic.config import SummarizationConfig, SystemConfig
 from dialectic.domain import AgentPromptSources, Contribution, DebateState, DebateSummary
 from dialectic.ledger import entries_of, ledger_totals, totals_by_kind, usage_text
+from dialectic.report_windows import window_lines
 from dialectic.store import DebateStore
 
 PREVIEW_CHARS = 80
@@ -50,6 +51,8 @@ def setup_lines(state: DebateState) -> list[str]:
             if agent.summarization is not None:
                 effective = agent.summarization.apply_to(config.debate.summarization)
                 lines.append(f"  {agent.name} overrides: {_describe_summarization(effective)}")
+    if config is not None:
+        lines.append(_describe_windows(config))
     if state.context:
         lines.append(f"Context: {len(state.context)} characters")
     if config is not None and config.debate.context.dir and config.debate.context.mode == "tools":
@@ -75,6 +78,17 @@ def _config_of(state: DebateState) -> SystemConfig | None:
         return SystemConfig.model_validate(state.config)
     except ValidationError:
         return None
+
+
+def _describe_windows(config: SystemConfig) -> str:
+    """``Context windows: past 90% summarize; Architect 1,500 tokens; the others as their servers say``."""
+    speakers = [*config.participants(), config.judge]
+    sized = [f"{s.name} {s.context_window:,} tokens" for s in speakers if s.context_window is not None]
+    others = "the others as their servers say" if sized else "each as its server says"
+    if len(sized) == len(speakers):
+        others = ""
+    parts = [f"past 90% {config.debate.context_strategy}", *sized, *([others] if others else [])]
+    return "Context windows: " + "; ".join(parts)
 
 
 def _describe_summarization(s: SummarizationConfig) -> str:
@@ -109,6 +123,7 @@ def summary_lines(state: DebateState) -> list[str]:
     )
     lines.append(f"Usage: {usage_text(ledger_totals(entries))}")
     lines += [f"  {kind:<14} {usage_text(totals)}" for kind, totals in totals_by_kind(entries).items()]
+    lines += window_lines(state)
     return lines
 
 

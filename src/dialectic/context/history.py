@@ -135,13 +135,16 @@ def history_for(state: DebateState, agent_id: str, round_number: int, *, full_hi
     return perspective_text(state, agent_id, round_number), False
 
 
+POSITION_KINDS: tuple[str, ...] = ("proposal", "refinement", "response", "opening", "rebuttal", "closing")
+"""Contributions that state a participant's position (every kind but critiques)."""
+
+
 def final_round_text(state: DebateState) -> str:
     """The last round's proposals and refinements (or turns): what the judge summarizes when the debate is long."""
     last = state.last_round
     if last is None:
         return ""
-    kinds = ("proposal", "refinement", "response", "opening", "rebuttal", "closing")
-    return rounds_text([last], participant_names(state), kinds=kinds)
+    return rounds_text([last], participant_names(state), kinds=POSITION_KINDS)
 
 
 def debate_text(state: DebateState) -> str:

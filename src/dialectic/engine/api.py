@@ -7,8 +7,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dialectic import events as ev
-from dialectic.changes import AnswersRecorded, BudgetChanged, DebateCreated, ParticipantsReinstated, StatusChanged
-from dialectic.config import SystemConfig, too_few_rounds
+from dialectic.changes import (
+    AnswersRecorded,
+    BudgetChanged,
+    DebateCreated,
+    ParticipantsReinstated,
+    StatusChanged,
+    WindowsSized,
+)
+from dialectic.config import MIN_CONTEXT_WINDOW, SystemConfig, too_few_rounds
 from dialectic.context.files import check_directory
 from dialectic.domain import DebateState, new_debate_id, new_trace_id
 from dialectic.engine.budget import BudgetGuard, check_budget_prices, with_limits
@@ -27,14 +34,15 @@ from dialectic.engine.pausing import RunControl
 from dialectic.engine.personas_step import apply_stances
 from dialectic.engine.roster import Roster, build_roster
 from dialectic.engine.runner import node_named, run_graph
-from dialectic.errors import ConfigError, DebateStateError, StoreError
+from dialectic.engine.windows import WindowBook
+from dialectic.errors import ConfigError, DebateStateError, InvalidArgumentsError, StoreError
 from dialectic.events import EventBus
 from dialectic.ledger import debate_totals
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
 from dialectic.pricing import PriceTable
 from dialectic.problem_kind import choose_kind
-from dialectic.store.base import DebateStore
+from dialectic.store.base import DebateStore, WindowMemory
 
 CONFIG_DIR_KEY = "configDir"
 """Saved with the debate's configuration so a resumed debate reads the same prompt files."""
@@ -157,15 +165,18 @@ class DebateEngine:
         *,
         control: RunControl | None = None,
         budget: BudgetChange | None = None,
+        windows: Mapping[str, int] | None = None,
     ) -> DebateState:
         """Continue a saved debate; :class:`~dialectic.errors.DebateBusyError` if another run holds it.
 
-        ``budget`` sets new limits first (saved with the debate), e.g. to go on past the old ones.
+        ``budget`` sets new limits first (saved with the debate), e.g. to go on past the old ones;
+        ``windows`` (participant id → tokens) sets participants' context windows the same way, e.g.
+        after a debate stopped because a prompt outgrew one (``debate.contextStrategy: fail``).
         """
         control = control or RunControl()
         async with LeaseHold(self.store, debate_id, self.lease) as lease:
             control.attach(debate_id)
-            return await self._resume(lease, debate_id, answers, control, budget)
+            return await self._resume(lease, debate_id, answers, control, budget, windows or {})
 
     async def _resume(
         self,
@@ -174,6 +185,7 @@ class DebateEngine:
         answers: Mapping[str, str] | None,
         control: RunControl,
         budget: BudgetChange | None,
+        windows: Mapping[str, int],
     ) -> DebateState:
         state = lease.store.load(debate_id)
         if state.status == "completed":
@@ -181,6 +193,11 @@ class DebateEngine:
         if state.status not in RESUMABLE:
             raise DebateStateError(f"debate {debate_id} has status '{state.status}' and cannot be resumed")
         config = SystemConfig.model_validate(state.config)
+        if windows:
+            sized = WindowsSized(windows=checked_windows(config, windows))
+            lease.store.append(debate_id, sized)
+            state = lease.store.load(debate_id)
+            config = SystemConfig.model_validate(state.config)
         if budget is not None and (budget.max_cost_usd is not None or budget.max_tokens is not None):
             changed = BudgetChanged(max_cost_usd=budget.max_cost_usd, max_tokens=budget.max_tokens)
             limited = with_limits(config, budget.max_cost_usd, budget.max_tokens)
@@ -243,6 +260,11 @@ class DebateEngine:
             guard=BudgetGuard(config.debate.budget, prices, debate_totals(state)),
             watchers=list(self.watchers),
             files=files,
+            windows=WindowBook(
+                memory=store if isinstance(store, WindowMemory) else None,
+                endpoints=roster.endpoints,
+                saved=state.windows,
+            ),
         )
 
     def _announce(self, ctx: RunContext, *, resumed: bool) -> None:
@@ -270,3 +292,29 @@ class DebateEngine:
             ctx.warn(f"ignoring answers to unknown or already answered questions: {', '.join(unknown)}")
         if usable:
             ctx.record(AnswersRecorded(answers=usable))
+
+
+def checked_windows(config: SystemConfig, windows: Mapping[str, int]) -> dict[str, int]:
+    """``windows`` for the participants of ``config`` (``*`` stands for every one of them, agents and judge),
+    each at least :data:`~dialectic.config.MIN_CONTEXT_WINDOW` tokens; ``InvalidArgumentsError`` says what is wrong."""
+    participants = {a.id: a for a in [*config.agents, config.judge]}
+    sized: dict[str, int] = {}
+    for key, tokens in windows.items():
+        if tokens < MIN_CONTEXT_WINDOW:
+            raise InvalidArgumentsError(
+                f"--context-window: {tokens} is too small (at least {MIN_CONTEXT_WINDOW} tokens)"
+            )
+        if key == "*":
+            sized.update(dict.fromkeys(participants, tokens))
+        elif key in participants:
+            sized[key] = tokens
+        else:
+            known = ", ".join(participants)
+            raise InvalidArgumentsError(f"--context-window: no participant '{key}' in this debate (it has: {known})")
+    for key, tokens in sized.items():
+        reply = participants[key].max_tokens
+        if reply is not None and reply >= tokens:
+            raise InvalidArgumentsError(
+                f"--context-window: {key}'s window of {tokens} tokens leaves no room for its maxTokens ({reply})"
+            )
+    return sized

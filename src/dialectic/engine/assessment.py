@@ -34,6 +34,7 @@ from dialectic.domain import (
     RubricScores,
 )
 from dialectic.engine.context import RunContext
+from dialectic.engine.fitting import gated
 from dialectic.engine.protocols import Protocol, protocol
 from dialectic.errors import ProviderError
 from dialectic.similarity.choice import default_similarity
@@ -221,15 +222,20 @@ async def _judge(
         result = await ctx.announce(
             judge,
             "assessing the round",
-            assess_round(
+            gated(
+                ctx,
                 judge,
-                problem=ctx.problem,
-                labels=sorted(labels.values()),
-                round_number=number,
-                debate=text,
-                previous=_previous_text(previous),
-                may_stop=may_stop,
-                on_retry=ctx.retry_hook(judge, "assessing the round"),
+                f"assessing round {number}",
+                lambda: assess_round(
+                    judge,
+                    problem=ctx.problem,
+                    labels=sorted(labels.values()),
+                    round_number=number,
+                    debate=text,
+                    previous=_previous_text(previous),
+                    may_stop=may_stop,
+                    on_retry=ctx.retry_hook(judge, "assessing the round"),
+                ),
             ),
             round_number=number,
             kind="assessment",

@@ -28,6 +28,7 @@ from dialectic.engine.calls import CallInfo, CallScope, CallWatch, CallWatcher
 from dialectic.engine.files_access import FilesAccess
 from dialectic.engine.ledger_book import LedgerBook
 from dialectic.engine.pausing import PauseRequested, RunControl
+from dialectic.engine.windows import WindowBook
 from dialectic.errors import ProviderError
 from dialectic.events import EventBus
 from dialectic.ledger import LedgerTotals
@@ -68,6 +69,8 @@ class RunContext:
     """Ledger entries of calls that ended, until they are saved with their results."""
     files: FilesAccess = field(default_factory=FilesAccess)
     """The context directory as the speakers read it (tools, pasted text, or nothing)."""
+    windows: WindowBook = field(default_factory=WindowBook)
+    """Each participant's context window and what its prompts took (see :mod:`dialectic.engine.windows`)."""
     _deferred: list[Change] = field(default_factory=list)
     _deferred_events: list[ev.Event] = field(default_factory=list)
 
@@ -89,10 +92,11 @@ class RunContext:
         """Append to the store first, then apply in memory: the saved log is the truth.
 
         The ledger entries of the calls whose results ``changes`` keep go into the same append
-        (see :mod:`dialectic.engine.ledger_book`).
+        (see :mod:`dialectic.engine.ledger_book`), and so do the participants' window notes that
+        changed since the last append.
         """
         calls = self.book.settle(changes, self.state.current_round)
-        saved = (*changes, *calls)
+        saved = (*changes, *calls, *self.windows.notes())
         last_seq = self.store.append(self.state.id, *saved)
         for change in saved:
             apply_change(self.state, change)
@@ -262,6 +266,8 @@ def metadata_from(completion: Completion) -> ContributionMetadata:
         output_tokens=completion.usage.output_tokens,
         latency_ms=completion.latency_ms,
         model=completion.model,
+        served_model=completion.served_model,
+        usage_estimated=completion.usage.estimated,
         finish_reason=completion.finish_reason,
         truncated=completion.truncated,
         attempts=completion.attempts,

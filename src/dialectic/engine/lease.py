@@ -22,7 +22,7 @@ from typing import Self
 from dialectic.changes import Change, DebateCreated
 from dialectic.domain import DebateState, utc_now
 from dialectic.errors import StoreError
-from dialectic.store.base import DebateListing, DebateStore
+from dialectic.store.base import DebateListing, DebateStore, WindowMemory
 from dialectic.store.leases import (
     DEFAULT_TTL,
     Lease,
@@ -184,6 +184,17 @@ class LeasedStore:
 
     def read_lease(self, debate_id: str) -> Lease | None:
         return self._inner.read_lease(debate_id)
+
+    def remembered_window(self, endpoint: str, model: str) -> int | None:
+        """The wrapped store's (see :class:`~dialectic.store.base.WindowMemory`); ``None`` when it keeps none."""
+        inner = self._inner
+        return inner.remembered_window(endpoint, model) if isinstance(inner, WindowMemory) else None
+
+    def remember_window(self, endpoint: str, model: str, tokens: int) -> None:
+        """Not fenced by the lease: a window is a fact about a server, not about this debate."""
+        inner = self._inner
+        if isinstance(inner, WindowMemory):
+            inner.remember_window(endpoint, model, tokens)
 
     def close(self) -> None:
         """The wrapped store belongs to the caller; it stays open."""

@@ -18,15 +18,11 @@ from dialectic import events as ev
 from dialectic.agents.templates import REASONING_KIND
 from dialectic.changes import (
     DebateStoppedEarly,
-    JudgeSummaryRecorded,
     QuestionsAsked,
     RoundStarted,
     SolutionRecorded,
 )
-from dialectic.context.history import (
-    debate_text,
-    final_round_text,
-)
+from dialectic.context.history import debate_text, final_round_text, participant_names, rounds_text
 from dialectic.detectors import restatement
 from dialectic.domain import (
     AgentClarifications,
@@ -39,12 +35,14 @@ from dialectic.engine.assessment import assess, assessed
 from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.context import RunContext, metadata_from
 from dialectic.engine.files_access import with_tools_fallback
+from dialectic.engine.fitting import fitted, gated
+from dialectic.engine.judge_summary import judge_summary
 from dialectic.engine.personas_step import assign_if_asked
 from dialectic.engine.protocols import protocol
-from dialectic.engine.summaries import summary_from
 from dialectic.engine.turns import run_turns
 from dialectic.engine.verdict_step import give_final_verdict, verdict_wanted
 from dialectic.engine.vote_step import hold_vote, vote_text
+from dialectic.engine.window_shapes import History, debate_shapes
 from dialectic.engine.work import DebateWork
 from dialectic.errors import ProviderError
 
@@ -112,13 +110,18 @@ class ClarificationNode(Node):
                 result = await ctx.announce(
                     agent,
                     "asking questions",
-                    agent.ask_questions(
-                        problem=ctx.problem,
-                        context="",
-                        existing=existing,
-                        max_questions=settings.clarifications_max_per_agent,
-                        warnings=warnings,
-                        on_retry=ctx.retry_hook(agent, "asking questions"),
+                    gated(
+                        ctx,
+                        agent,
+                        "asking questions",
+                        lambda: agent.ask_questions(
+                            problem=ctx.problem,
+                            context="",
+                            existing=existing,
+                            max_questions=settings.clarifications_max_per_agent,
+                            warnings=warnings,
+                            on_retry=ctx.retry_hook(agent, "asking questions"),
+                        ),
                     ),
                     kind="clarification",
                 )
@@ -309,8 +312,13 @@ class SynthesisNode(Node):
     async def run(self, ctx: RunContext) -> VerdictNode | End:
         judge = ctx.roster.judge
         ctx.emit(ev.SynthesisStarted(ctx.debate_id))
-        await self._summarize_if_long(ctx)
-        summary = ctx.state.judge_summary
+        summary = await judge_summary(ctx)
+        names = participant_names(ctx.state)
+
+        async def summarize() -> str | None:
+            forced = await judge_summary(ctx, forced=True)
+            return forced.summary if forced is not None else None
+
         reply = await with_tools_fallback(
             ctx.files,
             judge,
@@ -319,13 +327,26 @@ class SynthesisNode(Node):
                 lambda: ctx.announce(
                     judge,
                     "synthesizing",
-                    judge.synthesize(
-                        problem=ctx.problem_for(judge),
-                        clarifications=ctx.clarifications_text(),
-                        debate=_with_vote(ctx, summary.summary if summary else debate_text(ctx.state)),
-                        debate_is_summary=summary is not None,
-                        tools=ctx.files.tools_for(judge),
-                        on_retry=ctx.retry_hook(judge, "synthesizing"),
+                    fitted(
+                        ctx,
+                        judge,
+                        "synthesizing",
+                        debate_shapes(
+                            History(summary.summary, True) if summary else History(debate_text(ctx.state)),
+                            ctx.state.rounds,
+                            lambda rounds: rounds_text(rounds, names),
+                            strategy=ctx.roster.settings.context_strategy,
+                            summarize=summarize,
+                            positions=final_round_text(ctx.state),
+                        ),
+                        lambda debate: judge.synthesize(
+                            problem=ctx.problem_for(judge),
+                            clarifications=ctx.clarifications_text(),
+                            debate=_with_vote(ctx, debate.text),
+                            debate_is_summary=debate.is_summary,
+                            tools=ctx.files.tools_for(judge),
+                            on_retry=ctx.retry_hook(judge, "synthesizing"),
+                        ),
                     ),
                     kind="synthesis",
                 )
@@ -373,31 +394,6 @@ class SynthesisNode(Node):
                 )
         ctx.defer(SolutionRecorded(solution=solution))  # saved with the next cursor move, in one transaction
         return VerdictNode() if verdict_wanted(ctx) else End()
-
-    async def _summarize_if_long(self, ctx: RunContext) -> None:
-        judge = ctx.roster.judge
-        if ctx.state.judge_summary is not None or not judge.summarization.enabled:
-            return
-        text = final_round_text(ctx.state)
-        if len(debate_text(ctx.state)) < judge.summarization.threshold or not text:
-            return
-        warnings: list[str] = []
-        try:
-            completion = await ctx.announce(
-                judge,
-                "summarizing",
-                judge.summarize(
-                    problem=ctx.problem, debate=text, warnings=warnings, on_retry=ctx.retry_hook(judge, "summarizing")
-                ),
-                kind="judge_summary",
-            )
-        except ProviderError as exc:
-            ctx.flush_warnings(warnings)
-            ctx.warn(f"the judge could not summarize the final round ({exc}); it reads the full debate")
-            return
-        ctx.flush_warnings(warnings)
-        summary = summary_from(judge, judge.summarization, completion, before_chars=len(text))
-        ctx.record(JudgeSummaryRecorded(summary=summary))
 
 
 def _with_vote(ctx: RunContext, debate: str) -> str:

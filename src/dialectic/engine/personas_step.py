@@ -15,6 +15,7 @@ from dialectic.changes import PersonasAssigned, Stance
 from dialectic.domain import DebateState
 from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.context import RunContext
+from dialectic.engine.fitting import gated
 from dialectic.engine.roster import Roster
 from dialectic.errors import ProviderError
 
@@ -40,12 +41,17 @@ async def assign_if_asked(ctx: RunContext) -> None:
             lambda: ctx.announce(
                 judge,
                 "assigning positions and personas",
-                assign_personas(
+                gated(
+                    ctx,
                     judge,
-                    problem=ctx.problem,
-                    participants=shown,
-                    strategy=settings.persona_strategy,
-                    on_retry=ctx.retry_hook(judge, "assigning personas"),
+                    "assigning personas",
+                    lambda: assign_personas(
+                        judge,
+                        problem=ctx.problem,
+                        participants=shown,
+                        strategy=settings.persona_strategy,
+                        on_retry=ctx.retry_hook(judge, "assigning personas"),
+                    ),
                 ),
                 kind="personas",
             )

@@ -7,7 +7,7 @@ saved with the debate, so a resumed debate is rebuilt from exactly what it start
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialectic.agents.participants import DebateAgent, Judge, read_prompt_file, system_prompt_for
@@ -25,6 +25,8 @@ class Roster:
     settings: DebateSettings
     prompt_sources: PromptSources
     warnings: list[str]
+    endpoints: dict[str, str] = field(default_factory=dict)
+    """Participant id → the provider endpoint it calls (the name a learned context window is kept under)."""
 
     def agent(self, agent_id: str) -> DebateAgent:
         for agent in self.agents:
@@ -42,6 +44,10 @@ class ClientFactory:
         self._continuations = settings.max_continuations
         self._retry = retry
         self._limits: dict[str, asyncio.Semaphore] = {}
+
+    def endpoint(self, config: AgentConfig) -> str:
+        """The name of the endpoint ``config`` calls: its provider and base URL."""
+        return self._pool.key_for(config)
 
     def client_for(self, config: AgentConfig) -> LLMClient:
         key = self._pool.key_for(config)
@@ -124,4 +130,12 @@ def build_roster(
             agent_id=jcfg.id, role=jcfg.role, system_prompt=judge_system.source, summary_prompt=judge_summary.source
         ),
     )
-    return Roster(agents=agents, judge=judge, settings=settings, prompt_sources=prompt_sources, warnings=warnings)
+    endpoints = {cfg.id: clients.endpoint(cfg) for cfg in (*config.participants(), jcfg)}
+    return Roster(
+        agents=agents,
+        judge=judge,
+        settings=settings,
+        prompt_sources=prompt_sources,
+        warnings=warnings,
+        endpoints=endpoints,
+    )

@@ -7,7 +7,9 @@ dropped (see :mod:`dialectic.engine.dropping`).
 
 When the discussion before a turn has grown past the agent's summarization threshold, the
 agent first summarizes everything but the last round for itself; its turn then carries that
-summary and the last round verbatim.
+summary and the last round verbatim. A turn whose prompt outgrows the agent's context window is
+shrunk by ``debate.contextStrategy`` (:mod:`dialectic.engine.fitting`): that summary made now,
+or only the last rounds that fit.
 """
 
 from __future__ import annotations
@@ -25,9 +27,11 @@ from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.context import RunContext, contribution_from
 from dialectic.engine.dropping import active_agents, drop_agent
 from dialectic.engine.files_access import with_tools_fallback
+from dialectic.engine.fitting import Shapes, fitted
 from dialectic.engine.protocols import TurnPlan
 from dialectic.engine.summaries import summary_from
 from dialectic.engine.watchdog import wait_while_progressing
+from dialectic.engine.window_shapes import Discussion, source_shapes, turn_shapes
 from dialectic.errors import ProviderError
 
 
@@ -79,7 +83,8 @@ async def _summary(ctx: RunContext, agent: DebateAgent, number: int, earlier: li
     if agent.id in rnd.summaries:
         return rnd.summaries[agent.id].summary
     older = [r for r in earlier if r.round_number < number - 1]
-    source = rounds_text(older, participant_names(ctx.state))
+    names = participant_names(ctx.state)
+    source = rounds_text(older, names)
     if not source:
         return ""
     warnings: list[str] = []
@@ -87,8 +92,14 @@ async def _summary(ctx: RunContext, agent: DebateAgent, number: int, earlier: li
         completion = await ctx.announce(
             agent,
             "summarizing",
-            agent.summarize(
-                problem=ctx.problem, history=source, warnings=warnings, on_retry=ctx.retry_hook(agent, "summarizing")
+            fitted(
+                ctx,
+                agent,
+                "summarizing",
+                source_shapes(older, lambda rounds: rounds_text(rounds, names)),
+                lambda text: agent.summarize(
+                    problem=ctx.problem, history=text, warnings=warnings, on_retry=ctx.retry_hook(agent, "summarizing")
+                ),
             ),
             round_number=number,
             kind="summary",
@@ -109,14 +120,29 @@ async def _turn(ctx: RunContext, agent: DebateAgent, number: int, plan: TurnPlan
     if (saved is not None and saved.ok) or agent.id in ctx.state.dropped_ids():
         return saved
     discussion, earlier = _discussion(ctx, agent, number, plan)
+    names = participant_names(ctx.state)
+    recent = [r for r in earlier if r.round_number >= number - 1]
     summary = ""
     settings = agent.summarization
     if settings.enabled and len(discussion) >= settings.threshold and number > 2:
         summary = await _summary(ctx, agent, number, earlier)
         if summary:
-            recent = [r for r in earlier if r.round_number >= number - 1]
-            discussion = rounds_text(recent, participant_names(ctx.state))
+            discussion = rounds_text(recent, names)
     activity = {"response": "taking a turn"}.get(plan.kind, f"giving the {plan.phase} statement")
+
+    async def summarize() -> str | None:
+        return await _summary(ctx, agent, number, earlier) or None
+
+    def shapes() -> Shapes[Discussion]:
+        return turn_shapes(
+            Discussion(discussion, summary),
+            earlier,
+            recent,
+            lambda rounds: rounds_text(rounds, names),
+            strategy=ctx.roster.settings.context_strategy,
+            summarize=summarize if settings.enabled and number > 2 else None,
+        )
+
     try:
         reply = await with_tools_fallback(
             ctx.files,
@@ -126,18 +152,24 @@ async def _turn(ctx: RunContext, agent: DebateAgent, number: int, plan: TurnPlan
                 lambda: ctx.announce(
                     agent,
                     activity,
-                    take_turn(
+                    fitted(
+                        ctx,
                         agent,
-                        template=plan.template,
-                        kind=plan.kind,
-                        problem=ctx.problem_for(agent),
-                        clarifications=ctx.clarifications_text(),
-                        discussion=discussion,
-                        summary=summary,
-                        round_number=number,
-                        total_rounds=ctx.roster.settings.rounds,
-                        tools=ctx.files.tools_for(agent),
-                        on_retry=ctx.retry_hook(agent, activity),
+                        activity,
+                        shapes(),
+                        lambda seen: take_turn(
+                            agent,
+                            template=plan.template,
+                            kind=plan.kind,
+                            problem=ctx.problem_for(agent),
+                            clarifications=ctx.clarifications_text(),
+                            discussion=seen.text,
+                            summary=seen.summary,
+                            round_number=number,
+                            total_rounds=ctx.roster.settings.rounds,
+                            tools=ctx.files.tools_for(agent),
+                            on_retry=ctx.retry_hook(agent, activity),
+                        ),
                     ),
                     round_number=number,
                     kind=plan.kind,

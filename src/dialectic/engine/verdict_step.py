@@ -7,16 +7,21 @@ model as a participant, the verdict says so: self-preference is a known bias of 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from dialectic import events as ev
 from dialectic.agents.deliberation import give_verdict
 from dialectic.agents.labels import neutral_labels, resolve
 from dialectic.changes import VerdictRecorded
-from dialectic.context.history import rounds_text
-from dialectic.domain import KeyPoints, Verdict
+from dialectic.context.history import POSITION_KINDS, rounds_text
+from dialectic.domain import DebateRound, KeyPoints, Verdict
 from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.context import RunContext
+from dialectic.engine.fitting import fitted
+from dialectic.engine.judge_summary import judge_summary
 from dialectic.engine.protocols import protocol
 from dialectic.engine.vote_step import vote_text
+from dialectic.engine.window_shapes import History, debate_shapes
 from dialectic.errors import ProviderError
 
 
@@ -41,21 +46,44 @@ async def give_final_verdict(ctx: RunContext) -> Verdict | None:
     )
     ordered = dict(sorted(labels.items(), key=lambda item: item[1]))
     summary = ctx.state.judge_summary
-    debate = summary.summary if summary else rounds_text(ctx.state.rounds, ordered, with_roles=False)
+
+    def render(rounds: Sequence[DebateRound]) -> str:
+        return rounds_text(rounds, ordered, with_roles=False)
+
+    async def summarize() -> str | None:
+        forced = await judge_summary(ctx, forced=True)
+        return forced.summary if forced is not None else None
+
+    full = History(summary.summary, True) if summary else History(render(ctx.state.rounds))
+    last = ctx.state.rounds[-1:]
+    positions = rounds_text(last, ordered, kinds=POSITION_KINDS, with_roles=False)
     vote = vote_text(ctx, ctx.state.vote, labels) if ctx.state.vote is not None else ""
     try:
         result = await with_second_chance(
             lambda: ctx.announce(
                 judge,
                 "giving the verdict",
-                give_verdict(
+                fitted(
+                    ctx,
                     judge,
-                    problem=ctx.problem,
-                    labels=sorted(labels.values()),
-                    debate=debate,
-                    debate_is_summary=summary is not None,
-                    vote=vote,
-                    on_retry=ctx.retry_hook(judge, "giving the verdict"),
+                    "giving the verdict",
+                    debate_shapes(
+                        full,
+                        ctx.state.rounds,
+                        render,
+                        strategy=ctx.roster.settings.context_strategy,
+                        summarize=summarize,
+                        positions=positions,
+                    ),
+                    lambda debate: give_verdict(
+                        judge,
+                        problem=ctx.problem,
+                        labels=sorted(labels.values()),
+                        debate=debate.text,
+                        debate_is_summary=debate.is_summary,
+                        vote=vote,
+                        on_retry=ctx.retry_hook(judge, "giving the verdict"),
+                    ),
                 ),
                 kind="verdict",
             )

@@ -21,6 +21,7 @@ from dialectic.engine.assessment import latest_positions
 from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.context import RunContext
 from dialectic.engine.dropping import active_agents
+from dialectic.engine.fitting import gated
 from dialectic.errors import ProviderError
 from dialectic.voting import count_votes
 
@@ -58,7 +59,14 @@ async def hold_vote(ctx: RunContext) -> VoteOutcome:
                 lambda: ctx.announce(
                     voter,
                     "voting",
-                    cast_vote(voter, problem=ctx.problem, proposals=shown, on_retry=ctx.retry_hook(voter, "voting")),
+                    gated(
+                        ctx,
+                        voter,
+                        "voting",
+                        lambda: cast_vote(
+                            voter, problem=ctx.problem, proposals=shown, on_retry=ctx.retry_hook(voter, "voting")
+                        ),
+                    ),
                     kind="vote",
                 )
             )

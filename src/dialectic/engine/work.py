@@ -24,6 +24,11 @@ work is cancelled and its cost recorded as discarded.
 
 An agent whose proposal or refinement keeps failing is dropped from the rest of the debate;
 the debate goes on while at least ``debate.minAgents`` remain.
+
+A call whose prompt outgrows the agent's context window is shrunk (:mod:`dialectic.engine.fitting`);
+under ``debate.contextStrategy: summarize`` that may ask for the agent's summary for round *r* at
+once, under its character threshold: one task, ``("window_summary", r, agent)``, shared by all the
+calls of the agent that need it, saved as the round's summary once the round is sure to happen.
 """
 
 from __future__ import annotations
@@ -39,7 +44,7 @@ from dialectic.changes import (
     SummaryRecorded,
     WorkDiscarded,
 )
-from dialectic.context.history import history_for, perspective_text
+from dialectic.context.history import participant_names, perspective, rounds_text
 from dialectic.domain import (
     Contribution,
     ContributionMetadata,
@@ -53,8 +58,10 @@ from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.context import RunContext, contribution_from, failed_contribution
 from dialectic.engine.dropping import active_agents, drop_agent
 from dialectic.engine.files_access import with_tools_fallback
+from dialectic.engine.fitting import Shapes, fitted
 from dialectic.engine.summaries import summary_from
 from dialectic.engine.watchdog import wait_while_progressing
+from dialectic.engine.window_shapes import History, history_shapes, source_shapes
 from dialectic.errors import ProviderError
 from dialectic.llm.base import Completion
 
@@ -186,6 +193,8 @@ class DebateWork:
             return self._refinement(number, roster.agent(agent[0]))
         if kind == "summary":
             return self._summary(number, roster.agent(agent[0]))
+        if kind == "window_summary":
+            return self._summary(number, roster.agent(agent[0]), forced=True)
         if kind == "evaluation":
             return self._evaluation(number)
         raise ValueError(f"unknown work {key!r}")
@@ -318,8 +327,29 @@ class DebateWork:
             await self._input(("refinement", number - 1, agent.id))
             await self._input(("summary", number, agent.id))
 
-    def _history(self, number: int, agent: DebateAgent) -> tuple[str, bool]:
-        return history_for(self.ctx.state, agent.id, number, full_history=self.settings.include_full_history)
+    def _history(self, number: int, agent: DebateAgent) -> Shapes[History]:
+        """``agent``'s history in round ``number``, in the shapes that may fit its window.
+
+        See :mod:`dialectic.engine.fitting`; its summary for the window is one task per agent and
+        round, however many of its calls need it.
+        """
+
+        async def summarize() -> str | None:
+            summary = await self._input(("window_summary", number, agent.id))
+            return summary.summary if summary is not None else None
+
+        return history_shapes(
+            self.ctx.state,
+            agent.id,
+            number,
+            strategy=self.settings.context_strategy,
+            full_history=self.settings.include_full_history,
+            summarize=summarize if agent.summarization.enabled and number > 1 else None,
+        )
+
+    def _summarized_before(self, number: int, agent: DebateAgent) -> bool:
+        """Whether ``agent`` summarized its history in an earlier round: that summary is out of date now."""
+        return any(agent.id in r.summaries for r in self.ctx.state.rounds if r.round_number < number)
 
     async def _proposal(self, number: int, agent: DebateAgent) -> Contribution | None:
         ctx = self.ctx
@@ -347,20 +377,25 @@ class DebateWork:
                 return carried
             ctx.warn(f"{agent.name} has no refinement from round {number - 1}; asking for a new proposal")
             await self._history_ready(number, agent)
-        history, is_summary = self._history(number, agent)
         return await self._own_contribution(
             number,
             agent,
             "proposal",
             "proposing",
-            lambda: agent.propose(
-                problem=ctx.problem_for(agent),
-                context="",
-                clarifications=ctx.clarifications_text(),
-                history=history,
-                history_is_summary=is_summary,
-                tools=ctx.files.tools_for(agent),
-                on_retry=ctx.retry_hook(agent, "proposing"),
+            lambda: fitted(
+                ctx,
+                agent,
+                "proposing",
+                self._history(number, agent),
+                lambda history: agent.propose(
+                    problem=ctx.problem_for(agent),
+                    context="",
+                    clarifications=ctx.clarifications_text(),
+                    history=history.text,
+                    history_is_summary=history.is_summary,
+                    tools=ctx.files.tools_for(agent),
+                    on_retry=ctx.retry_hook(agent, "proposing"),
+                ),
             ),
         )
 
@@ -401,7 +436,6 @@ class DebateWork:
         if proposal is None or not proposal.ok or self._out(critic, target):
             return None
         activity = f"critiquing {target.name}"
-        history, is_summary = self._history(number, critic)
         key: Key = ("critique", number, critic.id, target.id)
         try:
             completion = await with_second_chance(
@@ -409,14 +443,20 @@ class DebateWork:
                     key,
                     critic,
                     activity,
-                    critic.critique(
-                        problem=ctx.problem_for(critic),
-                        clarifications=ctx.clarifications_text(),
-                        history=history,
-                        history_is_summary=is_summary,
-                        target=target,
-                        proposal=proposal,
-                        on_retry=ctx.retry_hook(critic, activity),
+                    fitted(
+                        ctx,
+                        critic,
+                        activity,
+                        self._history(number, critic),
+                        lambda history: critic.critique(
+                            problem=ctx.problem_for(critic),
+                            clarifications=ctx.clarifications_text(),
+                            history=history.text,
+                            history_is_summary=history.is_summary,
+                            target=target,
+                            proposal=proposal,
+                            on_retry=ctx.retry_hook(critic, activity),
+                        ),
                     ),
                 )
             )
@@ -445,26 +485,37 @@ class DebateWork:
             for c in received
             if c is not None and c.ok
         ]
-        history, is_summary = self._history(number, agent)
         return await self._own_contribution(
             number,
             agent,
             "refinement",
             "refining",
-            lambda: agent.refine(
-                problem=ctx.problem_for(agent),
-                clarifications=ctx.clarifications_text(),
-                history=history,
-                history_is_summary=is_summary,
-                original=original,
-                critiques=critiques,
-                tools=ctx.files.tools_for(agent),
-                on_retry=ctx.retry_hook(agent, "refining"),
+            lambda: fitted(
+                ctx,
+                agent,
+                "refining",
+                self._history(number, agent),
+                lambda history: agent.refine(
+                    problem=ctx.problem_for(agent),
+                    clarifications=ctx.clarifications_text(),
+                    history=history.text,
+                    history_is_summary=history.is_summary,
+                    original=original,
+                    critiques=critiques,
+                    tools=ctx.files.tools_for(agent),
+                    on_retry=ctx.retry_hook(agent, "refining"),
+                ),
             ),
         )
 
-    async def _summary(self, number: int, agent: DebateAgent) -> DebateSummary | None:
-        """``agent``'s summary of its own history before round ``number``, when that history is long."""
+    async def _summary(self, number: int, agent: DebateAgent, *, forced: bool = False) -> DebateSummary | None:
+        """``agent``'s summary of its own history before round ``number``, when that history is long.
+
+        It is also due when ``agent`` summarized an earlier round (that summary is out of date), and,
+        ``forced``, when its prompt outgrew its context window (``debate.contextStrategy: summarize``).
+        A forced summary is asked for while a call of the agent waits for it, so it never waits for
+        its round to be decided: it is saved once the round is sure to happen, and never if it does not.
+        """
         ctx = self.ctx
         rnd = ctx.state.find_round(number)
         if rnd is not None and agent.id in rnd.summaries:
@@ -472,8 +523,11 @@ class DebateWork:
         if not agent.summarization.enabled or self._out(agent):
             return None
         await self._input(("refinement", number - 1, agent.id))
-        history = perspective_text(ctx.state, agent.id, number)
-        if self._out(agent) or not history or len(history) < agent.summarization.threshold:
+        views = perspective(ctx.state, agent.id, number)
+        names = participant_names(ctx.state)
+        history = rounds_text(views, names)
+        due = forced or len(history) >= agent.summarization.threshold or self._summarized_before(number, agent)
+        if self._out(agent) or not history or not due:
             return None
         warnings: list[str] = []
         try:
@@ -481,24 +535,37 @@ class DebateWork:
                 ("summary", number, agent.id),
                 agent,
                 "summarizing",
-                agent.summarize(
-                    problem=ctx.problem,
-                    history=history,
-                    warnings=warnings,
-                    on_retry=ctx.retry_hook(agent, "summarizing"),
+                fitted(
+                    ctx,
+                    agent,
+                    "summarizing",
+                    source_shapes(views, lambda rounds: rounds_text(rounds, names)),
+                    lambda text: agent.summarize(
+                        problem=ctx.problem,
+                        history=text,
+                        warnings=warnings,
+                        on_retry=ctx.retry_hook(agent, "summarizing"),
+                    ),
                 ),
             )
         except ProviderError as exc:
-            await self._save_or_discard(number, None)
+            if not forced:
+                await self._save_or_discard(number, None)
             ctx.flush_warnings(warnings)
             ctx.warn(f"{agent.name} could not summarize its history ({exc}); it keeps the full history")
             return None
-        await self._save_or_discard(number, completion)
-        ctx.flush_warnings(warnings)
         summary = summary_from(agent, agent.summarization, completion, before_chars=len(history))
-        ctx.record(SummaryRecorded(round_number=number, summary=summary))
-        ctx.emit(ev.SummaryAdded(ctx.debate_id, number, agent.name, summary))
+        ctx.flush_warnings(warnings)
+        if forced:
+            self._save_when_decided(number, lambda: self._keep_summary(number, agent, summary))
+        else:
+            await self._save_or_discard(number, completion)
+            self._keep_summary(number, agent, summary)
         return summary
+
+    def _keep_summary(self, number: int, agent: DebateAgent, summary: DebateSummary) -> None:
+        self.ctx.record(SummaryRecorded(round_number=number, summary=summary))
+        self.ctx.emit(ev.SummaryAdded(self.ctx.debate_id, number, agent.name, summary))
 
     async def _evaluation(self, number: int) -> Decision:
         """Round ``number``'s assessment once its refinements are in; it decides whether the next round happens."""

@@ -172,6 +172,10 @@ def _tool_call(call_id: str, name: str, arguments: object) -> ToolCall:
     )
 
 
+CLAUDE_WINDOW = 200_000
+"""Tokens one request to a Claude model holds (the standard window of every current Claude model)."""
+
+
 class AnthropicProvider:
     """An :class:`~dialectic.llm.base.LLMProvider` for Anthropic's Messages API.
 
@@ -196,6 +200,11 @@ class AnthropicProvider:
 
     def _translate(self, error: Exception, request: CompletionRequest) -> ProviderError:
         return translate_error(error, model=request.model, timeout_s=request.timeout_s or self.timeout_s)
+
+    async def context_window(self, model: str) -> int | None:
+        """The context window of a request to ``model``: :data:`CLAUDE_WINDOW` for a Claude model, else
+        unknown (another model behind a compatible ``baseUrl``). See :mod:`dialectic.llm.windows`."""
+        return CLAUDE_WINDOW if model.strip().lower().startswith("claude") else None
 
     def _options(self, request: CompletionRequest) -> dict[str, Any]:
         options: dict[str, Any] = {

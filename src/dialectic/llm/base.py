@@ -109,6 +109,7 @@ class CompletionRequest:
 class Completion:
     text: str
     model: str
+    """The model as configured (what the request asked for)."""
     usage: Usage = field(default_factory=Usage)
     latency_ms: int = 0
     finish_reason: str | None = FINISH_STOP
@@ -119,6 +120,9 @@ class Completion:
     attempts: int = 1
     tool_calls: tuple[ToolCall, ...] = ()
     """The tools the model asked to call (``finish_reason`` is then ``tool_calls``); empty for a plain reply."""
+    served_model: str | None = None
+    """The model name the server reported, when it differs from :attr:`model` (llama-server reports the
+    GGUF file it loaded)."""
 
     @property
     def cut_off(self) -> bool:

@@ -30,7 +30,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from dialectic.domain import Usage
-from dialectic.errors import ProviderError
+from dialectic.errors import ContextWindowExceeded, ProviderError
 from dialectic.llm.base import (
     Completion,
     CompletionRequest,
@@ -143,7 +143,9 @@ class LLMClient:
         reply stopped and given a small word budget (:func:`finish_words`). Asked only to "continue",
         small models start their answer over and are cut off again (measured on the embedded 0.5B
         model: 0 of 5 finished, against 4 of 5 when told where to resume and how briefly to end).
-        A reply still cut off after that is trimmed to its last complete sentence or list item.
+        A reply still cut off after that is trimmed to its last complete sentence or list item, as is
+        one whose continuation is refused because the model's context window is full (the reply was
+        cut where the window ran out: continuing it cannot fit either).
         """
         if request.json_schema is not None:
             return await self._complete_with_room(request, on_retry)
@@ -157,7 +159,10 @@ class LLMClient:
             follow_up = request.with_changes(
                 messages=request.messages + (Message("assistant", text), Message("user", ask))
             )
-            last = await self._call(follow_up, on_retry, stream, len(text))
+            try:
+                last = await self._call(follow_up, on_retry, stream, len(text))
+            except ContextWindowExceeded:
+                break  # the reply was cut where the window ran out: there is no room to finish it
             text = _join_continuation(text, last.text)
             usage, latency, calls = usage + last.usage, latency + last.latency_ms, calls + 1
         if last.cut_off:

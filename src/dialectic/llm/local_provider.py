@@ -54,6 +54,7 @@ from dialectic.llm.local_models import (
     DEFAULT_MODEL,
     LLAMA_CPP_REQUIREMENT,
     ModelSpec,
+    default_cache_dir,
     gguf_context_length,
     prepare_model,
     resolve_model,
@@ -83,6 +84,11 @@ MAX_DEFAULT_N_CTX = 8192
 SAMPLING: dict[str, Any] = {"repeat_penalty": 1.1, "top_k": 20, "top_p": 0.8}
 """Qwen2.5's recommended sampling. The repetition penalty matters most: without it small models
 fall into loops (a judge repeating one sentence until the token limit, its JSON never closed)."""
+
+CHAT_TOKENS_PER_MESSAGE = 5
+"""Tokens Qwen2.5's chat template puts around a message (``<|im_start|>role\\n`` … ``<|im_end|>\\n``)."""
+CHAT_TOKENS_PER_REPLY = 3
+"""Tokens that open the assistant's reply (``<|im_start|>assistant\\n``)."""
 
 _LLAMA_LOG = logging.getLogger("llama-cpp-python")
 _TOO_LONG = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
@@ -276,6 +282,39 @@ class SharedModel:
             raise ConfigError(f"local model file not found: {self.source}")
         return self.source
 
+    def window(self) -> int | None:
+        """The ``n_ctx`` each call gets: the loaded model's, else what loading it will choose.
+
+        ``None`` when that depends on a model file that is not prepared yet (it would have to be
+        joined from its parts first) and no size was asked for.
+        """
+        llama = self._llama
+        if llama is not None:
+            return int(llama.n_ctx())
+        path = self._path_if_ready()
+        if path is None:
+            return self._requested_ctx
+        return _context_size(path, self._requested_ctx)
+
+    def _path_if_ready(self) -> Path | None:
+        """The model file when it is on disk already (never joins or downloads it)."""
+        if isinstance(self.source, ModelSpec):
+            cached = default_cache_dir() / "models" / self.source.filename
+            return cached if cached.is_file() else None
+        return self.source if self.source.is_file() else None
+
+    def count_tokens(self, messages: Chat) -> int | None:
+        """The tokens of ``messages`` by the model's tokenizer, with the chat template's few per message;
+        ``None`` until the model is loaded (the tokenizer comes with it).
+
+        Tokenizing reads only the vocabulary, so it is safe while another thread generates.
+        """
+        llama = self._llama
+        if llama is None:
+            return None
+        tokens = sum(len(llama.tokenize(m["content"].encode("utf-8"), add_bos=False, special=True)) for m in messages)
+        return tokens + CHAT_TOKENS_PER_MESSAGE * len(messages) + CHAT_TOKENS_PER_REPLY
+
     def _load(self) -> Llama:
         llama_class = import_llama()
         import llama_cpp
@@ -355,6 +394,8 @@ class SharedModel:
             f"({window} tokens). Summarize earlier: lower debate.summarization.threshold (and "
             f"maxLength) in the config, or {larger}.",
             provider=PROVIDER,
+            window=window,
+            prompt_tokens=prompt,
         )
 
 
@@ -430,9 +471,12 @@ class LocalProvider:
         self._shared = shared_model(model, n_ctx=n_ctx, n_threads=n_threads)
 
     def _model_for(self, request: CompletionRequest) -> SharedModel:
-        if not request.model or request.model == self.model:
+        return self._shared_for(request.model)
+
+    def _shared_for(self, model: str) -> SharedModel:
+        if not model or model == self.model:
             return self._shared
-        return shared_model(request.model, n_ctx=self._n_ctx, n_threads=self._n_threads)
+        return shared_model(model, n_ctx=self._n_ctx, n_threads=self._n_threads)
 
     async def _run(
         self, shared: SharedModel, job: GenerationJob, messages: Chat, work: Callable[[Llama], tuple[T, str]]
@@ -451,6 +495,14 @@ class LocalProvider:
                     "`timeout`, in milliseconds, sets how long to wait)",
                     provider=PROVIDER,
                 ) from None
+
+    async def context_window(self, model: str) -> int | None:
+        """The context window (``n_ctx``) a request to ``model`` gets (see :meth:`SharedModel.window`)."""
+        return await asyncio.to_thread(self._shared_for(model).window)
+
+    def count_tokens(self, request: CompletionRequest) -> int | None:
+        """The request's prompt tokens by its model's tokenizer; ``None`` before the model is loaded."""
+        return self._model_for(request).count_tokens(_chat(request))
 
     supports_tools = True
     """Tools in Qwen2.5's own format (:mod:`dialectic.llm.local_tools`). These small models, left

@@ -1,8 +1,19 @@
 """OpenAI and OpenAI-compatible servers (OpenRouter, Ollama, vLLM, llama.cpp) through the ``openai`` SDK.
 
-Completions use the Responses API first and fall back to Chat Completions when an endpoint
-does not have it; the answer is remembered per endpoint for the life of the process.
-Streaming always uses Chat Completions, which every compatible server speaks. Requests go through
+Which API a completion uses is the agent's ``api`` setting: ``chat`` (Chat Completions only),
+``responses`` (the Responses API only) or ``auto`` (the default): the Responses API on OpenAI's own
+endpoint, Chat Completions on every other base URL, the lingua franca of compatible servers
+(llama.cpp's ``llama-server``, Ollama, vLLM, LM Studio). Predictable, no probing: under ``auto``
+OpenAI's endpoint falls back to Chat Completions only if its Responses API is missing (404, 405,
+501), remembered per endpoint for the life of the process.
+Streaming always uses Chat Completions, which every compatible server speaks.
+
+What a real server says is not taken on trust where it can hide a failure: a reply whose output
+tokens reach the limit asked for is cut off whatever the status says (llama-server's Responses API
+reports ``completed``); a reply without usage gets an estimate, marked ``estimated``; the model
+name stored is the one configured (a server may report a file path), with the server's name beside
+it; a server that refuses ``response_format`` gets the request again without it (remembered per
+endpoint), and the caller's structured-output repair takes over. Requests go through
 the SDK's client; replies and streamed events are read as JSON rather than as the SDK's typed
 models, which cost more CPU than the rest of a call (see ``OpenAIProvider._post``). The SDK client
 never retries (``max_retries=0``): :mod:`dialectic.llm.retry` does, from the translated errors.
@@ -20,6 +31,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import httpx2
@@ -42,6 +54,7 @@ from dialectic.llm.base import (
     Completion,
     CompletionRequest,
     Delta,
+    JsonSchema,
     Message,
     ToolCall,
 )
@@ -77,6 +90,30 @@ def _server_message(body: object) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _error_object(body: object) -> dict[str, Any]:
+    if isinstance(body, dict):
+        error = body.get("error", body)
+        if isinstance(error, dict):
+            return error
+    return {}
+
+
+def _error_type(body: object) -> str | None:
+    """The error's ``type`` when it names a context overflow (llama-server: ``exceed_context_size_error``)."""
+    kind = _error_object(body).get("type")
+    return str(kind) if isinstance(kind, str) and "context" in kind else None
+
+
+def _window_sizes(body: object) -> tuple[int | None, int | None]:
+    """The context window and the prompt's tokens a refusal names (llama-server's ``n_ctx``, ``n_prompt_tokens``)."""
+    error = _error_object(body)
+    window, prompt = error.get("n_ctx"), error.get("n_prompt_tokens")
+    return (
+        window if isinstance(window, int) and window > 0 else None,
+        prompt if isinstance(prompt, int) and prompt > 0 else None,
+    )
+
+
 def responses_endpoint_missing(error: openai.APIStatusError, model: str) -> bool:
     """Whether a failed Responses call means the endpoint lacks the Responses API.
 
@@ -110,8 +147,16 @@ def translate_error(error: Exception, *, provider: str, model: str, timeout_s: f
         )
     if isinstance(error, openai.APIStatusError):
         message, code = _server_message(error.body)
+        window, prompt_tokens = _window_sizes(error.body)
         return error_for_status(
-            provider, error.status_code, model=model, message=message, code=code, headers=error.response.headers
+            provider,
+            error.status_code,
+            model=model,
+            message=message,
+            code=code or _error_type(error.body),
+            headers=error.response.headers,
+            window=window,
+            prompt_tokens=prompt_tokens,
         )
     if isinstance(error, openai.APIError):
         return ProviderUnavailable(
@@ -191,6 +236,14 @@ def chat_message(message: Message) -> dict[str, Any]:
     return {"role": message.role, "content": message.content}
 
 
+def responses_message(role: str, text: str) -> dict[str, Any]:
+    """One message as a typed Responses input item: ``input_text`` parts for what the user (or system) said,
+    ``output_text`` for the assistant's own earlier replies. Strict servers refuse untyped items
+    (llama-server: ``Cannot determine type of 'item'`` for an assistant turn)."""
+    part = "output_text" if role == "assistant" else "input_text"
+    return {"type": "message", "role": role, "content": [{"type": part, "text": text}]}
+
+
 def responses_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
     """The conversation as Responses API input items (``function_call`` and ``function_call_output`` for tools)."""
     items: list[dict[str, Any]] = []
@@ -201,7 +254,7 @@ def responses_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
             )
             continue
         if message.content or not message.tool_calls:
-            items.append({"role": message.role, "content": message.content})
+            items.append(responses_message(message.role, message.content))
         items.extend(
             {
                 "type": "function_call",
@@ -235,6 +288,112 @@ def _with_calls(finish: str, calls: tuple[ToolCall, ...]) -> str:
     return FINISH_TOOL_CALLS if calls and finish != FINISH_LENGTH else finish
 
 
+@dataclass(frozen=True)
+class ListedModel:
+    """A model a server lists: its name, and its context window when the listing gives one."""
+
+    id: str
+    window: int | None = None
+
+
+OPENAI_HOSTS = ("api.openai.com",)
+
+
+def is_openai_endpoint(base_url: str) -> bool:
+    """Whether ``base_url`` is OpenAI's own API (where ``api: auto`` means the Responses API)."""
+    host = httpx2.URL(base_url).host
+    return host in OPENAI_HOSTS
+
+
+KNOWN_WINDOWS: tuple[tuple[str, int], ...] = (
+    ("gpt-4.1", 1_047_576),
+    ("gpt-4o", 128_000),
+    ("gpt-5", 400_000),
+    ("o1", 200_000),
+    ("o3", 200_000),
+    ("o4-mini", 200_000),
+    ("gpt-4-turbo", 128_000),
+    ("gpt-3.5-turbo", 16_385),
+    ("claude", 200_000),
+)
+"""Context windows of hosted model families, by name prefix (after any ``vendor/`` part), longest first wins."""
+
+
+def known_window(model: str) -> int | None:
+    """The window of a known hosted model (``gpt-4o-mini``, ``openai/gpt-4o``, ``claude-…``), else ``None``."""
+    name = model.rsplit("/", 1)[-1].lower()
+    matches = [(len(prefix), window) for prefix, window in KNOWN_WINDOWS if name.startswith(prefix)]
+    return max(matches)[1] if matches else None
+
+
+_LISTED_WINDOW_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
+
+
+def window_in_listing(listing: object, model: str) -> int | None:
+    """The window a ``/models`` listing gives ``model`` (its entry, or the only entry), else ``None``."""
+    entries = listing.get("data") if isinstance(listing, dict) else None
+    if not isinstance(entries, list):
+        return None
+    named = [e for e in entries if isinstance(e, dict) and e.get("id") == model]
+    candidates = named or (entries if len(entries) == 1 else [])
+    for entry in candidates:
+        if not isinstance(entry, dict):
+            continue
+        for key in _LISTED_WINDOW_KEYS:
+            value = entry.get(key)
+            if isinstance(value, int) and value > 0:
+                return value
+    return None
+
+
+def reached_limit(finish: str, usage: Usage, max_tokens: int | None) -> str:
+    """``length`` when the reply's output tokens reached the limit asked for, whatever the server said.
+
+    A server that reports every reply as complete (llama-server's Responses API says ``completed``)
+    must not hide a cut reply. A reply that called tools keeps ``tool_calls``; an estimated count
+    (the server gave none) is never trusted for this.
+    """
+    if finish != FINISH_STOP or max_tokens is None or usage.estimated:
+        return finish
+    return FINISH_LENGTH if usage.output_tokens >= max_tokens else finish
+
+
+CHARS_PER_TOKEN_ESTIMATE = 4
+"""Characters per token for a usage estimate (English prose with a BPE tokenizer averages about 4)."""
+
+
+def estimated_usage(request: CompletionRequest, text: str) -> Usage:
+    """Usage estimated from the characters sent and received, for a server that reported none."""
+    sent = sum(len(m.content) for m in request.messages)
+    prompt = -(-sent // CHARS_PER_TOKEN_ESTIMATE)
+    output = -(-len(text) // CHARS_PER_TOKEN_ESTIMATE)
+    return Usage(input_tokens=prompt, output_tokens=output, total_tokens=prompt + output, estimated=True)
+
+
+STRUCTURED_FORMATS = ("json_schema", "json_object", "none")
+"""The forms of ``response_format`` tried in turn on a server that refuses one: OpenAI's ``json_schema``
+(llama-server, vLLM, Ollama, LM Studio), ``json_object`` with a ``schema`` (llama-cpp-python's server,
+which answers 500 to the first), then none: the caller's structured-output repair checks the reply."""
+
+
+def response_format(kind: str, schema: JsonSchema) -> dict[str, Any]:
+    if kind == "json_object":
+        return {"type": "json_object", "schema": schema.schema}
+    return {"type": "json_schema", "json_schema": {"name": schema.name, "schema": schema.schema}}
+
+
+_FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object", re.IGNORECASE)
+
+
+def refuses_response_format(error: openai.APIStatusError) -> bool:
+    """Whether a failure refuses the structured-output form asked for: a 400, 422 or 500 whose message
+    names ``response_format`` (llama-cpp-python's server answers a 500 naming it; others a 400)."""
+    if error.status_code not in (400, 422, 500):
+        return False
+    message, _ = _server_message(error.body)
+    return bool(_FORMAT_WORDS.search(message or ""))
+
+
 class OpenAIProvider:
     """An :class:`~dialectic.llm.base.LLMProvider` for any OpenAI-compatible endpoint.
 
@@ -246,12 +405,24 @@ class OpenAIProvider:
 
     _responses_api: ClassVar[dict[str, bool]] = {}
     """Per endpoint (base URL): True once its Responses API answered, False once it was found missing."""
+    _formats: ClassVar[dict[str, str]] = {}
+    """Per endpoint, the structured-output form its Chat Completions took, when it refused the first one
+    (see :data:`STRUCTURED_FORMATS`): asked that way from then on."""
+    _windows: ClassVar[dict[tuple[str, str], int | None]] = {}
+    """Per endpoint and model: the context window the server said (``None``: it did not say)."""
 
     def __init__(
-        self, *, api_key: str, base_url: str | None = None, timeout_s: float | None = None, name: str = "openai"
+        self,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        timeout_s: float | None = None,
+        name: str = "openai",
+        api: str = "auto",
     ) -> None:
         self.name = name
         self.timeout_s = timeout_s
+        self.api = api
         self._client = openai.AsyncOpenAI(
             api_key=api_key,
             base_url=base_url,
@@ -260,10 +431,14 @@ class OpenAIProvider:
             http_client=openai.DefaultAsyncHttpxClient(timeout=_http_timeout(timeout_s), event_hooks=EVENT_HOOKS),
         )
         self._endpoint = str(self._client.base_url)
+        self._official = is_openai_endpoint(self._endpoint)
 
     @property
     def uses_responses_api(self) -> bool:
-        return self._responses_api.get(self._endpoint, True)
+        """Whether the next completion goes to the Responses API (see the module's docstring)."""
+        if self.api != "auto":
+            return self.api == "responses"
+        return self._official and self._responses_api.get(self._endpoint, True)
 
     async def complete(self, request: CompletionRequest) -> Completion:
         try:
@@ -271,12 +446,65 @@ class OpenAIProvider:
                 try:
                     return await self._complete_responses(request)
                 except openai.APIStatusError as error:
-                    if not responses_endpoint_missing(error, request.model):
+                    if self.api != "auto" or not responses_endpoint_missing(error, request.model):
                         raise
                     self._responses_api[self._endpoint] = False
             return await self._complete_chat(request)
         except (openai.OpenAIError, ValueError) as error:
             raise self._translate(error, request) from error
+
+    async def context_window(self, model: str) -> int | None:
+        """The context window one request to ``model`` gets, as the server says, or ``None``.
+
+        Asked once per endpoint and model: llama-server's ``/props`` (the per-slot ``n_ctx``: ``-np 4
+        -c 8192`` gives each request 2,048), then the server's ``/models`` entry for the model when it
+        carries a length (vLLM's ``max_model_len``, ``context_length``, ``context_window``), then the
+        table of known hosted models. Never raises: a server that says nothing gives ``None``.
+        """
+        key = (self._endpoint, model)
+        if key not in self._windows:
+            self._windows[key] = await self._ask_window(model)
+        return self._windows[key]
+
+    async def _ask_window(self, model: str) -> int | None:
+        if not self._official:
+            root = self._endpoint.rstrip("/").removesuffix("/v1")
+            props = await self._get_json(f"{root}/props")
+            settings = props.get("default_generation_settings") if isinstance(props, dict) else None
+            if isinstance(settings, dict) and isinstance(settings.get("n_ctx"), int) and settings["n_ctx"] > 0:
+                return int(settings["n_ctx"])
+            listing = await self._get_json(f"{self._endpoint.rstrip('/')}/models")
+            window = window_in_listing(listing, model)
+            if window is not None:
+                return window
+        return known_window(model)
+
+    async def models(self) -> list[ListedModel]:
+        """The models the server offers (``GET /models``), with their context windows where it says them.
+
+        Raises the translated error when the server cannot be reached or refuses (a down server is a
+        ``ProviderUnavailable`` naming the address)."""
+        try:
+            response = await self._client.get("/models", cast_to=httpx2.Response)
+            listing = response.json()
+        except (openai.OpenAIError, ValueError) as error:
+            raise translate_error(error, provider=self.name, model="", timeout_s=self.timeout_s) from error
+        entries = listing.get("data") if isinstance(listing, dict) else None
+        if not isinstance(entries, list):
+            raise InvalidResponse(f"{self.name}: {self._endpoint}models did not answer with a model list")
+        return [
+            ListedModel(id=str(entry["id"]), window=window_in_listing({"data": [entry]}, str(entry["id"])))
+            for entry in entries
+            if isinstance(entry, dict) and entry.get("id")
+        ]
+
+    async def _get_json(self, url: str) -> Any:
+        """GET ``url`` with the client's key and headers; ``None`` when it fails in any way."""
+        try:
+            response = await self._client.get(url, cast_to=httpx2.Response, options={"timeout": _http_timeout(10.0)})
+            return response.json()
+        except (openai.OpenAIError, httpx2.HTTPError, ValueError):
+            return None
 
     def _translate(self, error: Exception, request: CompletionRequest) -> ProviderError:
         translated = translate_error(
@@ -379,14 +607,21 @@ class OpenAIProvider:
 
     async def _complete_chat(self, request: CompletionRequest) -> Completion:
         options = self._chat_options(request)
-        if request.json_schema is not None:
-            schema = request.json_schema
-            options["response_format"] = {
-                "type": "json_schema",
-                "json_schema": {"name": schema.name, "schema": schema.schema},
-            }
+        formats = STRUCTURED_FORMATS[STRUCTURED_FORMATS.index(self._formats.get(self._endpoint, "json_schema")) :]
         with measure() as wire:
-            response = await self._post("/chat/completions", options)
+            while True:
+                kind = formats[0] if request.json_schema is not None else "none"
+                body = dict(options)
+                if request.json_schema is not None and kind != "none":
+                    body["response_format"] = response_format(kind, request.json_schema)
+                try:
+                    response = await self._post("/chat/completions", body)
+                    break
+                except openai.APIStatusError as error:
+                    if kind == "none" or not refuses_response_format(error):
+                        raise
+                    formats = formats[1:]
+                    self._formats[self._endpoint] = formats[0]
         latency_ms = wire.latency_ms()
         data = response.json()
         if not isinstance(data, dict) or "choices" not in data:
@@ -421,7 +656,9 @@ class OpenAIProvider:
                 for tool in request.tools
             ]
         if request.max_tokens is not None:
-            options["max_tokens"] = request.max_tokens
+            # OpenAI's own endpoint wants the newer name (its reasoning models refuse the old one);
+            # compatible servers know only max_tokens.
+            options["max_completion_tokens" if self._official else "max_tokens"] = request.max_tokens
         return options
 
     def _completion(
@@ -436,12 +673,14 @@ class OpenAIProvider:
         tool_calls: tuple[ToolCall, ...] = (),
     ) -> Completion:
         structured = parse_json_text(text) if request.json_schema is not None else None
+        usage = usage if usage.total_tokens else estimated_usage(request, text)
         return Completion(
             text=text,
-            model=model,
+            model=request.model,
+            served_model=model if model != request.model else None,
             usage=usage,
             latency_ms=latency_ms,
-            finish_reason=finish,
+            finish_reason=reached_limit(finish, usage, request.max_tokens),
             structured=structured,
             tool_calls=tool_calls,
         )
@@ -458,7 +697,7 @@ class OpenAIProvider:
         """
         finish: str | None = None
         usage = Usage()
-        model = request.model
+        streamed: list[str] = []
         body = {**self._chat_options(request), "stream": True, "stream_options": {"include_usage": True}}
         try:
             response = await self._post("/chat/completions", body, stream=True)
@@ -473,12 +712,12 @@ class OpenAIProvider:
                         error = chunk.get("error", chunk)
                         message = error.get("message") if isinstance(error, dict) else None
                         raise openai.APIError(str(message or "error"), response.request, body=error)
-                    model = chunk.get("model") or model
                     if chunk.get("usage"):
                         usage = _usage_json(chunk["usage"], "prompt_tokens", "completion_tokens")
                     for choice in chunk.get("choices") or ():
                         content = (choice.get("delta") or {}).get("content")
                         if content:
+                            streamed.append(content)
                             yield Delta(text=content)
                         if choice.get("finish_reason") is not None:
                             finish = _chat_finish(choice["finish_reason"])
@@ -496,7 +735,13 @@ class OpenAIProvider:
             ) from error
         except (AttributeError, TypeError) as error:
             raise self._invalid(request, "a stream chunk lacks expected fields") from error
-        yield Delta(finish_reason=finish, usage=usage, model=model)
+        if not usage.total_tokens:
+            usage = estimated_usage(request, "".join(streamed))
+        yield Delta(
+            finish_reason=reached_limit(finish, usage, request.max_tokens) if finish else finish,
+            usage=usage,
+            model=request.model,
+        )
 
     async def aclose(self) -> None:
         await self._client.close()

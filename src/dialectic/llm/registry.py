@@ -2,11 +2,13 @@
 
 Providers come from three places, looked up in this order of precedence (a later source
 wins on a shared name): the built-ins (``openai``, ``openrouter``, ``anthropic``, ``local``,
-``scripted``), installed packages that declare an entry point in the ``dialectic.providers``
-group, and :func:`register_provider` calls. An entry point names either a
-:class:`ProviderSpec` or a callable returning one; entry points are loaded lazily, once, on
-the first lookup, and one that fails to load is reported in the "unknown provider" message
-instead of breaking every command. The engine asks for providers through a
+``scripted``, and the presets for local inference servers ``llamacpp``, ``ollama``, ``vllm`` and
+``lmstudio``: the OpenAI adapter with the server's usual address and no key required),
+installed packages that declare an entry point in the ``dialectic.providers`` group, and
+:func:`register_provider` calls. An entry point names either a :class:`ProviderSpec` or a
+callable returning one; entry points are loaded lazily, once, on the first lookup, and one that
+fails to load is reported in the "unknown provider" message instead of breaking every command.
+The engine asks for providers through a
 :class:`ProviderPool`, which builds each distinct endpoint once so agents that share an
 endpoint share its client, its learned capabilities and its concurrency limit.
 """
@@ -18,7 +20,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 
-from dialectic.config import DEFAULT_MODELS, AgentConfig
+from dialectic.config import DEFAULT_MODELS, AgentConfig, WireApi
 from dialectic.errors import ConfigError, MissingApiKeyError
 from dialectic.llm.base import LLMProvider
 from dialectic.redaction import note_key_env
@@ -34,6 +36,8 @@ class ProviderSettings:
     api_key: str | None
     base_url: str | None
     timeout_s: float | None = None
+    api: WireApi = "auto"
+    """Which OpenAI API to speak (``auto``, ``chat``, ``responses``); adapters of other APIs ignore it."""
 
 
 ProviderFactory = Callable[[ProviderSettings], LLMProvider]
@@ -52,6 +56,8 @@ class ProviderSpec:
     preload: Callable[[], None] | None = None
     """Imports what the provider's first call would import, for a long-lived process to run before it
     serves (an import on the event loop holds up every debate running on it)."""
+    key_optional: bool = False
+    """The key in ``api_key_env`` is sent when set but not required (local inference servers)."""
 
 
 def _openai_factory(settings: ProviderSettings) -> LLMProvider:
@@ -62,6 +68,7 @@ def _openai_factory(settings: ProviderSettings) -> LLMProvider:
         base_url=settings.base_url,
         timeout_s=settings.timeout_s,
         name=settings.provider,
+        api=settings.api,
     )
 
 
@@ -111,7 +118,30 @@ def builtin_providers() -> list[ProviderSpec]:
         ),
         ProviderSpec("local", _local_factory, None),
         ProviderSpec("scripted", _scripted_factory, None),
+        *(
+            ProviderSpec(
+                name,
+                _openai_factory,
+                f"{name.upper()}_API_KEY",
+                f"{name.upper()}_BASE_URL",
+                base_url,
+                default_model=model,
+                preload=_openai_preload,
+                key_optional=True,
+            )
+            for name, base_url, model in SERVER_PRESETS
+        ),
     ]
+
+
+SERVER_PRESETS: tuple[tuple[str, str, str | None], ...] = (
+    ("llamacpp", "http://127.0.0.1:8080/v1", "default"),
+    ("ollama", "http://127.0.0.1:11434/v1", None),
+    ("vllm", "http://127.0.0.1:8000/v1", None),
+    ("lmstudio", "http://127.0.0.1:1234/v1", None),
+)
+"""Local inference servers: name, usual address, default model. ``llama-server`` answers with the one
+model it loaded whatever name is asked; the others need a name (``dialectic models`` lists them)."""
 
 
 class ProviderRegistry:
@@ -222,7 +252,8 @@ def resolve_settings(agent: AgentConfig, env: Mapping[str, str] | None = None) -
 
     A key is not required when the agent names its own ``baseUrl`` (local servers such as
     Ollama or a llama.cpp server accept any key), unless the agent also names ``apiKeyEnv``:
-    a variable the user named must be set.
+    a variable the user named must be set. The local-server presets never require one
+    (``key_optional``): their variable's key is sent when it is set.
     """
     environ = os.environ if env is None else env
     spec = provider_spec(agent.provider)
@@ -234,10 +265,10 @@ def resolve_settings(agent: AgentConfig, env: Mapping[str, str] | None = None) -
         _KEY_ENVS_USED.add(key_env)
         note_key_env(key_env)
     api_key = environ.get(key_env) if key_env else None
-    if key_env and not api_key and (agent.api_key_env or not agent.base_url):
+    if key_env and not api_key and (agent.api_key_env or not (agent.base_url or spec.key_optional)):
         raise MissingApiKeyError(agent.provider, key_env)
     timeout_s = agent.timeout / 1000 if agent.timeout else None
-    return ProviderSettings(provider=spec.name, api_key=api_key, base_url=base_url, timeout_s=timeout_s)
+    return ProviderSettings(provider=spec.name, api_key=api_key, base_url=base_url, timeout_s=timeout_s, api=agent.api)
 
 
 class ProviderPool:
@@ -247,7 +278,7 @@ class ProviderPool:
         self, env: Mapping[str, str] | None = None, overrides: Mapping[str, LLMProvider] | None = None
     ) -> None:
         self._env = env
-        self._instances: dict[tuple[str, str | None, str | None, float | None], LLMProvider] = {}
+        self._instances: dict[tuple[str, str | None, str | None, float | None, str], LLMProvider] = {}
         self._overrides = dict(overrides or {})
 
     def key_for(self, agent: AgentConfig) -> str:
@@ -261,7 +292,7 @@ class ProviderPool:
         if agent.provider in self._overrides:
             return self._overrides[agent.provider]
         settings = resolve_settings(agent, self._env)
-        key = (settings.provider, settings.base_url, settings.api_key, settings.timeout_s)
+        key = (settings.provider, settings.base_url, settings.api_key, settings.timeout_s, settings.api)
         if key not in self._instances:
             self._instances[key] = provider_spec(settings.provider).factory(settings)
         return self._instances[key]

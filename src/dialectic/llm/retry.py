@@ -170,6 +170,8 @@ _CONTEXT_MARKERS = (
     "context window",
     "prompt is too long",
     "too many tokens",
+    "context size",
+    "exceed_context_size",
 )
 
 
@@ -199,6 +201,8 @@ def error_for_status(
     message: str | None = None,
     code: str | None = None,
     headers: Mapping[str, str] | None = None,
+    window: int | None = None,
+    prompt_tokens: int | None = None,
 ) -> ProviderError:
     """The ``ProviderError`` for an HTTP error status, as one human line naming provider and status.
 
@@ -230,5 +234,11 @@ def error_for_status(
         return ProviderUnavailable(f"{provider}: {what} ({status}){on_model}", **extra)
     lowered = f"{code or ''} {message or ''}".lower()
     if any(marker in lowered for marker in _CONTEXT_MARKERS):
-        return ContextWindowExceeded(f"{provider}: prompt exceeds the context window ({status}){on_model}", **extra)
+        sizes = f" ({prompt_tokens} tokens against a window of {window})" if window and prompt_tokens else ""
+        return ContextWindowExceeded(
+            f"{provider}: prompt exceeds the context window ({status}){on_model}{sizes}",
+            window=window,
+            prompt_tokens=prompt_tokens,
+            **extra,
+        )
     return BadRequest(f"{provider}: bad request ({status}){on_model}{suffix}", **extra)

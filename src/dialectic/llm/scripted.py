@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from dialectic.domain import Usage
+from dialectic.errors import ContextWindowExceeded
 from dialectic.llm.base import (
     FINISH_LENGTH,
     FINISH_STOP,
@@ -119,6 +120,12 @@ class ScriptedProvider:
     An ``Exception`` in either is raised instead of answering (for fault injection).
     Every request is recorded in ``calls``. :meth:`stream` yields the reply a word at a time,
     ``chunk_delay_s`` apart (0: all at once), so a watcher sees it arrive as from a real model.
+
+    Its tokens are words (usage and :meth:`count_tokens` count them so). With ``window``, the model
+    has a context window of that many: a prompt of ``window`` words or more is refused with
+    :class:`~dialectic.errors.ContextWindowExceeded` (naming the window and the prompt's size unless
+    ``names_sizes=False``) and recorded in ``refused``; :meth:`context_window` tells the window unless
+    ``tells_window=False`` (a server that does not say).
     """
 
     supports_tools = True
@@ -132,8 +139,15 @@ class ScriptedProvider:
         model: str = "scripted-1",
         name: str = "scripted",
         chunk_delay_s: float = 0.0,
+        window: int | None = None,
+        tells_window: bool = True,
+        names_sizes: bool = True,
     ) -> None:
         self.name = name
+        self.window = window
+        self.tells_window = tells_window
+        self.names_sizes = names_sizes
+        self.refused: list[CompletionRequest] = []
         self.chunk_delay_s = chunk_delay_s
         self.model = model
         self._responder = responder
@@ -148,9 +162,40 @@ class ScriptedProvider:
             return self._responder(request)
         return default_reply(request)
 
+    async def context_window(self, model: str) -> int | None:
+        """The window given at construction, in words; ``None`` without one or with ``tells_window=False``."""
+        return self.window if self.tells_window else None
+
+    def count_tokens(self, request: CompletionRequest) -> int:
+        """The prompt's words: this model's tokens."""
+        return sum(count_words(m.content) for m in request.messages)
+
+    def _refuse_if_too_long(self, request: CompletionRequest) -> None:
+        if self.window is None:
+            return
+        used = self.count_tokens(request)
+        if used < self.window:
+            return
+        self.refused.append(request)
+        raise ContextWindowExceeded(
+            f"{self.name}: the request exceeds the available context size",
+            provider=self.name,
+            status_code=400,
+            window=self.window if self.names_sizes else None,
+            prompt_tokens=used if self.names_sizes else None,
+        )
+
+    def _reply_room(self, request: CompletionRequest) -> int | None:
+        """Words the reply may have: ``max_tokens``, and what the window leaves after the prompt."""
+        if self.window is None:
+            return request.max_tokens
+        room = self.window - self.count_tokens(request)
+        return room if request.max_tokens is None else min(room, request.max_tokens)
+
     async def complete(self, request: CompletionRequest) -> Completion:
         clock = asyncio.get_running_loop().time  # the loop's clock, so a virtual-time test measures virtual time
         started = clock()
+        self._refuse_if_too_long(request)
         self.calls.append(request)
         script = self._next_script(request)
         if isinstance(script, Exception):
@@ -160,8 +205,9 @@ class ScriptedProvider:
         if delay:
             await asyncio.sleep(delay)
         text, finish = reply.text, reply.finish_reason
-        if request.max_tokens is not None and count_words(text) > request.max_tokens:
-            text = " ".join(text.split()[: request.max_tokens])
+        limit = self._reply_room(request)
+        if limit is not None and count_words(text) > limit:
+            text = " ".join(text.split()[:limit])
             finish = FINISH_LENGTH
         tool_calls = reply.tool_calls if request.tools else ()
         if tool_calls:

@@ -13,7 +13,7 @@ from pathlib import Path
 from platformdirs import user_data_dir
 
 from dialectic.store.absent import AbsentStore
-from dialectic.store.base import DebateListing, DebateStore
+from dialectic.store.base import DebateListing, DebateStore, WindowMemory
 from dialectic.store.leases import Lease, LeaseGrant, LeaseOwner
 from dialectic.store.memory import MemoryStore
 from dialectic.store.sqlite import SqliteStore
@@ -31,6 +31,7 @@ __all__ = [
     "LeaseOwner",
     "MemoryStore",
     "SqliteStore",
+    "WindowMemory",
     "database_location",
     "default_data_dir",
     "open_store",

@@ -72,5 +72,11 @@ class AbsentStore(ClosingStore):
     def read_lease(self, debate_id: str) -> Lease | None:
         return None
 
+    def remembered_window(self, endpoint: str, model: str) -> int | None:
+        return None
+
+    def remember_window(self, endpoint: str, model: str, tokens: int) -> None:
+        raise self._refuse()
+
     def close(self) -> None:
         """Nothing was opened."""

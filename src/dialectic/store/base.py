@@ -123,6 +123,25 @@ class DebateStore(Protocol):
     ) -> None: ...
 
 
+@runtime_checkable
+class WindowMemory(Protocol):
+    """Context windows learned from servers' refusals, kept across debates (a store may keep them).
+
+    Keyed by endpoint (the provider pool's name for it, e.g. ``openai|http://127.0.0.1:8080/v1``)
+    and model, so a resumed debate, or the next debate on that endpoint, does not have to send an
+    over-long prompt to learn the window again. Not part of :class:`DebateStore`: a store without
+    it only makes the engine learn again.
+    """
+
+    def remembered_window(self, endpoint: str, model: str) -> int | None:
+        """The window last learned for ``model`` on ``endpoint``, or ``None``."""
+        ...
+
+    def remember_window(self, endpoint: str, model: str, tokens: int) -> None:
+        """Keep ``tokens`` as the window of ``model`` on ``endpoint`` (replacing what was kept)."""
+        ...
+
+
 class ClosingStore(ABC):
     """``with store: ...`` closes the store on the way out; mixed into both backends."""
 

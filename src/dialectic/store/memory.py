@@ -49,6 +49,7 @@ class MemoryStore(ClosingStore):
         self._listings: dict[str, DebateListing] = {}
         """Insertion-ordered, which breaks ties between debates created at the same instant."""
         self._leases: dict[str, Lease] = {}
+        self._windows: dict[tuple[str, str], int] = {}
         self._closed = False
 
     def __repr__(self) -> str:
@@ -126,6 +127,16 @@ class MemoryStore(ClosingStore):
 
     def load(self, debate_id: str) -> DebateState:
         return fold_log(debate_id, self.changes(debate_id), self.location)
+
+    def remembered_window(self, endpoint: str, model: str) -> int | None:
+        with self._lock:
+            self._check_open()
+            return self._windows.get((endpoint, model))
+
+    def remember_window(self, endpoint: str, model: str, tokens: int) -> None:
+        with self._lock:
+            self._check_open()
+            self._windows[(endpoint, model)] = tokens
 
     def changes(self, debate_id: str) -> builtins.list[Change]:
         with self._lock:

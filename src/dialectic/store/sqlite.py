@@ -116,6 +116,22 @@ def m004_leases(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m005_windows(db: sqlite3.Connection) -> None:
+    """Context windows learned from refusals, per endpoint and model (:class:`~dialectic.store.base.WindowMemory`)."""
+    db.execute(
+        """
+        CREATE TABLE windows (
+            endpoint TEXT NOT NULL,
+            model TEXT NOT NULL,
+            tokens INTEGER NOT NULL,
+            learned_at TEXT NOT NULL,
+            PRIMARY KEY (endpoint, model)
+        )
+        """
+    )
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Run the migrations this database has not seen yet; return their names."""
     with transaction(db):
@@ -265,6 +281,20 @@ class SqliteStore(ClosingStore):
 
     def load(self, debate_id: str) -> DebateState:
         return fold_log(debate_id, self.changes(debate_id), self.location)
+
+    def remembered_window(self, endpoint: str, model: str) -> int | None:
+        with self._guard("read") as db:
+            row = db.execute(
+                "SELECT tokens FROM windows WHERE endpoint = ? AND model = ?", (endpoint, model)
+            ).fetchone()
+        return int(row[0]) if row is not None else None
+
+    def remember_window(self, endpoint: str, model: str, tokens: int) -> None:
+        with self._guard("write to") as db, transaction(db):
+            db.execute(
+                "INSERT OR REPLACE INTO windows (endpoint, model, tokens, learned_at) VALUES (?, ?, ?, ?)",
+                (endpoint, model, tokens, _timestamp(utc_now())),
+            )
 
     def changes(self, debate_id: str) -> builtins.list[Change]:
         with self._guard("read") as db:

@@ -314,7 +314,7 @@
     "debate_created", "status_changed", "round_started", "contribution_recorded", "summary_recorded",
     "judge_summary_recorded", "questions_asked", "answers_recorded", "evaluation_recorded", "solution_recorded",
     "participant_dropped", "participants_reinstated", "work_discarded", "personas_assigned", "assessment_recorded",
-    "debate_stopped_early", "vote_recorded", "verdict_recorded", "cursor_moved",
+    "debate_stopped_early", "vote_recorded", "verdict_recorded", "window_noted", "windows_sized", "cursor_moved",
   ];
   const LIVE_HANDLERS = {
     agent_started: onAgentStarted, token: onToken, agent_completed: onAgentCompleted,
@@ -443,6 +443,8 @@
       case "debate_stopped_early": s.stoppedEarly = c.stop; break;
       case "vote_recorded": s.vote = c.outcome; break;
       case "verdict_recorded": s.verdict = c.verdict; break;
+      case "window_noted": (s.windows = s.windows || {})[c.use.agentId] = c.use; break;
+      case "windows_sized": break; // the saved configuration's contextWindow: nothing the page shows
       case "cursor_moved": s.nextNode = c.nextNode || null; break;
       default: break;
     }
@@ -601,6 +603,30 @@
     $("debate-rounds").replaceChildren(...sections);
   }
 
+  // How much of its context window a participant's prompts took (dialectic.report_windows says it the same way).
+  const WINDOW_VERBS = { summarize: "summarized", slide: "slid", fail: "failed on" };
+  function windowText(use) {
+    if (!use || !use.largestPrompt) return null;
+    const how = use.countedBy === "tokenizer" ? "counted" : "estimated";
+    const size = use.window
+      ? `${number(use.largestPrompt)} of ${number(use.window)} tokens (${Math.round((use.largestPrompt / use.window) * 100)}%, ${how})`
+      : `${number(use.largestPrompt)} tokens (${how}; window unknown)`;
+    const done = Object.entries(use.fired || {}).map(([strategy, count]) => `${WINDOW_VERBS[strategy] || strategy} ${count}×`);
+    if (use.refusals) done.push(`${use.refusals} refusal${use.refusals === 1 ? "" : "s"}`);
+    if (use.overSent) done.push(`${use.overSent} sent over 90%`);
+    return `Context window: largest prompt ${size}${done.length ? ` · ${done.join(", ")}` : ""}`;
+  }
+
+  function windowBlock(s, agentId) {
+    const text = windowText((s.windows || {})[agentId]);
+    return text ? el("p", { class: "meta window", text }) : null;
+  }
+
+  function lastRoundOf(s, agentId) {
+    const rounds = s.rounds.filter((r) => r.contributions.some((c) => c.agentId === agentId)).map((r) => r.roundNumber);
+    return rounds.length ? Math.max(...rounds) : null;
+  }
+
   function renderRound(debate, round) {
     const s = debate.state;
     const dropped = new Set(s.dropped.map((d) => d.agentId));
@@ -616,6 +642,7 @@
         summary ? el("details", {}, el("summary", { text: "Its summary of the debate so far" }), rendered("div", "body", summary.summaryHtml)) : null,
         mine.map((c) => contributionBlock(s, c)),
         live.map((e) => liveBlock(s, e)),
+        lastRoundOf(s, agent.id) === round.roundNumber ? windowBlock(s, agent.id) : null,
         dropped.has(agent.id) ? el("p", { class: "meta", text: "Dropped from the debate." }) : null,
       );
     }).filter(Boolean);
@@ -737,6 +764,7 @@
         listOf("Tradeoffs", html.tradeoffs), listOf("Recommendations", html.recommendations),
         listOf("Unfulfilled major requirements", html.unfulfilledMajorRequirements), listOf("Open questions", html.openQuestions),
         el("p", {}, el("strong", { text: `Confidence: ${f.confidence}%` })),
+        s.judge ? windowBlock(s, s.judge.id) : null,
         toolCallList(f.toolCalls)));
     }
     if (s.judgeSummary) parts.push(el("details", {}, el("summary", { text: "The judge's summary of the final round" }), rendered("div", "body", s.judgeSummary.summaryHtml)));

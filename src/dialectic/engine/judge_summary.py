@@ -1,0 +1,55 @@
+"""The judge's summary of the final round: what it reads instead of the whole debate when that is long.
+
+Made before the synthesis once the debate's text passes the judge's summarization threshold, or
+sooner, when a prompt of the judge's outgrows its context window (``debate.contextStrategy:
+summarize``); saved once and read by the synthesis and the verdict.
+"""
+
+from __future__ import annotations
+
+from dialectic.changes import JudgeSummaryRecorded
+from dialectic.context.history import debate_text, final_round_text
+from dialectic.domain import DebateSummary
+from dialectic.engine.context import RunContext
+from dialectic.engine.fitting import gated
+from dialectic.engine.summaries import summary_from
+from dialectic.errors import ProviderError
+
+
+async def judge_summary(ctx: RunContext, *, forced: bool = False) -> DebateSummary | None:
+    """The judge's saved summary; else, when the debate is long (or ``forced``), a new one, saved.
+
+    ``None`` when there is none to be had: summarization is off, there is no final round, or the
+    judge could not write it (a warning says so; it then reads the debate itself).
+    """
+    judge = ctx.roster.judge
+    if ctx.state.judge_summary is not None:
+        return ctx.state.judge_summary
+    if not judge.summarization.enabled:
+        return None
+    text = final_round_text(ctx.state)
+    if not text or (not forced and len(debate_text(ctx.state)) < judge.summarization.threshold):
+        return None
+    warnings: list[str] = []
+    try:
+        completion = await ctx.announce(
+            judge,
+            "summarizing",
+            gated(
+                ctx,
+                judge,
+                "summarizing",
+                lambda: judge.summarize(
+                    problem=ctx.problem, debate=text, warnings=warnings, on_retry=ctx.retry_hook(judge, "summarizing")
+                ),
+            ),
+            kind="judge_summary",
+        )
+    except ProviderError as exc:
+        ctx.flush_warnings(warnings)
+        ctx.warn(f"the judge could not summarize the final round ({exc}); it reads the full debate")
+        return None
+    ctx.flush_warnings(warnings)
+    summary = summary_from(judge, judge.summarization, completion, before_chars=len(text))
+    ctx.record(JudgeSummaryRecorded(summary=summary))
+    return summary
