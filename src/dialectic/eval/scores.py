@@ -75,6 +75,10 @@ class _Reply(BaseModel):
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
 
+REASON_MAX_CHARS = 300
+"""The longest reason the schema asks an evaluator for (two sentences fit)."""
+
+
 class CriterionScore(_Reply):
     score: float = Field(
         ge=MIN_SCORE,
@@ -84,7 +88,13 @@ class CriterionScore(_Reply):
         # (llama.cpp), so small local models cannot answer on a 0-100 scale by mistake.
         json_schema_extra={"enum": list(range(int(MIN_SCORE), int(MAX_SCORE) + 1))},
     )
-    reason: str = Field(description="One or two sentences justifying the score.")
+    reason: str = Field(
+        description="One or two sentences justifying the score.",
+        # Only in the schema sent (not enforced on reading): a grammar-constrained decoder (llama.cpp)
+        # ends the string there. A 0.5B evaluator otherwise repeated one sentence inside a reason until
+        # its reply hit the token limit, and its JSON never closed.
+        json_schema_extra={"maxLength": REASON_MAX_CHARS},
+    )
 
 
 class EvaluationOutput(_Reply):
