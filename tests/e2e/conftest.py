@@ -27,19 +27,21 @@ ROLE_NAMES = {
     "security": "Security Engineer",
     "kiss": "Simplicity Advocate",
 }
-_PROVIDER_ENV = (
+PROVIDER_ENV = (
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "OPENROUTER_API_KEY",
     "OPENROUTER_BASE_URL",
     "ANTHROPIC_API_KEY",
     "ANTHROPIC_BASE_URL",
+    *(f"{preset}_{part}" for preset in ("LLAMACPP", "OLLAMA", "VLLM", "LMSTUDIO") for part in ("API_KEY", "BASE_URL")),
     "DIALECTIC_HOME",
     "OTEL_EXPORTER_OTLP_ENDPOINT",
     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
     "LANGFUSE_PUBLIC_KEY",
     "LANGFUSE_SECRET_KEY",
 )
+"""Variables of the developer's environment that would point a test's command elsewhere: left out."""
 
 
 def dialectic_executable() -> str:
@@ -141,7 +143,7 @@ class Workspace:
 
 @pytest.fixture
 def workspace(tmp_path: Path) -> Workspace:
-    env = {k: v for k, v in os.environ.items() if k not in _PROVIDER_ENV}
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV}
     home = tmp_path / "home"
     env.update({"OPENAI_API_KEY": "test-key", "DIALECTIC_HOME": str(home), "COLUMNS": "200"})
     return Workspace(root=tmp_path, home=home, env=env, executable=dialectic_executable())

@@ -50,6 +50,7 @@ import pytest
 from dialectic.config import DEFAULT_MODELS
 from dialectic.errors import ConfigError
 from dialectic.llm.local_models import LLAMA_CPP_REQUIREMENT, ModelSpec, default_cache_dir, prepare_model, resolve_model
+from tests.e2e.conftest import PROVIDER_ENV
 
 REQUIRE_ENV = "DIALECTIC_REQUIRE_SERVERS"
 BINARY_ENV = "DIALECTIC_LLAMA_SERVER"
@@ -469,19 +470,6 @@ _HOP_HEADERS = frozenset({"connection", "keep-alive", "transfer-encoding", "host
 # ---------------------------------------------------------------------------------------------------
 # Running dialectic
 
-_PROVIDER_ENV = (
-    "OPENAI_API_KEY",
-    "OPENAI_BASE_URL",
-    "OPENROUTER_API_KEY",
-    "OPENROUTER_BASE_URL",
-    "ANTHROPIC_API_KEY",
-    "ANTHROPIC_BASE_URL",
-    "DIALECTIC_HOME",
-    "OTEL_EXPORTER_OTLP_ENDPOINT",
-    "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT",
-    "LANGFUSE_PUBLIC_KEY",
-    "LANGFUSE_SECRET_KEY",
-)
 ROLES = (("architect", "System Architect"), ("performance", "Performance Engineer"), ("kiss", "Simplicity Advocate"))
 
 
@@ -586,7 +574,7 @@ class Workspace:
 
 def new_workspace(root: Path) -> Workspace:
     root.mkdir(parents=True, exist_ok=True)
-    env = {k: v for k, v in os.environ.items() if k not in _PROVIDER_ENV}
+    env = {k: v for k, v in os.environ.items() if k not in PROVIDER_ENV}
     env.update({"OPENAI_API_KEY": "unused-by-llama-cpp", "DIALECTIC_HOME": str(root / "home"), "COLUMNS": "200"})
     return Workspace(root=root, env=env, executable=dialectic_executable())
 
