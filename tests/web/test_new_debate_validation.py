@@ -77,7 +77,11 @@ def test_the_servers_limits_hold(serve: Callable[..., None]) -> None:
         ({"termination": {"type": "whenever"}}, "termination", "Input should be"),
         ({"rounds": "many"}, "rounds", "valid integer"),
         ({"surprise": 1}, "surprise", "Extra inputs are not permitted"),
-        ({"agents": [{"role": "architect", "provider": "openai"}]}, "agents", "OPENAI_API_KEY"),
+        (
+            {"agents": [{"role": "architect", "provider": "openai"}]},
+            "agents",
+            "openai is not an endpoint of the server",
+        ),
     ],
 )
 def test_a_wrong_field_is_named(
@@ -136,7 +140,7 @@ def test_a_whole_configuration_may_be_sent(serve: Callable[..., None]) -> None:
         (lambda c: c["judge"].update(summaryPromptPath="prompt.md"), "may not name prompt files"),
         (lambda c: c["agents"][0].update(apiKeyEnv="HOME"), "API keys cannot be set"),
         (lambda c: c["agents"][0].update(apiKey="sk-stolen"), "API keys cannot be set"),
-        (lambda c: c["agents"][0].update(baseUrl="https://collector.invalid/v1"), "only use the endpoints"),
+        (lambda c: c["agents"][0].update(baseUrl="https://collector.invalid/v1"), "is not an endpoint of the server"),
         (lambda c: c.update(limits={"maxRounds": 1000}), "the limits are the server's"),
         (lambda c: c.update(pricing={"openai": {"gpt-4o": {"input": 0, "output": 0}}}), "the prices are the server's"),
         (lambda c: c.update(allowOutsidePrompts=True), "not accepted over the API"),

@@ -55,6 +55,15 @@ def serve(
     max_body: Annotated[
         int, typer.Option("--max-body", metavar="BYTES", help="Largest request body accepted (413 beyond).")
     ] = DEFAULT_MAX_BODY,
+    allow_endpoint: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-endpoint",
+            metavar="PROVIDER[=URL]",
+            help="Let debates started over the API also call this endpoint (repeatable); by default they may "
+            "call only the endpoints of the server's configuration.",
+        ),
+    ] = None,
     env_file: EnvFileOption = None,
 ) -> None:
     """Serve a web page and a JSON API to start, watch, steer and download debates."""
@@ -73,5 +82,6 @@ def serve(
         resume_orphans=resume_orphans,
         max_running=max_running,
         max_body=max_body,
+        allow_endpoints=tuple(allow_endpoint or ()),
         env_file=env_file,
     )

@@ -29,6 +29,7 @@ from dialectic.config_loader import (
 from dialectic.errors import InvalidArgumentsError
 from dialectic.llm.local_models import is_local_available
 from dialectic.store import DebateStore
+from dialectic.web.client_config import parse_endpoint
 from dialectic.web.context import ServeSettings, build_context
 from dialectic.web.new_debate import ServerConfig
 from dialectic.web.security import TOKEN_ENV, check_bind
@@ -47,6 +48,7 @@ def run_server(
     resume_orphans: bool,
     max_running: int,
     max_body: int,
+    allow_endpoints: tuple[str, ...],
     env_file: Path | None,
 ) -> None:
     """``dialectic serve``: the flags are described in :func:`dialectic.cli.serve_command.serve`."""
@@ -54,6 +56,7 @@ def run_server(
     load_environment(env_file)
     token = token or os.environ.get(TOKEN_ENV) or None
     _check_flags(host, port, token, cors, max_running, max_body)
+    extra_endpoints = frozenset(parse_endpoint(value) for value in allow_endpoints)
     loaded = load_config(config or Path(DEFAULT_CONFIG_FILENAME), explicit=config is not None)
     for warning in loaded.warnings:
         term.warning(warning)
@@ -80,7 +83,8 @@ def run_server(
     listening = _listen(host, port)
     debate_store, _ = open_debate_store(store)
     try:
-        _serve(debate_store, ServerConfig(resolved, loaded.directory), settings, listening, term)
+        server = ServerConfig(resolved, loaded.directory, extra_endpoints)
+        _serve(debate_store, server, settings, listening, term)
     finally:
         debate_store.close()
         listening.close()

@@ -60,8 +60,7 @@ async def run_graph(ctx: RunContext, start: Node) -> DebateState:
     except PauseRequested:
         pass  # paused below, outside the handlers, so that a cancellation while pausing is an interruption
     except asyncio.CancelledError:
-        await _stop(ctx, "interrupted", None)
-        ctx.emit(ev.DebateInterrupted(ctx.debate_id))
+        await _interrupted(ctx)
         raise
     except DialecticError as exc:
         await _stop(ctx, "failed", exc.message, exc.stop_reason)
@@ -82,12 +81,24 @@ async def _pause(ctx: RunContext) -> DebateState:
     try:
         await ctx.control.idle()
     except asyncio.CancelledError:
-        await _stop(ctx, "interrupted", None)
-        ctx.emit(ev.DebateInterrupted(ctx.debate_id))
+        await _interrupted(ctx)
         raise
     await _stop(ctx, "paused", None)
     ctx.emit(ev.DebatePaused(ctx.debate_id))
     return ctx.state
+
+
+async def _interrupted(ctx: RunContext) -> None:
+    """Save the interruption, even when more cancellations arrive meanwhile (a second Ctrl-C, a cancel
+    sent twice): one landing inside the save would leave the debate saved as ``running``."""
+    saving = asyncio.ensure_future(_stop(ctx, "interrupted", None))
+    while not saving.done():
+        try:
+            await asyncio.shield(saving)
+        except asyncio.CancelledError:
+            continue  # already stopping: the run is cancelled once the interruption is saved
+    saving.result()
+    ctx.emit(ev.DebateInterrupted(ctx.debate_id))
 
 
 async def _stop(ctx: RunContext, status: str, error: str | None, reason: str | None = None) -> None:

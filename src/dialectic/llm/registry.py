@@ -247,6 +247,14 @@ def key_env_names() -> frozenset[str]:
     return frozenset(names | _KEY_ENVS_USED)
 
 
+def base_url_for(agent: AgentConfig, env: Mapping[str, str] | None = None) -> str | None:
+    """The base URL an agent's calls go to: its ``baseUrl``, else its provider's ``*_BASE_URL`` variable,
+    else the provider's usual address; ``None`` where the adapter's own default applies (or none exists)."""
+    environ = os.environ if env is None else env
+    spec = provider_spec(agent.provider)
+    return agent.base_url or (environ.get(spec.base_url_env) if spec.base_url_env else None) or spec.default_base_url
+
+
 def resolve_settings(agent: AgentConfig, env: Mapping[str, str] | None = None) -> ProviderSettings:
     """The endpoint and key an agent will use; raises ``MissingApiKeyError`` (exit 4) if a key is missing.
 
@@ -257,9 +265,7 @@ def resolve_settings(agent: AgentConfig, env: Mapping[str, str] | None = None) -
     """
     environ = os.environ if env is None else env
     spec = provider_spec(agent.provider)
-    base_url = (
-        agent.base_url or (environ.get(spec.base_url_env) if spec.base_url_env else None) or spec.default_base_url
-    )
+    base_url = base_url_for(agent, environ)
     key_env = agent.api_key_env or spec.api_key_env
     if key_env:
         _KEY_ENVS_USED.add(key_env)

@@ -200,28 +200,30 @@ class Accepted(ApiModel):
 @router.post("/debates/{debate_id}/answers", status_code=202, response_model=Accepted, tags=["steering"])
 async def answer_questions(debate_id: str, body: Answers, ctx: Ctx) -> Accepted:
     """Answer the pending clarifying questions; the debate resumes."""
-    state = ctx.store.load(debate_id)
-    if state.status != "suspended" or not state.pending_questions():
-        raise DebateStateError(f"debate {debate_id} is not waiting for answers (status {state.status})")
-    pending = {item.id for item in state.pending_questions()}
-    unknown = sorted(set(body.answers) - pending)
-    if not body.answers or unknown:
-        message = (
-            f"no pending question has the id {', '.join(unknown)} (pending: {', '.join(sorted(pending))})"
-            if unknown
-            else "give at least one answer"
-        )
-        raise ApiError(422, "invalid_request", message, {"answers": message})
-    _check_resumable(ctx, state)
-    await ctx.runs.resume(debate_id, body.answers)
+    async with ctx.runs.steering(debate_id):
+        state = ctx.store.load(debate_id)
+        if state.status != "suspended" or not state.pending_questions() or ctx.runs.is_running(debate_id):
+            raise DebateStateError(f"debate {debate_id} is not waiting for answers (status {state.status})")
+        pending = {item.id for item in state.pending_questions()}
+        unknown = sorted(set(body.answers) - pending)
+        if not body.answers or unknown:
+            message = (
+                f"no pending question has the id {', '.join(unknown)} (pending: {', '.join(sorted(pending))})"
+                if unknown
+                else "give at least one answer"
+            )
+            raise ApiError(422, "invalid_request", message, {"answers": message})
+        _check_resumable(ctx, state)
+        await ctx.runs.resume(debate_id, body.answers)
     return Accepted(id=debate_id, status="running")
 
 
 @router.post("/debates/{debate_id}/pause", status_code=202, response_model=Accepted, tags=["steering"])
 async def pause_debate(debate_id: str, ctx: Ctx) -> Accepted:
     """Pause: the calls in flight finish and are saved, then the debate stops between steps as ``paused``."""
-    _require_here(ctx, debate_id)
-    ctx.runs.pause(debate_id)
+    async with ctx.runs.steering(debate_id):
+        _require_here(ctx, debate_id)
+        ctx.runs.pause(debate_id)
     return Accepted(id=debate_id, status="pausing")
 
 
@@ -229,24 +231,29 @@ async def pause_debate(debate_id: str, ctx: Ctx) -> Accepted:
 async def resume_debate(debate_id: str, ctx: Ctx) -> Accepted:
     """Resume a paused, interrupted, stale or failed debate (retry) from its saved cursor; or take back a
     pause asked of a debate running here that has not taken effect yet."""
-    if ctx.runs.withdraw_pause(debate_id):
-        return Accepted(id=debate_id, status="running")
-    state = ctx.store.load(debate_id)
-    if state.status == "completed":
-        raise DebateStateError(f"debate {debate_id} is already completed; nothing to resume")
-    if state.status == "suspended" and state.pending_questions():
-        raise DebateStateError(f"debate {debate_id} is waiting for answers: send them to its answers endpoint")
-    _check_resumable(ctx, state)
-    await ctx.runs.resume(debate_id)
+    async with ctx.runs.steering(debate_id):
+        if ctx.runs.withdraw_pause(debate_id):
+            return Accepted(id=debate_id, status="running")
+        state = ctx.store.load(debate_id)
+        if state.status == "completed":
+            raise DebateStateError(f"debate {debate_id} is already completed; nothing to resume")
+        if state.status == "suspended" and state.pending_questions():
+            raise DebateStateError(f"debate {debate_id} is waiting for answers: send them to its answers endpoint")
+        _check_resumable(ctx, state)
+        await ctx.runs.resume(debate_id)
     return Accepted(id=debate_id, status="running")
 
 
 @router.post("/debates/{debate_id}/cancel", response_model=Accepted, tags=["steering"])
 async def cancel_debate(debate_id: str, ctx: Ctx) -> Accepted:
-    """Stop now: calls in flight are cancelled, what was saved is kept, the debate is ``interrupted`` (resumable)."""
-    _require_here(ctx, debate_id)
-    await ctx.runs.cancel(debate_id)
-    return Accepted(id=debate_id, status=ctx.store.load(debate_id).status)
+    """Stop now: calls in flight are cancelled, what was saved is kept, the debate is ``interrupted`` (resumable).
+
+    Cancelling a debate already interrupted answers the same (a cancel sent twice is one cancel)."""
+    async with ctx.runs.steering(debate_id):
+        if ctx.store.load(debate_id).status != "interrupted" or ctx.runs.is_running(debate_id):
+            _require_here(ctx, debate_id)
+            await ctx.runs.cancel(debate_id)
+        return Accepted(id=debate_id, status=ctx.store.load(debate_id).status)
 
 
 @router.get("/debates/{debate_id}/export", tags=["downloads"], response_class=PlainTextResponse)

@@ -9,7 +9,11 @@ message is returned at once.
 What a request may never do: name files on the server's disk (prompt files; the server's own
 configuration may), set or name API keys (they stay in the server's environment), send the
 server's keys to an endpoint of its choosing (only the endpoints the server's configuration
-uses), or raise the server's limits.
+uses), or raise the server's limits (see :mod:`dialectic.web.client_config`).
+
+Sizes are checked before any work: the schema caps every list and short text
+(:data:`MAX_LIST_ITEMS`, :data:`MAX_NAME_CHARS`), then the number of agents is held to the
+server's ``limits.maxAgents`` before an agent is built; nothing done per agent looks at the others.
 """
 
 from __future__ import annotations
@@ -32,8 +36,15 @@ from dialectic.config_loader import (
 from dialectic.engine import DebateRequest
 from dialectic.errors import ConfigError, DialecticError, InvalidArgumentsError
 from dialectic.llm.registry import ProviderPool, default_model_for, describe_known_providers, known_providers
+from dialectic.web.client_config import Endpoint, check_endpoints, check_settings, endpoints_of, url_for
 from dialectic.web.errors import fields_error
 from dialectic.web.validation import encodable
+
+MAX_LIST_ITEMS = 256
+"""The most items a list in a request may have (agents, roles), whatever the server's limits: the schema
+refuses more before anything is built from them."""
+MAX_NAME_CHARS = 200
+"""The most characters of a short text in a request (a role, an id, a name, a provider, a model)."""
 
 
 class ApiModel(BaseModel):
@@ -51,11 +62,17 @@ class ApiModel(BaseModel):
 class AgentChoice(ApiModel):
     """An agent to take part: one of the server's (by ``id``) or a new one with ``role``, edited."""
 
-    role: str = Field(min_length=1)
-    id: str | None = Field(default=None, description="An agent of the server's configuration to start from.")
-    name: str | None = None
-    provider: str | None = Field(default=None, description="A known provider; its key must be in the server's env.")
-    model: str | None = None
+    role: str = Field(min_length=1, max_length=MAX_NAME_CHARS)
+    id: str | None = Field(
+        default=None, max_length=MAX_NAME_CHARS, description="An agent of the server's configuration to start from."
+    )
+    name: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
+    provider: str | None = Field(
+        default=None,
+        max_length=MAX_NAME_CHARS,
+        description="A provider with an endpoint in the server's configuration (or --allow-endpoint).",
+    )
+    model: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
     temperature: float | None = None
 
 
@@ -68,16 +85,21 @@ class NewDebate(ApiModel):
     """``POST /api/debates``: the problem, and overrides of the server's configuration (or a configuration)."""
 
     problem: str = Field(description="The problem to debate (a file's text, for an upload).")
-    roles: list[str] | None = Field(default=None, description="Keep only the server's agents with these roles.")
-    agents: list[AgentChoice] | None = Field(default=None, description="The agents taking part, in order.")
-    format: str | None = Field(default=None, description="The deliberation protocol.")
+    roles: list[str] | None = Field(
+        default=None, max_length=MAX_LIST_ITEMS, description="Keep only the server's agents with these roles."
+    )
+    agents: list[AgentChoice] | None = Field(
+        default=None, max_length=MAX_LIST_ITEMS, description="The agents taking part, in order."
+    )
+    format: str | None = Field(default=None, max_length=MAX_NAME_CHARS, description="The deliberation protocol.")
     rounds: int | None = None
     termination: TerminationChoice | None = None
     clarify: bool = Field(default=False, description="Let the agents ask clarifying questions first.")
     config: dict[str, Any] | None = Field(
         default=None,
-        description="A whole configuration (agents, judge, debate) instead of the server's; no prompt files, "
-        "no keys, only the server's endpoints.",
+        description="A whole configuration (agents, judge, debate) instead of the server's: only the settings "
+        "GET /api/options lists under 'configurable' (no prompt files, no keys, no limits, no prices), "
+        "and only the server's endpoints.",
     )
 
 
@@ -87,15 +109,17 @@ class ServerConfig:
 
     config: SystemConfig
     directory: Path
+    extra_endpoints: frozenset[Endpoint] = frozenset()
+    """Endpoints ``dialectic serve --allow-endpoint`` adds to those of the configuration."""
 
     @property
     def limits(self) -> LimitsConfig:
         return self.config.limits
 
-    def endpoints(self) -> set[tuple[str, str]]:
-        """``(provider, baseUrl)`` of every agent and the judge that names a base URL."""
-        speakers = [*self.config.agents, self.config.judge]
-        return {(a.provider, a.base_url) for a in speakers if a.base_url}
+    def endpoints(self) -> frozenset[Endpoint]:
+        """Where a debate started over the API may send calls: the endpoints every agent and the judge
+        of the server's configuration use, and the ones added."""
+        return endpoints_of([*self.config.agents, self.config.judge]) | self.extra_endpoints
 
 
 @dataclass(frozen=True)
@@ -119,6 +143,7 @@ def problem_text(problem: str, limits: LimitsConfig) -> str:
 
 def resolve(body: NewDebate, server: ServerConfig) -> ResolvedDebate:
     """The engine request for ``body``; an :class:`ApiError` naming every field that is wrong."""
+    _check_counts(body, server.limits)
     errors: dict[str, str] = {}
     text = _checked(errors, "problem", lambda: problem_text(body.problem, server.limits))
     base = server.config
@@ -128,7 +153,7 @@ def resolve(body: NewDebate, server: ServerConfig) -> ResolvedDebate:
         except DialecticError as exc:
             raise fields_error({"config": exc.message}) from None
     if body.agents is not None:
-        base = _checked(errors, "agents", lambda: with_agents(base, body.agents or [])) or base
+        base = _checked(errors, "agents", lambda: with_agents(base, body.agents or [], server.endpoints())) or base
     roles = ",".join(body.roles) if body.roles is not None else None
     if body.format is not None:
         _checked(errors, "format", lambda: apply_overrides(base, debate_format=body.format))
@@ -149,11 +174,30 @@ def resolve(body: NewDebate, server: ServerConfig) -> ResolvedDebate:
     resolved = with_local_limits(resolved)
     check_prompt_files(resolved, server.directory)
     try:
+        check_endpoints(_speakers(resolved), server.endpoints())
+    except ConfigError as exc:
+        raise fields_error({"config" if body.config is not None else "agents": exc.message}) from None
+    try:
         ProviderPool().check([*resolved.participants(), resolved.judge])
     except ConfigError as exc:
         raise fields_error({"agents": exc.message}) from None
     request = DebateRequest(problem=text, config=resolved, config_dir=server.directory, clarify=body.clarify)
     return ResolvedDebate(request, warnings)
+
+
+def _check_counts(body: NewDebate, limits: LimitsConfig) -> None:
+    """The number of agents against the server's limit, before one is built (the schema capped the lists)."""
+    sent = body.config.get("agents") if body.config is not None else None
+    for name, items in (("agents", body.agents), ("config", sent)):
+        if isinstance(items, list) and len(items) > limits.max_agents:
+            where = "agents" if name == "agents" else "config.agents"
+            raise fields_error(
+                {name: f"{where}: {len(items):,} agents, more than the server's limit of {limits.max_agents}"}
+            )
+
+
+def _speakers(config: SystemConfig) -> list[tuple[str, AgentConfig]]:
+    return [*((f"agents[{i}]", a) for i, a in enumerate(config.agents) if a.enabled), ("judge", config.judge)]
 
 
 def _checked(errors: dict[str, str], name: str, check: Any) -> Any:
@@ -177,32 +221,14 @@ def _termination(choice: TerminationChoice | None) -> TerminationCondition | Non
         raise InvalidArgumentsError(f"termination.{describe_validation_error(exc)}") from None
 
 
-PROMPT_KEYS = ("systemPromptPath", "summaryPromptPath", "clarificationPromptPath")
-TOP_LEVEL_KEYS = ("agents", "judge", "debate")
-
-
 def submitted_config(data: dict[str, Any], server: ServerConfig) -> SystemConfig:
-    """A configuration sent with the request, held to what a request may do (see the module's docstring)."""
-    for key in data:
-        if key not in TOP_LEVEL_KEYS:
-            server_owned = {"limits": "the limits are the server's", "pricing": "the prices are the server's"}
-            what = server_owned.get(key, "it may have agents, judge and debate")
-            raise ConfigError(f"config.{key}: not accepted over the API ({what})")
-    debate = data.get("debate")
-    context = debate.get("context") if isinstance(debate, dict) else None
-    if context is not None and (not isinstance(context, dict) or context.get("dir") is not None):
-        # A request must not point the agents at a directory of the server's to read and send on.
-        raise ConfigError("config.debate.context: not accepted over the API (a context directory is the server's)")
-    speakers: list[tuple[str, Any]] = [(f"agents[{i}]", a) for i, a in enumerate(data.get("agents") or [])]
-    if data.get("judge") is not None:
-        speakers.append(("judge", data["judge"]))
-    endpoints = server.endpoints()
-    for where, agent in speakers:
-        if not isinstance(agent, dict):
-            continue
-        _check_speaker(f"config.{where}", agent, endpoints)
+    """A configuration sent with the request, held to what a client may set
+    (:data:`~dialectic.web.client_config.CLIENT_SETTINGS`), on the server's limits and prices."""
+    check_settings(data)
     try:
-        config = SystemConfig.model_validate({**data, "limits": server.limits.model_dump()})
+        config = SystemConfig.model_validate(
+            {**data, "limits": server.limits.model_dump(), "pricing": server.config.pricing}
+        )
     except ValidationError as exc:
         raise ConfigError(f"invalid configuration: {describe_validation_error(exc)}") from None
     known = known_providers()
@@ -216,36 +242,15 @@ def submitted_config(data: dict[str, Any], server: ServerConfig) -> SystemConfig
     return config
 
 
-def _check_speaker(where: str, agent: dict[str, Any], endpoints: set[tuple[str, str]]) -> None:
-    for key in agent:
-        normal = key.replace("_", "").lower()
-        if any(normal == p.lower() for p in PROMPT_KEYS):
-            raise ConfigError(
-                f"{where}.{key}: a configuration sent over the API may not name prompt files on the server; "
-                "only the server's own configuration may"
-            )
-        if "apikey" in normal:
-            raise ConfigError(
-                f"{where}.{key}: API keys cannot be set over the API; they stay in the server's environment"
-            )
-    base_url = agent.get("baseUrl", agent.get("base_url"))
-    if base_url is not None:
-        provider = str(agent.get("provider") or "openai").strip().lower()
-        if (provider, base_url) not in endpoints:
-            raise ConfigError(
-                f"{where}.baseUrl: a request may only use the endpoints of the server's configuration "
-                "(the server's keys must not go anywhere else)"
-            )
-
-
-def with_agents(config: SystemConfig, choices: list[AgentChoice]) -> SystemConfig:
+def with_agents(config: SystemConfig, choices: list[AgentChoice], endpoints: frozenset[Endpoint]) -> SystemConfig:
     """``config`` with ``choices`` as its agents: each starts from the server's agent it names (or one
-    of the server's endpoint for a new role) and takes the provider, model and temperature chosen."""
+    of the server's endpoint for a new role) and takes the provider, model and temperature chosen
+    (a new provider at the one of its ``endpoints``)."""
     if not choices:
         raise InvalidArgumentsError("agents: choose at least one agent")
     by_id = {a.id: a for a in config.agents}
     template = (config.participants() or [config.judge])[0]
-    taken: set[str] = set()
+    taken: dict[str, int] = {}
     agents: list[AgentConfig] = []
     for index, choice in enumerate(choices):
         base = by_id.get(choice.id) if choice.id else None
@@ -254,9 +259,8 @@ def with_agents(config: SystemConfig, choices: list[AgentChoice]) -> SystemConfi
                 f"agents[{index}].id: no agent '{choice.id}' in the server's configuration "
                 f"(agents: {', '.join(by_id) or 'none'})"
             )
-        agent = _edited(index, base or _new_agent(choice.role, template), choice)
+        agent = _edited(index, base or _new_agent(choice.role, template), choice, endpoints)
         agent = agent.model_copy(update={"id": _unique(agent.id, taken), "enabled": True})
-        taken.add(agent.id)
         agents.append(agent)
     return config.model_copy(update={"agents": agents})
 
@@ -277,7 +281,7 @@ def _new_agent(role: str, template: AgentConfig) -> AgentConfig:
     )
 
 
-def _edited(index: int, base: AgentConfig, choice: AgentChoice) -> AgentConfig:
+def _edited(index: int, base: AgentConfig, choice: AgentChoice, endpoints: frozenset[Endpoint]) -> AgentConfig:
     values = base.model_dump()
     if choice.id is None or choice.role.strip().lower() != base.role:
         values["role"] = choice.role
@@ -289,7 +293,12 @@ def _edited(index: int, base: AgentConfig, choice: AgentChoice) -> AgentConfig:
             raise InvalidArgumentsError(
                 f"agents[{index}].provider: unknown provider '{choice.provider}' ({describe_known_providers()})"
             )
-        values.update(provider=provider, base_url=None, api_key_env=None, model=default_model_for(provider))
+        values.update(
+            provider=provider,
+            base_url=url_for(provider, endpoints),
+            api_key_env=None,
+            model=default_model_for(provider),
+        )
     if choice.model is not None:
         if not choice.model.strip():
             raise InvalidArgumentsError(f"agents[{index}].model: must not be empty")
@@ -302,10 +311,17 @@ def _edited(index: int, base: AgentConfig, choice: AgentChoice) -> AgentConfig:
         raise InvalidArgumentsError(f"agents[{index}].{describe_validation_error(exc)}") from None
 
 
-def _unique(agent_id: str, taken: set[str]) -> str:
+def _unique(agent_id: str, taken: dict[str, int]) -> str:
+    """``agent_id``, or ``agent_id-N`` with the first N not taken; recorded in ``taken`` (id → the last
+    N tried), so a run of repeats costs one step each."""
     if agent_id not in taken:
+        taken[agent_id] = 1
         return agent_id
-    number = 2
-    while f"{agent_id}-{number}" in taken:
+    number = taken[agent_id]
+    while True:
         number += 1
-    return f"{agent_id}-{number}"
+        candidate = f"{agent_id}-{number}"
+        if candidate not in taken:
+            taken[agent_id] = number
+            taken[candidate] = 1
+            return candidate

@@ -5,14 +5,20 @@ runs (``dialectic resume`` in a terminal, another server) is refused with
 :class:`~dialectic.errors.DebateBusyError`, which the API answers with 409. A request that
 starts or resumes a run is answered once the run holds the lease (the debate then exists and
 is the run's), so whatever fails before that is the request's answer, and nothing is created.
+
+Every request that changes a debate's state (answers, pause, resume, cancel) holds the debate's
+lock (:meth:`ServerRuns.steering`) from its first check to its last change, so requests that
+arrive together take effect one after another, each seeing what the one before it did: two
+sets of answers cannot both resume a debate, and a cancel cannot land inside another's.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Mapping
-from dataclasses import dataclass
+from collections.abc import AsyncIterator, Callable, Coroutine, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from typing import Any
 
 from dialectic.domain import DebateState
@@ -29,6 +35,13 @@ class Run:
     debate_id: str
     task: asyncio.Task[DebateState]
     control: RunControl
+    cancelled: bool = field(default=False)
+    """Whether the run was told to stop: it is cancelled once, however many ask."""
+
+    def cancel(self) -> None:
+        if not self.cancelled:
+            self.cancelled = True
+            self.task.cancel()
 
 
 class TooManyRunning(ApiError):
@@ -50,6 +63,24 @@ class ServerRuns:
         self._on_end = on_end
         self._runs: dict[str, Run] = {}
         self._starting = 0
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._lock_users: dict[str, int] = {}
+
+    @asynccontextmanager
+    async def steering(self, debate_id: str) -> AsyncIterator[None]:
+        """Hold ``debate_id``'s lock: one state change of the debate at a time on this server.
+
+        A lock lives while a request holds or waits for it, so there is never more than one
+        per debate in use and none is kept for debates no one steers."""
+        lock = self._locks.setdefault(debate_id, asyncio.Lock())
+        self._lock_users[debate_id] = self._lock_users.get(debate_id, 0) + 1
+        try:
+            async with lock:
+                yield
+        finally:
+            self._lock_users[debate_id] -= 1
+            if not self._lock_users[debate_id]:
+                del self._lock_users[debate_id], self._locks[debate_id]
 
     @property
     def count(self) -> int:
@@ -117,7 +148,7 @@ class ServerRuns:
     async def cancel(self, debate_id: str) -> None:
         """Stop the run now (calls in flight are cancelled); the debate is saved as ``interrupted``."""
         run = self._run(debate_id)
-        run.task.cancel()
+        run.cancel()
         await asyncio.wait({run.task})
 
     def _run(self, debate_id: str) -> Run:
@@ -130,6 +161,6 @@ class ServerRuns:
         """Cancel every run (each is saved as ``interrupted``, to be resumed later) and wait for them."""
         runs = list(self._runs.values())
         for run in runs:
-            run.task.cancel()
+            run.cancel()
         if runs:
             await asyncio.wait({run.task for run in runs})

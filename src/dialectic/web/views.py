@@ -14,6 +14,7 @@ from dialectic.llm.registry import known_providers
 from dialectic.report import render_report
 from dialectic.store.base import DebateListing, DebateStore
 from dialectic.store.leases import STALE, owner_process_gone, shown_status
+from dialectic.web.client_config import CLIENT_SETTINGS, SettingsSpec
 from dialectic.web.new_debate import ServerConfig
 from dialectic.web.presenter import token_totals
 
@@ -61,9 +62,11 @@ def _headline(problem: str) -> str:
 
 
 def options(server: ServerConfig) -> dict[str, Any]:
-    """What the new-debate form offers: the server's agents and judge, roles, providers, formats, defaults, limits.
+    """What the new-debate form offers: the server's agents and judge, roles, providers, formats, defaults,
+    limits, and the settings a whole configuration sent over the API may have (``configurable``).
 
-    Endpoints and key variables are left out: a request cannot choose them anyway.
+    The providers are those with an endpoint a request may use (see
+    :mod:`dialectic.web.client_config`); the endpoints and key variables themselves are left out.
     """
     config = server.config
     debate = config.debate
@@ -71,7 +74,7 @@ def options(server: ServerConfig) -> dict[str, Any]:
         "agents": [_agent(a) for a in config.participants()],
         "judge": _agent(config.judge),
         "roles": [{"role": role, "name": ROLE_TITLES.get(role, role.title())} for role in known_roles()],
-        "providers": list(known_providers()),
+        "providers": sorted({e.provider for e in server.endpoints()} & set(known_providers())),
         "formats": list(FORMATS),
         "terminations": list(get_args(TerminationCondition.model_fields["type"].annotation)),
         "defaults": {
@@ -82,6 +85,14 @@ def options(server: ServerConfig) -> dict[str, Any]:
         },
         "limits": config.limits.to_json_dict(),
         "statuses": list(STATUSES),
+        "configurable": configurable(CLIENT_SETTINGS),
+    }
+
+
+def configurable(spec: SettingsSpec) -> dict[str, Any]:
+    """The keys a client may set, as a tree: ``true`` for a setting, an object for a section."""
+    return {
+        key: True if rule is None else configurable(rule) for key, rule in spec.items() if not isinstance(rule, str)
     }
 
 

@@ -1,0 +1,209 @@
+"""What a web client may configure, and where the server's keys may go.
+
+A debate request may carry a whole configuration (``config``), and the engine's configuration
+models ignore keys they do not know. So what a client may set is not "everything but a few
+dangerous keys" but an allow-list, :data:`CLIENT_SETTINGS`: every key of the configuration is
+named there, either as one a client may set or with the reason it is the server's (a test
+holds every field of the configuration models to it, so a new field is refused over the API
+until someone decides). Unknown keys are refused, not ignored.
+
+The endpoints a debate started over the API may call are the server's: those its own
+configuration's agents and judge use (their ``baseUrl``, else the provider's ``*_BASE_URL``
+variable, else its usual address), and those ``dialectic serve --allow-endpoint`` adds. Every
+participant of the debate a request resolves to is checked against them, however it got its
+provider (a whole configuration, an edited agent, a new role), so the server's keys never go
+to an address a client chose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import urlsplit
+
+from dialectic.config import AgentConfig
+from dialectic.errors import ConfigError, InvalidArgumentsError
+from dialectic.llm.registry import base_url_for, describe_known_providers, known_providers
+
+SettingsSpec = Mapping[str, "SettingsSpec | str | None"]
+"""Per key: ``None`` (a client may set it), a nested spec (a section, checked key by key), or the
+reason the key is the server's."""
+
+PROMPT_FILES = "prompt files are the server's: a configuration sent over the API may not name prompt files on it"
+KEYS = "API keys cannot be set over the API; they stay in the server's environment"
+
+SUMMARIZATION: SettingsSpec = {"enabled": None, "threshold": None, "maxLength": None, "method": None}
+AGENT: SettingsSpec = {
+    "id": None,
+    "name": None,
+    "role": None,
+    "model": None,
+    "provider": None,
+    "temperature": None,
+    "baseUrl": None,  # only the server's endpoints: see check_endpoints
+    "apiKeyEnv": KEYS,
+    "systemPromptPath": PROMPT_FILES,
+    "summaryPromptPath": PROMPT_FILES,
+    "clarificationPromptPath": PROMPT_FILES,
+    "summarization": SUMMARIZATION,
+    "enabled": None,
+    "maxTokens": None,
+    "timeout": None,
+    "position": None,
+    "persona": None,
+    "voteWeight": None,
+    "api": None,
+    "contextWindow": None,
+}
+DEBATE: SettingsSpec = {
+    "rounds": None,
+    "terminationCondition": {"type": None, "threshold": None},
+    "synthesisMethod": None,
+    "includeFullHistory": None,
+    "timeoutPerRound": None,
+    "summarization": SUMMARIZATION,
+    "interactiveClarifications": None,
+    "clarificationsMaxPerAgent": None,
+    "clarificationsMaxIterations": None,
+    "maxConcurrency": None,
+    "minAgents": None,
+    "maxContinuations": None,
+    "retry": {"maxAttempts": None, "baseDelayMs": None, "maxDelayMs": None, "jitterMs": None, "maxRetryAfterMs": None},
+    "format": None,
+    "personas": None,
+    "personaStrategy": None,
+    "assessment": None,
+    "rubricWeights": None,
+    "neutralLabels": None,
+    "verdict": None,
+    "vote": {"rule": None, "threshold": None, "excludeOwn": None},
+    "problemKind": None,
+    "budget": {"maxCostUsd": None, "maxTokens": None},
+    "context": {
+        "dir": "a context directory is the server's",
+        "mode": None,
+        "maxToolCalls": None,
+        "judgeTools": None,
+        "maxReadChars": None,
+    },
+    "contextStrategy": None,
+}
+CLIENT_SETTINGS: SettingsSpec = {
+    "agents": AGENT,  # a list: each item is checked against AGENT
+    "judge": AGENT,
+    "debate": DEBATE,
+    "limits": "the limits are the server's",
+    "pricing": "the prices are the server's",
+    "allowOutsidePrompts": PROMPT_FILES,
+}
+LISTS = frozenset({"agents"})
+"""The sections that are lists of items (each checked against the section's spec)."""
+
+
+def check_settings(data: Mapping[str, Any], spec: SettingsSpec = CLIENT_SETTINGS, where: str = "config") -> None:
+    """``ConfigError`` naming the first key of ``data`` a client may not set (a ``null`` sets nothing).
+
+    Only the keys are checked here, and only as deep as the spec goes: the values are the
+    configuration models' to validate. The walk is linear in the keys sent."""
+    for key, value in data.items():
+        path = f"{where}.{key}"
+        rule = _rule(spec, key)
+        if value is None or rule is None:
+            continue
+        if isinstance(rule, str):
+            raise ConfigError(f"{path}: not accepted over the API ({rule})")
+        if rule is _UNKNOWN:
+            raise ConfigError(f"{path}: not accepted over the API ({_unknown_reason(key, spec)})")
+        if isinstance(value, list) and key in LISTS and where == "config":
+            for index, item in enumerate(value):
+                if isinstance(item, Mapping):
+                    check_settings(item, rule, f"{path}[{index}]")
+        elif isinstance(value, Mapping):
+            check_settings(value, rule, path)
+
+
+_UNKNOWN: SettingsSpec = {}
+
+
+def _rule(spec: SettingsSpec, key: str) -> SettingsSpec | str | None:
+    """The rule for ``key``, which may be spelled as in the file (``baseUrl``) or in Python (``base_url``)."""
+    if key in spec:
+        return spec[key]
+    normal = key.replace("_", "").lower()
+    for name, rule in spec.items():
+        if name.lower() == normal:
+            return rule
+    return _UNKNOWN
+
+
+def _unknown_reason(key: str, spec: SettingsSpec) -> str:
+    if "apikey" in key.replace("_", "").replace("-", "").lower():
+        return KEYS
+    settable = sorted(name for name, rule in spec.items() if not isinstance(rule, str))
+    return f"not a setting a client may send; it may send: {', '.join(settable)}"
+
+
+@dataclass(frozen=True, order=True)
+class Endpoint:
+    """Where a participant's calls go: a provider, and the base URL (``""``: the adapter's own default)."""
+
+    provider: str
+    url: str = ""
+
+    def __str__(self) -> str:
+        return f"{self.provider} at {self.url}" if self.url else self.provider
+
+
+def endpoint_of(agent: AgentConfig) -> Endpoint:
+    """The endpoint ``agent``'s calls would go to, as the registry resolves it."""
+    url = base_url_for(agent) or ""
+    return Endpoint(agent.provider.strip().lower(), url.rstrip("/"))
+
+
+def endpoints_of(agents: Iterable[AgentConfig]) -> frozenset[Endpoint]:
+    return frozenset(endpoint_of(agent) for agent in agents)
+
+
+def parse_endpoint(text: str) -> Endpoint:
+    """``--allow-endpoint``'s value: ``PROVIDER`` (its usual address) or ``PROVIDER=URL``."""
+    provider, equals, url = text.strip().partition("=")
+    provider = provider.strip().lower()
+    if provider not in known_providers():
+        raise InvalidArgumentsError(
+            f"--allow-endpoint {text}: unknown provider '{provider}' ({describe_known_providers()}); "
+            "give PROVIDER or PROVIDER=URL"
+        )
+    if not equals:
+        return usual_endpoint(provider)
+    parts = urlsplit(url.strip())
+    if parts.scheme not in {"http", "https"} or not parts.netloc:
+        raise InvalidArgumentsError(f"--allow-endpoint {text}: the URL must start with http:// or https://")
+    return Endpoint(provider, url.strip().rstrip("/"))
+
+
+def check_endpoints(participants: Iterable[tuple[str, AgentConfig]], allowed: frozenset[Endpoint]) -> None:
+    """``ConfigError`` naming the first participant whose calls would go to an endpoint not ``allowed``."""
+    for where, agent in participants:
+        endpoint = endpoint_of(agent)
+        if endpoint not in allowed:
+            offered = ", ".join(str(e) for e in sorted(allowed)) or "none"
+            raise ConfigError(
+                f"{where}: {endpoint} is not an endpoint of the server's configuration, and a request may only "
+                f"use those (the server's keys must not go anywhere else): {offered}; "
+                "dialectic serve --allow-endpoint adds one"
+            )
+
+
+def url_for(provider: str, allowed: frozenset[Endpoint]) -> str | None:
+    """The base URL an agent moved to ``provider`` gets: the provider's own address when allowed, else
+    the one allowed URL of that provider's (the first, sorted, if several); ``None`` if there is none."""
+    if usual_endpoint(provider) in allowed:
+        return None
+    urls = sorted(e.url for e in allowed if e.provider == provider and e.url)
+    return urls[0] if urls else None
+
+
+def usual_endpoint(provider: str) -> Endpoint:
+    """Where an agent of ``provider`` naming no ``baseUrl`` sends its calls."""
+    return endpoint_of(AgentConfig(id="endpoint", name="endpoint", role="endpoint", provider=provider))
