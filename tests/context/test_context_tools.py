@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from dialectic.context.tools import ContextDirectory, ToolLimits
+from dialectic.context.tools import MAX_ARGUMENT_CHARS, ContextDirectory, ToolLimits
 
 SECRET = "TOP SECRET do not leak"
 
@@ -231,3 +231,17 @@ def test_symlink_loops_are_skipped_and_read_as_errors(loops: Path, tmp_path: Pat
         assert opened.context_search("bucket").text.startswith("1. notes.md:1-1")
     finally:
         opened.close()
+
+
+@pytest.mark.parametrize(
+    ("name", "argument"), [("file_read", "path"), ("list_files", "pattern"), ("context_search", "query")]
+)
+def test_an_overlong_text_argument_is_refused_before_any_work(
+    directory: ContextDirectory, monkeypatch: pytest.MonkeyPatch, name: str, argument: str
+) -> None:
+    touched: list[str] = []
+    for method in ("file_read", "list_files", "context_search"):
+        monkeypatch.setattr(directory, method, lambda *a, _m=method, **k: touched.append(_m))
+    outcome = directory.session().call(name, {argument: "*" * (MAX_ARGUMENT_CHARS + 1)})
+    assert outcome.error is not None and f"more than the {MAX_ARGUMENT_CHARS:,} allowed" in outcome.error
+    assert touched == []

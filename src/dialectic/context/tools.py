@@ -294,8 +294,16 @@ def _checked_arguments(name: str, arguments: dict[str, Any], raw: str) -> dict[s
     return {key: int(value) if expected[key].kind is int else value for key, value in given.items()}
 
 
+MAX_ARGUMENT_CHARS = 1_000
+"""The longest text argument a tool takes (a path, a pattern, a query): checked before any work."""
+
+
 def _bad_text(name: str, value: str | None) -> ToolOutcome | None:
     """The error a string argument earns before it reaches the file system or the index, if any."""
+    if value is not None and len(value) > MAX_ARGUMENT_CHARS:
+        return ToolOutcome.failure(
+            f"{name} has {len(value):,} characters, more than the {MAX_ARGUMENT_CHARS:,} allowed"
+        )
     problem = text_problem(value) if value is not None else None
     return ToolOutcome.failure(f"{name} {problem}") if problem is not None else None
 
