@@ -279,7 +279,7 @@ def test_an_unexpected_error_is_a_500_with_nosniff(serve: Callable[..., None], m
         raise RuntimeError("boom at /srv/secret/place")
 
     async def scenario(api: Api) -> None:
-        monkeypatch.setattr(api.ctx.store, "list", broken)
+        monkeypatch.setattr(api.ctx.store, "page", broken)
         transport = httpx.ASGITransport(app=create_app(api.ctx), raise_app_exceptions=False)
         async with httpx.AsyncClient(transport=transport, base_url=BASE_URL) as client:
             response = await client.get("/api/debates")

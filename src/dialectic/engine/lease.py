@@ -22,7 +22,7 @@ from typing import Self
 from dialectic.changes import Change, DebateCreated
 from dialectic.domain import DebateState, utc_now
 from dialectic.errors import StoreError
-from dialectic.store.base import DebateListing, DebateStore, WindowMemory
+from dialectic.store.base import DebateListing, DebateStore, ListedDebate, PageKey, WindowMemory
 from dialectic.store.leases import (
     DEFAULT_TTL,
     Lease,
@@ -157,6 +157,11 @@ class LeasedStore:
 
     def list(self, *, status: str | None = None, limit: int | None = None) -> builtins.list[DebateListing]:
         return self._inner.list(status=status, limit=limit)
+
+    def page(
+        self, *, status: str | None = None, limit: int, after: PageKey | None = None
+    ) -> builtins.list[ListedDebate]:
+        return self._inner.page(status=status, limit=limit, after=after)
 
     def changes(self, debate_id: str) -> builtins.list[Change]:
         return self._inner.changes(debate_id)

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from dialectic.changes import Change, DebateCreated
 from dialectic.domain import DebateState
 from dialectic.errors import StoreError
-from dialectic.store.base import ClosingStore, DebateListing, not_found
+from dialectic.store.base import ClosingStore, DebateListing, ListedDebate, PageKey, check_limit, not_found
 from dialectic.store.leases import DEFAULT_TTL, Lease, LeaseGrant, LeaseOwner, OwnerGoneCheck, owner_process_gone
 
 
@@ -45,8 +45,13 @@ class AbsentStore(ClosingStore):
         return False
 
     def list(self, *, status: str | None = None, limit: int | None = None) -> builtins.list[DebateListing]:
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must not be negative, got {limit}")
+        check_limit(limit)
+        return []
+
+    def page(
+        self, *, status: str | None = None, limit: int, after: PageKey | None = None
+    ) -> builtins.list[ListedDebate]:
+        check_limit(limit)
         return []
 
     def acquire_lease(

@@ -2,27 +2,42 @@
 
 A backend appends :mod:`dialectic.changes` records and rebuilds a debate by folding them;
 it never rewrites a whole debate. Besides the log it keeps a small per-debate index
-(:class:`DebateListing`) so listing debates never has to fold them, and each debate's
-lease (:mod:`dialectic.store.leases`): which run may write to it. The pure helpers here
-hold the rules both backends share, so they cannot disagree about them.
+(:class:`DebateListing`, and what a page of the web listing shows: :class:`ListingDetails`)
+so listing debates never has to fold them, and each debate's lease
+(:mod:`dialectic.store.leases`): which run may write to it. The pure helpers here hold the
+rules both backends share, so they cannot disagree about them.
 """
 
 from __future__ import annotations
 
 import builtins
 from abc import ABC, abstractmethod
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Protocol, Self, runtime_checkable
+from typing import Any, Protocol, Self, runtime_checkable
 
-from dialectic.changes import Change, DebateCreated, RoundStarted, StatusChanged, fold, parse_change
-from dialectic.domain import DebateState
+from dialectic.changes import (
+    Change,
+    ContributionRecorded,
+    DebateCreated,
+    JudgeSummaryRecorded,
+    RoundStarted,
+    SolutionRecorded,
+    StatusChanged,
+    SummaryRecorded,
+    fold,
+    parse_change,
+)
+from dialectic.domain import ContributionMetadata, DebateState
 from dialectic.errors import DebateNotFoundError, StoreError
 from dialectic.store.leases import DEFAULT_TTL, Lease, LeaseGrant, LeaseOwner, OwnerGoneCheck, owner_process_gone
 
 HEADLINE_MAX_CHARS = 100
+LINE_KEPT_CHARS = 200
+"""How much of the problem's first line :class:`ListingDetails` keeps: more than any headline shows,
+so a headline cut from it is the one cut from the whole line."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +51,87 @@ class DebateListing:
     current_round: int
     created_at: datetime
     updated_at: datetime
+
+
+@dataclass(frozen=True)
+class TokenCount:
+    input: int = 0
+    output: int = 0
+    total: int = 0
+
+    def __add__(self, other: TokenCount) -> TokenCount:
+        return TokenCount(self.input + other.input, self.output + other.output, self.total + other.total)
+
+
+@dataclass(frozen=True)
+class TokenTally:
+    """A debate's tokens, counted as the report's Totals count them, kept change by change.
+
+    Contributions only add up; the final solution, an agent's summary of a round and the judge's
+    summary replace what was recorded before them (as folding the log does), so each is kept apart.
+    """
+
+    contributions: TokenCount = TokenCount()
+    solution: TokenCount = TokenCount()
+    summaries: tuple[tuple[int, str, int], ...] = ()
+    """``(round, agent id, tokens)`` of each summary the state holds."""
+    judge_summary: int = 0
+
+    def totals(self) -> TokenCount:
+        """Input and output of every call that made a contribution or the solution; the total adds the summaries."""
+        calls = self.contributions + self.solution
+        summaries = sum(tokens for _, _, tokens in self.summaries) + self.judge_summary
+        return TokenCount(calls.input, calls.output, calls.total + summaries)
+
+
+@dataclass(frozen=True)
+class ListingDetails:
+    """What a page of the web listing shows of a debate beyond its :class:`DebateListing`.
+
+    Kept on every append, so a page is read without folding any log; each field is what the
+    folded state gives (the times as the state holds them, not normalised to UTC).
+    """
+
+    first_line: str
+    """The problem's first non-blank line, its first :data:`LINE_KEPT_CHARS` characters."""
+    rounds: int | None
+    """The configured rounds (``debate.rounds``); ``None`` when the configuration does not say."""
+    format: str | None
+    """The configured format (``debate.format``); ``None`` when the configuration does not say."""
+    agents: tuple[str, ...]
+    """The participants' names, in order."""
+    created_at: datetime
+    updated_at: datetime
+    tokens: TokenTally
+
+
+@dataclass(frozen=True, order=True)
+class PageKey:
+    """A debate's place in the listing's order, which is newest first: by creation time, then by the
+    order debates were saved in (so two debates created at the same instant keep a fixed order).
+
+    A page starts just after a key (keyset paging): debates created or deleted between two pages
+    neither repeat an older one nor hide it, and a key stays a valid place after its debate is gone.
+    """
+
+    created_at: datetime
+    """In UTC."""
+    ordinal: int
+
+
+@dataclass(frozen=True)
+class ListedDebate:
+    """A debate as a page of the listing reads it: its index row, its details and its place in the order."""
+
+    listing: DebateListing
+    details: ListingDetails | None
+    """``None`` only for a debate whose log could not be read when its details were filled in."""
+    ordinal: int = 0
+    """The order debates were saved in (the first is 1), which the store sets when it creates the debate."""
+
+    @property
+    def key(self) -> PageKey:
+        return PageKey(as_utc(self.listing.created_at), self.ordinal)
 
 
 @runtime_checkable
@@ -64,7 +160,17 @@ class DebateStore(Protocol):
     def exists(self, debate_id: str) -> bool: ...
 
     def list(self, *, status: str | None = None, limit: int | None = None) -> builtins.list[DebateListing]:
-        """Debates, newest first, optionally only those with ``status``, at most ``limit``."""
+        """Debates, newest first (see :class:`PageKey`), optionally only those with ``status``, at most ``limit``."""
+        ...
+
+    def page(
+        self, *, status: str | None = None, limit: int, after: PageKey | None = None
+    ) -> builtins.list[ListedDebate]:
+        """One page of the listing: at most ``limit`` debates, newest first (their :class:`PageKey` descending),
+        only those with ``status`` if given, and only those after ``after`` in that order.
+
+        Read from the index alone (one query on SQLite): no log is folded, no lease read.
+        """
         ...
 
     def changes(self, debate_id: str) -> builtins.list[Change]:
@@ -160,12 +266,21 @@ class ClosingStore(ABC):
         self.close()
 
 
-def headline(problem: str) -> str:
-    """The first non-blank line of ``problem``, shortened to :data:`HEADLINE_MAX_CHARS`."""
-    line = next((ln.strip() for ln in problem.splitlines() if ln.strip()), "")
-    if len(line) <= HEADLINE_MAX_CHARS:
+def first_line(problem: str) -> str:
+    """The first non-blank line of ``problem``, stripped."""
+    return next((ln.strip() for ln in problem.splitlines() if ln.strip()), "")
+
+
+def cut_line(line: str, width: int) -> str:
+    """``line`` if it fits in ``width`` characters, else its start and an ellipsis, ``width`` in all."""
+    if len(line) <= width:
         return line
-    return line[: HEADLINE_MAX_CHARS - 1].rstrip() + "…"
+    return line[: width - 1].rstrip() + "…"
+
+
+def headline(problem: str, width: int = HEADLINE_MAX_CHARS) -> str:
+    """The first non-blank line of ``problem``, shortened to ``width``."""
+    return cut_line(first_line(problem), width)
 
 
 def as_utc(moment: datetime) -> datetime:
@@ -211,6 +326,102 @@ def advance_listing(listing: DebateListing | None, change: Change) -> DebateList
     elif isinstance(change, RoundStarted):
         listing = replace(listing, current_round=max(listing.current_round, change.round_number))
     return replace(listing, updated_at=as_utc(change.at))
+
+
+def call_tokens(metadata: ContributionMetadata) -> TokenCount:
+    """One call's tokens; its total is ``tokensUsed``, or input plus output when only those were recorded."""
+    inputs, outputs = metadata.input_tokens or 0, metadata.output_tokens or 0
+    total = metadata.tokens_used if metadata.tokens_used is not None else inputs + outputs
+    return TokenCount(inputs, outputs, total)
+
+
+def tally_of(state: DebateState) -> TokenTally:
+    """The tokens ``state`` holds (a debate may be created with rounds already in it, e.g. an import)."""
+    contributions = sum((call_tokens(c.metadata) for c in state.all_contributions()), TokenCount())
+    solution = call_tokens(state.final_solution.metadata) if state.final_solution is not None else TokenCount()
+    summaries = tuple(
+        (rnd.round_number, agent_id, summary.metadata.tokens_used or 0)
+        for rnd in state.rounds
+        for agent_id, summary in rnd.summaries.items()
+    )
+    judge = (state.judge_summary.metadata.tokens_used or 0) if state.judge_summary is not None else 0
+    return TokenTally(contributions, solution, summaries, judge)
+
+
+def advance_tally(tally: TokenTally, change: Change) -> TokenTally:
+    """The tally after ``change``, following :func:`dialectic.changes.apply_change` (what replaces, what adds)."""
+    if isinstance(change, ContributionRecorded):
+        return replace(tally, contributions=tally.contributions + call_tokens(change.contribution.metadata))
+    if isinstance(change, SolutionRecorded):
+        return replace(tally, solution=call_tokens(change.solution.metadata))
+    if isinstance(change, SummaryRecorded):
+        key = (change.round_number, change.summary.agent_id)
+        kept = tuple(entry for entry in tally.summaries if entry[:2] != key)
+        return replace(tally, summaries=(*kept, (*key, change.summary.metadata.tokens_used or 0)))
+    if isinstance(change, JudgeSummaryRecorded):
+        return replace(tally, judge_summary=change.summary.metadata.tokens_used or 0)
+    return tally
+
+
+def details_of(state: DebateState) -> ListingDetails:
+    """The details of a debate created with ``state``."""
+    debate: Any = state.config.get("debate")
+    settings: dict[str, Any] = debate if isinstance(debate, dict) else {}
+    return ListingDetails(
+        first_line=first_line(state.problem)[:LINE_KEPT_CHARS],
+        rounds=settings.get("rounds"),
+        format=settings.get("format"),
+        agents=tuple(agent.name for agent in state.agents),
+        created_at=state.created_at,
+        updated_at=state.updated_at,
+        tokens=tally_of(state),
+    )
+
+
+def advance_details(details: ListingDetails | None, change: Change) -> ListingDetails | None:
+    """The details after ``change`` (``None``, details not kept, stays so until the debate is created anew)."""
+    if isinstance(change, DebateCreated):
+        return details_of(change.state)
+    if details is None:
+        return None
+    return replace(details, updated_at=change.at, tokens=advance_tally(details.tokens, change))
+
+
+def advance_listed(entry: ListedDebate | None, change: Change) -> ListedDebate:
+    """The debate's index row and details after ``change``: what both backends keep on every append
+    (a new debate's ordinal is the backend's to set)."""
+    if entry is None:
+        return ListedDebate(advance_listing(None, change), advance_details(None, change))
+    return replace(
+        entry, listing=advance_listing(entry.listing, change), details=advance_details(entry.details, change)
+    )
+
+
+def details_from_log(changes: Iterable[Change]) -> ListingDetails | None:
+    """The details of a stored log (to fill in details a store did not keep yet); ``None`` for an empty log."""
+    details: ListingDetails | None = None
+    for change in changes:
+        details = advance_details(details, change)
+    return details
+
+
+def check_limit(limit: int | None) -> None:
+    if limit is not None and limit < 0:
+        raise ValueError(f"limit must not be negative, got {limit}")
+
+
+def select_page(
+    entries: Iterable[ListedDebate], *, status: str | None, limit: int | None, after: PageKey | None
+) -> builtins.list[ListedDebate]:
+    """A page of ``entries`` by the rules of :meth:`DebateStore.page` (for a backend that keeps them in memory)."""
+    check_limit(limit)
+    chosen = [
+        entry
+        for entry in entries
+        if (status is None or entry.listing.status == status) and (after is None or entry.key < after)
+    ]
+    chosen.sort(key=lambda entry: entry.key, reverse=True)
+    return chosen if limit is None else chosen[:limit]
 
 
 def parse_log(debate_id: str, payloads: Sequence[str], location: str) -> builtins.list[Change]:

@@ -18,11 +18,14 @@ from dialectic.errors import StoreError
 from dialectic.store.base import (
     ClosingStore,
     DebateListing,
-    advance_listing,
+    ListedDebate,
+    PageKey,
+    advance_listed,
     check_batch,
     fold_log,
     not_found,
     parse_log,
+    select_page,
 )
 from dialectic.store.leases import (
     DEFAULT_TTL,
@@ -46,8 +49,8 @@ class MemoryStore(ClosingStore):
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._logs: dict[str, builtins.list[str]] = {}
-        self._listings: dict[str, DebateListing] = {}
-        """Insertion-ordered, which breaks ties between debates created at the same instant."""
+        self._listed: dict[str, ListedDebate] = {}
+        """Each debate's index row and listing details, kept on every append."""
         self._leases: dict[str, Lease] = {}
         self._windows: dict[tuple[str, str], int] = {}
         self._closed = False
@@ -69,14 +72,15 @@ class MemoryStore(ClosingStore):
     def _append(self, debate_id: str, changes: Sequence[Change]) -> int:
         """Append under the lock; the number of the last change saved."""
         payloads = [dump_change(change) for change in changes]
-        listing = self._listings.get(debate_id)
-        check_batch(debate_id, changes, exists=listing is not None, location=self.location)
+        entry = self._listed.get(debate_id)
+        check_batch(debate_id, changes, exists=entry is not None, location=self.location)
         if not changes:
             return len(self._logs.get(debate_id, []))
+        new = entry is None
         for change in changes:
-            listing = advance_listing(listing, change)
-        assert listing is not None  # changes is not empty
-        self._listings[debate_id] = listing
+            entry = advance_listed(entry, change)
+        assert entry is not None  # changes is not empty
+        self._listed[debate_id] = replace(entry, ordinal=len(self._listed) + 1) if new else entry
         log = self._logs.setdefault(debate_id, [])
         log.extend(payloads)
         return len(log)
@@ -93,7 +97,7 @@ class MemoryStore(ClosingStore):
     ) -> LeaseGrant:
         with self._lock:
             self._check_open()
-            if create is None and debate_id not in self._listings:
+            if create is None and debate_id not in self._listed:
                 raise not_found(debate_id, self.location)
             current = self._leases.get(debate_id)
             grant = grant_lease(debate_id, current, owner, now=now, ttl=ttl, owner_gone=owner_gone)
@@ -159,17 +163,21 @@ class MemoryStore(ClosingStore):
     def exists(self, debate_id: str) -> bool:
         with self._lock:
             self._check_open()
-            return debate_id in self._listings
+            return debate_id in self._listed
 
     def list(self, *, status: str | None = None, limit: int | None = None) -> builtins.list[DebateListing]:
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must not be negative, got {limit}")
+        return [entry.listing for entry in self._select(status=status, limit=limit, after=None)]
+
+    def page(
+        self, *, status: str | None = None, limit: int, after: PageKey | None = None
+    ) -> builtins.list[ListedDebate]:
+        return self._select(status=status, limit=limit, after=after)
+
+    def _select(self, *, status: str | None, limit: int | None, after: PageKey | None) -> builtins.list[ListedDebate]:
         with self._lock:
             self._check_open()
-            listings = builtins.list(self._listings.values())
-        ordered = sorted(enumerate(listings), key=lambda pair: (pair[1].created_at, pair[0]), reverse=True)
-        selected = [listing for _, listing in ordered if status is None or listing.status == status]
-        return selected if limit is None else selected[:limit]
+            entries = builtins.list(self._listed.values())
+        return select_page(entries, status=status, limit=limit, after=after)
 
     def close(self) -> None:
         with self._lock:

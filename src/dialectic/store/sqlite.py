@@ -2,8 +2,12 @@
 
 Two tables: ``changes`` is the system of record (one row per change, never updated), and
 ``debates`` is an index for listing, one row per debate, kept current by a small UPDATE
-on every append. The schema is built by ordered, named migrations recorded in a
-``migrations`` table, so a file created by an older version is brought up to date when
+on every append. Its ``details`` column holds what a page of the web listing shows beyond
+the index (:class:`~dialectic.store.base.ListingDetails`, as JSON), and ``details_seq`` the
+number of changes those details reflect: when a database is opened, any debate whose details
+are missing or behind its log (a file from a version that kept none, or written by one since)
+gets them filled in from its log. The schema is built by ordered, named migrations recorded
+in a ``migrations`` table, so a file created by an older version is brought up to date when
 it is opened.
 
 The connection runs in autocommit mode and every write is an explicit
@@ -14,6 +18,7 @@ appending to the same file queue up (``timeout``) instead of failing on a lock u
 from __future__ import annotations
 
 import builtins
+import json
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -21,16 +26,24 @@ from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
+from typing import Any
 
-from dialectic.changes import Change, DebateCreated, dump_change
+from dialectic.changes import Change, DebateCreated, dump_change, parse_change
 from dialectic.domain import DebateState, utc_now
 from dialectic.errors import StoreError
 from dialectic.store.base import (
     ClosingStore,
     DebateListing,
-    advance_listing,
+    ListedDebate,
+    ListingDetails,
+    PageKey,
+    TokenCount,
+    TokenTally,
+    advance_listed,
     as_utc,
     check_batch,
+    check_limit,
+    details_from_log,
     fold_log,
     not_found,
     parse_log,
@@ -132,6 +145,24 @@ def m005_windows(db: sqlite3.Connection) -> None:
     )
 
 
+@migration
+def m006_listing_pages(db: sqlite3.Connection) -> None:
+    """Reading the listing a page at a time: each debate's ``ordinal`` (the order debates were saved in,
+    which breaks ties between debates created at the same instant; the rowid order that did so until now),
+    indexes that answer the listing's order, ``(created_at, ordinal)`` descending, without sorting
+    (replacing the two on ``created_at`` alone), and the listing's details (filled in when the store
+    opens: see :func:`fill_details`)."""
+    db.execute("ALTER TABLE debates ADD COLUMN ordinal INTEGER")
+    db.execute("UPDATE debates SET ordinal = rowid")
+    db.execute("CREATE UNIQUE INDEX debates_ordinal ON debates (ordinal)")
+    db.execute("DROP INDEX debates_status_created")
+    db.execute("DROP INDEX debates_created")
+    db.execute("CREATE INDEX debates_status_created_ordinal ON debates (status, created_at, ordinal)")
+    db.execute("CREATE INDEX debates_created_ordinal ON debates (created_at, ordinal)")
+    db.execute("ALTER TABLE debates ADD COLUMN details TEXT")
+    db.execute("ALTER TABLE debates ADD COLUMN details_seq INTEGER")
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Run the migrations this database has not seen yet; return their names."""
     with transaction(db):
@@ -145,6 +176,38 @@ def migrate(db: sqlite3.Connection) -> list[str]:
             db.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (fn.__name__, _timestamp(utc_now())))
             ran.append(fn.__name__)
     return ran
+
+
+_BEHIND = (
+    "SELECT id FROM debates"
+    " WHERE details_seq IS NOT (SELECT MAX(seq) FROM changes WHERE changes.debate_id = debates.id)"
+)
+"""Debates whose details do not reflect their whole log."""
+
+
+def fill_details(db: sqlite3.Connection) -> int:
+    """Fill in, from their logs, the details of debates that have none or whose details are behind
+    their log; the number of debates filled in. Cheap when there is nothing to do (one indexed look
+    per debate); a log that cannot be read leaves that debate without details (its listing then
+    folds it, and reports what is wrong with it)."""
+    if db.execute(_BEHIND + " LIMIT 1").fetchone() is None:
+        return 0
+    with transaction(db):
+        behind = [row[0] for row in db.execute(_BEHIND).fetchall()]
+        for debate_id in behind:
+            payloads = [
+                row[0]
+                for row in db.execute("SELECT payload FROM changes WHERE debate_id = ? ORDER BY seq", (debate_id,))
+            ]
+            try:
+                details = details_from_log(parse_change(payload) for payload in payloads)
+            except ValueError:
+                details = None
+            db.execute(
+                "UPDATE debates SET details = ?, details_seq = ? WHERE id = ?",
+                (_dump_details(details) if details else None, len(payloads) or None, debate_id),
+            )
+    return len(behind)
 
 
 @contextmanager
@@ -216,6 +279,7 @@ class SqliteStore(ClosingStore):
                 self._db.execute("PRAGMA synchronous=NORMAL")
                 self._db.execute("PRAGMA foreign_keys=ON")
                 migrate(self._db)
+                fill_details(self._db)
         except BaseException:
             self._db.close()
             raise
@@ -321,24 +385,50 @@ class SqliteStore(ClosingStore):
             return db.execute("SELECT 1 FROM debates WHERE id = ?", (debate_id,)).fetchone() is not None
 
     def list(self, *, status: str | None = None, limit: int | None = None) -> builtins.list[DebateListing]:
-        if limit is not None and limit < 0:
-            raise ValueError(f"limit must not be negative, got {limit}")
-        sql = "SELECT id, problem, status, current_round, created_at, updated_at FROM debates"
-        params: builtins.list[object] = []
-        if status is not None:
-            sql += " WHERE status = ?"
-            params.append(status)
-        sql += " ORDER BY created_at DESC, rowid DESC"
-        if limit is not None:
-            sql += " LIMIT ?"
-            params.append(limit)
+        check_limit(limit)
+        sql, params = _select_listed(_LISTING_COLUMNS, status=status, limit=limit, after=None)
         with self._guard("read") as db:
             rows = db.execute(sql, params).fetchall()
         return [_listing(row[0], row[1:]) for row in rows]
 
+    def page(
+        self, *, status: str | None = None, limit: int, after: PageKey | None = None
+    ) -> builtins.list[ListedDebate]:
+        check_limit(limit)
+        sql, params = _select_listed(f"{_LISTING_COLUMNS}, details, ordinal", status=status, limit=limit, after=after)
+        with self._guard("read") as db:
+            rows = db.execute(sql, params).fetchall()
+        return [ListedDebate(_listing(row[0], row[1:6]), _load_details(row[6]), row[7]) for row in rows]
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+_LISTING_COLUMNS = "id, problem, status, current_round, created_at, updated_at"
+
+
+def _select_listed(
+    columns: str, *, status: str | None, limit: int | None, after: PageKey | None
+) -> tuple[str, builtins.list[object]]:
+    """The query for debates in the listing's order (:class:`PageKey` descending), which the indexes on
+    ``(created_at, ordinal)`` and ``(status, created_at, ordinal)`` answer without sorting."""
+    where: builtins.list[str] = []
+    params: builtins.list[object] = []
+    if status is not None:
+        where.append("status = ?")
+        params.append(status)
+    if after is not None:
+        where.append("(created_at, ordinal) < (?, ?)")
+        params += [_timestamp(after.created_at), after.ordinal]
+    sql = f"SELECT {columns} FROM debates"
+    if where:
+        sql += " WHERE " + " AND ".join(where)
+    sql += " ORDER BY created_at DESC, ordinal DESC"
+    if limit is not None:
+        sql += " LIMIT ?"
+        params.append(limit)
+    return sql, params
 
 
 def _append(db: sqlite3.Connection, debate_id: str, changes: Sequence[Change], location: str) -> int:
@@ -346,41 +436,109 @@ def _append(db: sqlite3.Connection, debate_id: str, changes: Sequence[Change], l
     the number of the debate's last change."""
     rows = [(change.kind, dump_change(change), _timestamp(change.at)) for change in changes]
     found = db.execute(
-        "SELECT problem, status, current_round, created_at, updated_at FROM debates WHERE id = ?",
+        "SELECT problem, status, current_round, created_at, updated_at, details, details_seq FROM debates WHERE id = ?",
         (debate_id,),
     ).fetchone()
     check_batch(debate_id, changes, exists=found is not None, location=location)
-    if not changes:
-        (count,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM changes WHERE debate_id = ?", (debate_id,)).fetchone()
-        return int(count)
-    listing = _listing(debate_id, found) if found else None
-    for change in changes:
-        listing = advance_listing(listing, change)
-    assert listing is not None  # changes is not empty
-    if found is None:
-        db.execute(
-            "INSERT INTO debates (id, problem, status, current_round, created_at, updated_at)"
-            " VALUES (?, ?, ?, ?, ?, ?)",
-            (
-                debate_id,
-                listing.problem,
-                listing.status,
-                listing.current_round,
-                _timestamp(listing.created_at),
-                _timestamp(listing.updated_at),
-            ),
-        )
-    else:
-        db.execute(
-            "UPDATE debates SET status = ?, current_round = ?, updated_at = ? WHERE id = ?",
-            (listing.status, listing.current_round, _timestamp(listing.updated_at), debate_id),
-        )
     (last_seq,) = db.execute("SELECT COALESCE(MAX(seq), 0) FROM changes WHERE debate_id = ?", (debate_id,)).fetchone()
+    if not changes:
+        return int(last_seq)
+    entry = _entry(debate_id, found, last_seq) if found else None
+    for change in changes:
+        entry = advance_listed(entry, change)
+    assert entry is not None  # changes is not empty
+    _write_entry(db, entry, details_seq=int(last_seq) + len(rows), new=found is None)
     db.executemany(
         "INSERT INTO changes (debate_id, seq, kind, payload, at) VALUES (?, ?, ?, ?, ?)",
         [(debate_id, last_seq + n, *row) for n, row in enumerate(rows, start=1)],
     )
     return int(last_seq) + len(rows)
+
+
+def _entry(debate_id: str, found: tuple[Any, ...], last_seq: int) -> ListedDebate:
+    """The debate's stored index row and details; details behind its log (written by a version that kept
+    none) are not advanced but dropped, to be filled in when the store is next opened."""
+    details, details_seq = found[5:]
+    return ListedDebate(_listing(debate_id, found[:5]), _load_details(details) if details_seq == last_seq else None)
+
+
+def _write_entry(db: sqlite3.Connection, entry: ListedDebate, *, details_seq: int, new: bool) -> None:
+    listing = entry.listing
+    details = _dump_details(entry.details) if entry.details is not None else None
+    kept_seq = details_seq if details is not None else None
+    if new:
+        db.execute(
+            "INSERT INTO debates (id, problem, status, current_round, created_at, updated_at, details, details_seq,"
+            " ordinal) VALUES (?, ?, ?, ?, ?, ?, ?, ?, (SELECT COALESCE(MAX(ordinal), 0) + 1 FROM debates))",
+            (
+                listing.id,
+                listing.problem,
+                listing.status,
+                listing.current_round,
+                _timestamp(listing.created_at),
+                _timestamp(listing.updated_at),
+                details,
+                kept_seq,
+            ),
+        )
+    else:
+        db.execute(
+            "UPDATE debates SET status = ?, current_round = ?, updated_at = ?, details = ?, details_seq = ?"
+            " WHERE id = ?",
+            (listing.status, listing.current_round, _timestamp(listing.updated_at), details, kept_seq, listing.id),
+        )
+
+
+def _dump_details(details: ListingDetails) -> str:
+    tokens = details.tokens
+    return json.dumps(
+        {
+            "firstLine": details.first_line,
+            "rounds": details.rounds,
+            "format": details.format,
+            "agents": list(details.agents),
+            "createdAt": details.created_at.isoformat(),
+            "updatedAt": details.updated_at.isoformat(),
+            "tokens": {
+                "contributions": _count_json(tokens.contributions),
+                "solution": _count_json(tokens.solution),
+                "summaries": [list(entry) for entry in tokens.summaries],
+                "judgeSummary": tokens.judge_summary,
+            },
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+    )
+
+
+def _count_json(count: TokenCount) -> list[int]:
+    return [count.input, count.output, count.total]
+
+
+def _load_details(text: str | None) -> ListingDetails | None:
+    """Details as :func:`_dump_details` wrote them; ``None`` for none, or for a value that is not such
+    details (the listing then folds the debate's log instead)."""
+    if text is None:
+        return None
+    try:
+        value = json.loads(text)
+        tokens = value["tokens"]
+        return ListingDetails(
+            first_line=str(value["firstLine"]),
+            rounds=value["rounds"],
+            format=value["format"],
+            agents=tuple(str(name) for name in value["agents"]),
+            created_at=datetime.fromisoformat(value["createdAt"]),
+            updated_at=datetime.fromisoformat(value["updatedAt"]),
+            tokens=TokenTally(
+                contributions=TokenCount(*(int(n) for n in tokens["contributions"])),
+                solution=TokenCount(*(int(n) for n in tokens["solution"])),
+                summaries=tuple((int(r), str(agent), int(n)) for r, agent, n in tokens["summaries"]),
+                judge_summary=int(tokens["judgeSummary"]),
+            ),
+        )
+    except (ValueError, TypeError, KeyError):
+        return None
 
 
 def _read_lease(db: sqlite3.Connection, debate_id: str) -> Lease | None:

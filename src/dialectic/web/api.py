@@ -19,10 +19,11 @@ from dialectic.engine.api import CONFIG_DIR_KEY
 from dialectic.errors import DebateStateError
 from dialectic.web.context import WebContext
 from dialectic.web.errors import ApiError
+from dialectic.web.listing import debates_page
 from dialectic.web.new_debate import ApiModel, NewDebate, resolve
 from dialectic.web.security import SESSION_COOKIE
 from dialectic.web.validation import strict_int
-from dialectic.web.views import STATUSES, export_text, listing_row, options, report_text, shown
+from dialectic.web.views import STATUSES, export_text, options, report_text
 
 POLL_S = 1.0
 """How often a stream of a debate another process runs looks for what that process saved."""
@@ -110,25 +111,11 @@ def list_debates(
     limit: Annotated[int, Query(ge=1, le=100)] = 20,
     cursor: Annotated[str | None, Query(description="The nextCursor of the previous page.")] = None,
 ) -> Response:
-    """Debates, newest first, a page at a time."""
+    """Debates, newest first, a page at a time: read from the store's index, not by folding each debate
+    (see :mod:`dialectic.web.listing`)."""
     if status is not None and status not in STATUSES:
         raise ApiError(422, "invalid_request", f"unknown status '{status}' (known: {', '.join(STATUSES)})")
-    now = utc_now()
-    stored_status = "running" if status == "stale" else status
-    rows = [(d, shown(ctx.store, d, now)) for d in ctx.store.list(status=stored_status)]
-    if status is not None:
-        rows = [row for row in rows if row[1] == status]
-    start = 0
-    if cursor is not None:
-        ids = [d.id for d, _ in rows]
-        if cursor not in ids:
-            raise ApiError(400, "bad_request", f"unknown cursor '{cursor}' (start again without one)")
-        start = ids.index(cursor) + 1
-    page = rows[start : start + limit]
-    items = [listing_row(ctx.store.load(d.id), shown_status) for d, shown_status in page]
-    more = start + limit < len(rows)
-    body = {"items": items, "nextCursor": page[-1][0].id if more and page else None}
-    return _json(ctx, body)
+    return _json(ctx, debates_page(ctx.store, status=status, limit=limit, cursor=cursor, now=utc_now()))
 
 
 @router.get("/debates/{debate_id}", tags=["debates"])

@@ -12,12 +12,14 @@ from dialectic.domain import DebateState, DebateStatus
 from dialectic.export import export_json
 from dialectic.llm.registry import known_providers
 from dialectic.report import render_report
-from dialectic.store.base import DebateListing, DebateStore
+from dialectic.store.base import DebateListing, DebateStore, headline
 from dialectic.store.leases import STALE, owner_process_gone, shown_status
 from dialectic.web.client_config import CLIENT_SETTINGS, SettingsSpec
 from dialectic.web.new_debate import ServerConfig
 from dialectic.web.presenter import token_totals
 
+PROBLEM_CHARS = 140
+"""The most of a problem's first line a line of the debates list shows."""
 STATUSES: tuple[str, ...] = (*get_args(DebateStatus), STALE)
 """The statuses a listing shows and filters on: the stored ones, and ``stale`` (saved as running,
 but no live process runs it)."""
@@ -57,8 +59,7 @@ def listing_row(state: DebateState, status: str) -> dict[str, Any]:
 
 
 def _headline(problem: str) -> str:
-    line = next((ln.strip() for ln in problem.splitlines() if ln.strip()), "")
-    return line if len(line) <= 140 else line[:139].rstrip() + "…"
+    return headline(problem, PROBLEM_CHARS)
 
 
 def options(server: ServerConfig) -> dict[str, Any]:
