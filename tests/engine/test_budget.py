@@ -15,7 +15,7 @@ import pytest
 from dialectic.config import BudgetSettings, ModelPrice, SystemConfig
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.engine.api import BudgetChange
-from dialectic.engine.budget import BudgetGuard, estimate_input_tokens
+from dialectic.engine.budget import DEFAULT_REPLY_TOKENS, BudgetGuard, estimate_input_tokens
 from dialectic.errors import BudgetExceeded, ConfigError
 from dialectic.events import EventBus
 from dialectic.ledger import LedgerTotals, ledger_totals
@@ -124,16 +124,19 @@ def test_a_cost_budget_on_a_model_without_a_price_is_refused_before_anything_is_
     assert store.list() == [] and provider.calls == []
 
 
-def test_without_max_tokens_the_running_total_decides(store: DebateStore) -> None:
-    data = budgeted(max_tokens=1500).to_json_dict()
+def test_without_max_tokens_each_request_is_sent_with_the_default_reply_limit_and_held_to_it(
+    store: DebateStore,
+) -> None:
+    data = budgeted(max_tokens=6000).to_json_dict()
     for agent in [*data["agents"], data["judge"]]:  # type: ignore[union-attr]
         del agent["maxTokens"]
     h = Harness(store=store, provider=ScriptedProvider(scripted_judge()))
     error = start_expecting_budget_stop(h, SystemConfig.model_validate(data))
 
-    assert "so the next call" in error.message and "was not made" in error.message
+    assert "could use up to" in error.message and "6,000-token budget" in error.message
     assert error.debate_id is not None
-    assert ledger_totals(store.load(error.debate_id).ledger).total_tokens >= 1500
+    assert 0 < ledger_totals(store.load(error.debate_id).ledger).total_tokens <= 6000
+    assert {c.max_tokens for c in h.provider.calls} == {DEFAULT_REPLY_TOKENS}
 
 
 # -- the guard on its own -------------------------------------------------------------------------

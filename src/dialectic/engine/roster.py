@@ -13,6 +13,7 @@ from pathlib import Path
 from dialectic.agents.participants import DebateAgent, Judge, read_prompt_file, system_prompt_for
 from dialectic.config import AgentConfig, DebateSettings, RetrySettings, SystemConfig
 from dialectic.domain import AgentPromptSources, PromptSources
+from dialectic.engine.budget import with_reply_limits
 from dialectic.llm.client import LLMClient
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
@@ -71,7 +72,12 @@ def retry_policy(settings: RetrySettings) -> RetryPolicy:
 def build_roster(
     config: SystemConfig, config_dir: Path, pool: ProviderPool, retry: RetryPolicy | None = None
 ) -> Roster:
-    """The debate's participants; ``retry`` (given by tests and embedders) wins over ``debate.retry``."""
+    """The debate's participants; ``retry`` (given by tests and embedders) wins over ``debate.retry``.
+
+    Under a budget, a participant without ``maxTokens`` replies within the default limit
+    (:func:`~dialectic.engine.budget.with_reply_limits`), so the budget can hold back each request's worst case.
+    """
+    config = with_reply_limits(config)
     warnings: list[str] = []
     settings = config.debate
     clients = ClientFactory(pool, settings, retry or retry_policy(settings.retry))
