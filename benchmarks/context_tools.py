@@ -30,17 +30,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from dialectic.config import SystemConfig
-from dialectic.config_loader import load_config, with_local_limits
-from dialectic.domain import DebateState
+from dialectic.core.config import SystemConfig
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import DialecticError
+from dialectic.core.events import EventBus
+from dialectic.core.ledger import entries_of, ledger_totals
 from dialectic.engine import DebateEngine, DebateRequest
-from dialectic.errors import DialecticError
-from dialectic.events import EventBus
-from dialectic.export import export_json
-from dialectic.ledger import entries_of, ledger_totals
 from dialectic.llm.base import CompletionRequest, LLMProvider, ToolCall
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.scripted import Script, ScriptedProvider, ScriptedReply, default_reply
+from dialectic.loading.config import load_config, with_local_limits
+from dialectic.reporting.export import export_json
 from dialectic.store import SqliteStore
 from dialectic.testing.fake_server import FakeLLMServer
 from dialectic.testing.harness import make_config

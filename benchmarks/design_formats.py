@@ -29,8 +29,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from dialectic.config import min_rounds
-from dialectic.detectors import novelty_share
+from dialectic.core.config import min_rounds
+from dialectic.similarity.detectors import novelty_share
 
 FORMATS = (
     "critique-refine",

@@ -7,7 +7,7 @@ then, a synthesis, and a final status. The statuses are mixed (completed, failed
 interrupted, suspended), and a few debates are still ``running``: some held by a live lease
 (this process), some ``stale`` (their lease expired, its owner gone).
 
-Then it times pages through the real FastAPI app (``create_app`` on a ``WebContext``, driven by
+Then it times pages through the real FastAPI app (``create_app`` on a ``ServerState``, driven by
 httpx's ASGI transport, so no socket): the first page, deep pages (via the ``nextCursor`` of
 the page before), status filters (``completed``, ``failed``, ``running``, ``stale``), and a
 100-row page, many times each, and prints p50/p95/p99 per case and whether p99 ≤ 50 ms.
@@ -42,7 +42,7 @@ from typing import Annotated, Any
 import httpx2 as httpx
 from fastapi import FastAPI, Query, Response
 
-from dialectic.changes import (
+from dialectic.core.changes import (
     CallRecorded,
     Change,
     ContributionRecorded,
@@ -53,7 +53,7 @@ from dialectic.changes import (
     StatusChanged,
     SummaryRecorded,
 )
-from dialectic.domain import (
+from dialectic.core.domain import (
     Contribution,
     ContributionMetadata,
     ContributionType,
@@ -71,9 +71,9 @@ from dialectic.store.base import DebateStore
 from dialectic.store.leases import LeaseOwner
 from dialectic.testing.harness import make_config
 from dialectic.web.app import create_app
-from dialectic.web.context import ServeSettings, WebContext, build_context
 from dialectic.web.errors import ApiError
 from dialectic.web.new_debate import ServerConfig
+from dialectic.web.state import ServerState, ServeSettings, build_context
 from dialectic.web.views import listing_row, shown
 
 BASE_URL = "http://127.0.0.1:8000"
@@ -167,7 +167,7 @@ def _stored_status(n: int) -> str:
 # --- the listing as it was before pages --------------------------------------------------------
 
 
-def old_listing(ctx: WebContext, status: str | None, limit: int, cursor: str | None) -> dict[str, Any]:
+def old_listing(ctx: ServerState, status: str | None, limit: int, cursor: str | None) -> dict[str, Any]:
     """``list_debates`` before keyset pages (kept here, verbatim in effect, to compare against)."""
     now = utc_now()
     stored_status = "running" if status == "stale" else status
@@ -186,7 +186,7 @@ def old_listing(ctx: WebContext, status: str | None, limit: int, cursor: str | N
     return {"items": items, "nextCursor": page[-1][0].id if more and page else None}
 
 
-def mount_old(app: FastAPI, ctx: WebContext) -> None:
+def mount_old(app: FastAPI, ctx: ServerState) -> None:
     def old(
         status: Annotated[str | None, Query()] = None,
         limit: Annotated[int, Query()] = 20,
@@ -265,7 +265,7 @@ async def cases_for(client: httpx.AsyncClient, path: str, debates: int) -> list[
     return cases
 
 
-async def measure(ctx: WebContext, debates: int, reps: int, old_reps: int) -> None:
+async def measure(ctx: ServerState, debates: int, reps: int, old_reps: int) -> None:
     app = create_app(ctx)
     mount_old(app, ctx)
     transport = httpx.ASGITransport(app=app)
@@ -344,7 +344,7 @@ def main() -> None:
             asyncio.run(measure(context(store), args.debates, args.reps, args.old_reps))
 
 
-def context(store: DebateStore) -> WebContext:
+def context(store: DebateStore) -> ServerState:
     server = ServerConfig(make_config(agents=3, rounds=2), Path(os.getcwd()))
     return build_context(store, server, ServeSettings(), ProviderPool())
 

@@ -2,7 +2,7 @@
 
 Candidates (each skipped, with the reason, when it is not installed):
 
-- ``lexical``: TF-IDF cosine (:class:`dialectic.detectors.LexicalSimilarity`), the fallback;
+- ``lexical``: TF-IDF cosine (:class:`dialectic.similarity.detectors.LexicalSimilarity`), the fallback;
 - ``minilm``: all-MiniLM-L6-v2 from the pinned data package, run in numpy (``[embeddings]``);
 - ``MODEL:POOLING``: the embedded GGUF chat model's own embeddings through llama.cpp, pooled
   by ``mean`` or ``last`` token (``[local]`` for ``qwen2.5-0.5b``, ``[local-large]`` for ``qwen2.5-1.5b``).
@@ -27,7 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from dialectic.detectors import LexicalSimilarity, SimilarityModel
+from dialectic.similarity.detectors import LexicalSimilarity, SimilarityModel
 from dialectic.similarity.embedding import EmbeddingSimilarity
 from dialectic.similarity.separation import (
     LabelledPair,

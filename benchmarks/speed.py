@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from dialectic.domain import DebateState
+from dialectic.core.domain import DebateState
 from dialectic.engine.dataflow import critical_path
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import ScriptedReply, default_reply

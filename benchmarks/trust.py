@@ -29,7 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from dialectic.domain import DebateState
+from dialectic.core.domain import DebateState
 from dialectic.testing.fake_server import FakeLLMServer
 
 DIALECTIC = str(Path(sys.executable).parent / "dialectic")

@@ -23,12 +23,12 @@ echo >&2
 echo "Report: $work/report.md" >&2
 echo "Store:  $DIALECTIC_HOME (try: DIALECTIC_HOME=$DIALECTIC_HOME $bin/dialectic list)" >&2
 
-# The same check the engine warns with (dialectic.detectors.restatement), here made fatal.
+# The same check the engine warns with (dialectic.similarity.detectors.restatement), here made fatal.
 "$bin/python" - "$work/solution.md" "$problem" "$work/report.md" <<'PY'
 import sys
 from pathlib import Path
 
-from dialectic.detectors import MIN_NOVELTY, restatement
+from dialectic.similarity.detectors import MIN_NOVELTY, restatement
 
 solution, problem = (Path(name).read_text(encoding="utf-8") for name in sys.argv[1:3])
 check = restatement(solution, problem)

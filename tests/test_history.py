@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
-from dialectic.changes import ContributionRecorded, DebateCreated, QuestionsAsked, RoundStarted, SummaryRecorded, fold
 from dialectic.context.history import format_clarifications, history_for, perspective_text, rounds_text
-from dialectic.domain import (
+from dialectic.core.changes import (
+    ContributionRecorded,
+    DebateCreated,
+    QuestionsAsked,
+    RoundStarted,
+    SummaryRecorded,
+    fold,
+)
+from dialectic.core.domain import (
     AgentClarifications,
     ClarificationItem,
     Contribution,

@@ -21,9 +21,9 @@ import pytest
 
 from dialectic.bench.arms import DEFAULT_ARMS
 from dialectic.cli import bench_command, browse, commands
-from dialectic.config import FORMATS
-from dialectic.config_loader import DEFAULT_CONFIG_FILENAME
-from dialectic.domain import DebateStatus
+from dialectic.core.config import FORMATS
+from dialectic.core.domain import DebateStatus
+from dialectic.loading.config import DEFAULT_CONFIG_FILENAME
 from dialectic.store import open_store
 from dialectic.store.leases import STALE
 from dialectic.testing.fake_server import FakeLLMServer
@@ -44,11 +44,11 @@ NOT_FOR_A_COMMANDS_HELP = (
     "dialectic.store",
     "dialectic.llm",
     "dialectic.agents",
-    "dialectic.config",
-    "dialectic.config_loader",
-    "dialectic.domain",
-    "dialectic.changes",
-    "dialectic.report",
+    "dialectic.core.config",
+    "dialectic.loading.config",
+    "dialectic.core.domain",
+    "dialectic.core.changes",
+    "dialectic.reporting.report",
     "dialectic.cli.debate_run",
     "dialectic.cli.stored_views",
     "dialectic.cli.session",

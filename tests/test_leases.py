@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from dialectic.changes import DebateCreated, StatusChanged
-from dialectic.domain import DebateState
-from dialectic.errors import EXIT_INVALID_ARGS, DebateBusyError, DebateNotFoundError, LeaseLostError, StoreError
+from dialectic.core.changes import DebateCreated, StatusChanged
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import EXIT_INVALID_ARGS, DebateBusyError, DebateNotFoundError, LeaseLostError, StoreError
 from dialectic.store import AbsentStore, DebateStore, MemoryStore, SqliteStore, open_store
 from dialectic.store.leases import (
     Lease,

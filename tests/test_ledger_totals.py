@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dialectic.domain import (
+from dialectic.core.domain import (
     Contribution,
     ContributionMetadata,
     DebateRound,
@@ -10,7 +10,7 @@ from dialectic.domain import (
     LedgerEntry,
     Participant,
 )
-from dialectic.ledger import cost_text, entries_of, ledger_totals, totals_by_kind, usage_text, usd
+from dialectic.core.ledger import cost_text, entries_of, ledger_totals, totals_by_kind, usage_text, usd
 
 
 def entry(kind: str, *, cost: float | None = 0.001, **figures: int | str | bool) -> LedgerEntry:

@@ -8,7 +8,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from dialectic.errors import ProviderUnavailable
+from dialectic.core.errors import ProviderUnavailable
 from dialectic.llm import base
 from dialectic.llm.base import FINISH_LENGTH, CompletionRequest, Delta, Message
 from dialectic.llm.client import LLMClient, streaming_to

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dialectic.config import ModelPrice, SystemConfig
-from dialectic.pricing import BUILT_IN_PRICES, PRICES_AS_OF, PriceTable, cost_at
+from dialectic.core.config import ModelPrice, SystemConfig
+from dialectic.core.pricing import BUILT_IN_PRICES, PRICES_AS_OF, PriceTable, cost_at
 
 
 def test_the_built_in_table_has_the_common_models_and_its_date() -> None:

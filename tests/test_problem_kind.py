@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialectic.problem_kind import choose_kind, detect_kind
+from dialectic.engine.problem_kind import choose_kind, detect_kind
 
 
 @pytest.mark.parametrize(

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from dialectic.config import AgentConfig, SystemConfig
-from dialectic.config_loader import apply_overrides, load_config
-from dialectic.errors import ConfigError, InvalidArgumentsError
+from dialectic.core.config import AgentConfig, SystemConfig
+from dialectic.core.errors import ConfigError, InvalidArgumentsError
 from dialectic.llm import registry
 from dialectic.llm.registry import (
     ENTRY_POINT_GROUP,
@@ -24,6 +23,7 @@ from dialectic.llm.registry import (
     register_provider,
 )
 from dialectic.llm.scripted import ScriptedProvider
+from dialectic.loading.config import apply_overrides, load_config
 
 BUILTINS = {"anthropic", "llamacpp", "lmstudio", "local", "ollama", "openai", "openrouter", "scripted", "vllm"}
 

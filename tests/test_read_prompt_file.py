@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dialectic.agents.participants import read_prompt_file
-from dialectic.errors import EXIT_CONFIG_ERROR, ConfigError
+from dialectic.core.errors import EXIT_CONFIG_ERROR, ConfigError
 
 
 def test_a_prompt_file_is_read_relative_to_the_config_directory(tmp_path: Path) -> None:

@@ -7,9 +7,9 @@ import io
 import pytest
 
 from dialectic.cli.console import Terminal
-from dialectic.config import AgentConfig
+from dialectic.core.config import AgentConfig
+from dialectic.core.redaction import REDACTED, redact, secret_values
 from dialectic.llm.registry import resolve_settings
-from dialectic.redaction import REDACTED, redact, secret_values
 
 OPENAI_KEY = "sk-proj-Ab12Cd34Ef56Gh78Ij90"
 
@@ -80,8 +80,8 @@ def test_every_terminal_line_is_redacted() -> None:
 
 def test_provider_errors_are_redacted_when_made(monkeypatch: pytest.MonkeyPatch) -> None:
     """What a stored contribution's error says can never hold a key the server echoed."""
-    from dialectic.errors import BadRequest
-    from dialectic.redaction import note_key_env
+    from dialectic.core.errors import BadRequest
+    from dialectic.core.redaction import note_key_env
 
     monkeypatch.setenv("MY_PROXY_CREDENTIAL", "proxy-secret-value-123")
     note_key_env("MY_PROXY_CREDENTIAL")

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dialectic.changes import (
+from dialectic.core.changes import (
     AnswersRecorded,
     CallRecorded,
     Change,
@@ -23,7 +23,7 @@ from dialectic.changes import (
     SummaryRecorded,
     fold,
 )
-from dialectic.domain import (
+from dialectic.core.domain import (
     AgentClarifications,
     AgentPromptSources,
     ClarificationItem,
@@ -40,7 +40,7 @@ from dialectic.domain import (
     Solution,
     SummaryMetadata,
 )
-from dialectic.report import embed, render_report
+from dialectic.reporting.report import embed, render_report
 
 T0 = datetime(2024, 5, 1, 9, 0, tzinfo=UTC)
 ARCHITECT = "agent-architect"

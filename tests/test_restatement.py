@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialectic.detectors import MIN_NOVELTY, novelty_share, restatement
+from dialectic.similarity.detectors import MIN_NOVELTY, novelty_share, restatement
 
 PROBLEM = (
     "# Rate limiter for a public REST API\n\n"

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from dialectic.detectors import LexicalSimilarity, convergence, repetition
-from dialectic.errors import ConfigError
+from dialectic.core.errors import ConfigError
 from dialectic.similarity.choice import choose_similarity
+from dialectic.similarity.detectors import LexicalSimilarity, convergence, repetition
 from dialectic.similarity.packaged_model import (
     MINILM,
     EmbeddingModelSpec,

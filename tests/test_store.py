@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from dialectic.changes import (
+from dialectic.core.changes import (
     AnswersRecorded,
     Change,
     ContributionRecorded,
@@ -27,7 +27,7 @@ from dialectic.changes import (
     SummaryRecorded,
     fold,
 )
-from dialectic.domain import (
+from dialectic.core.domain import (
     AgentClarifications,
     AgentPromptSources,
     ClarificationItem,
@@ -42,7 +42,7 @@ from dialectic.domain import (
     Solution,
     SummaryMetadata,
 )
-from dialectic.errors import DebateNotFoundError, StoreError
+from dialectic.core.errors import DebateNotFoundError, StoreError
 from dialectic.store import (
     DebateListing,
     DebateStore,

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from dialectic.changes import CursorMoved, DebateCreated, RoundStarted, StatusChanged
-from dialectic.domain import DebateState
+from dialectic.core.changes import CursorMoved, DebateCreated, RoundStarted, StatusChanged
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import DebateNotFoundError
 from dialectic.engine.lease import LeasedStore
-from dialectic.errors import DebateNotFoundError
 from dialectic.store import AbsentStore, DebateStore, MemoryStore, SqliteStore
 
 

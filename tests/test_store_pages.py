@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from dialectic.changes import (
+from dialectic.core.changes import (
     Change,
     ContributionRecorded,
     DebateCreated,
@@ -22,7 +22,7 @@ from dialectic.changes import (
     dump_change,
     fold,
 )
-from dialectic.domain import DebateRound, DebateState, DebateSummary, Solution, SummaryMetadata
+from dialectic.core.domain import DebateRound, DebateState, DebateSummary, Solution, SummaryMetadata
 from dialectic.store import AbsentStore, DebateStore, MemoryStore, SqliteStore
 from dialectic.store.base import (
     ListedDebate,

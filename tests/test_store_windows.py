@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from dialectic.changes import DebateCreated, WindowNoted, WindowsSized, fold
-from dialectic.domain import DebateState, WindowUse
+from dialectic.core.changes import DebateCreated, WindowNoted, WindowsSized, fold
+from dialectic.core.domain import DebateState, WindowUse
+from dialectic.core.errors import StoreError
 from dialectic.engine.lease import LeasedStore
-from dialectic.errors import StoreError
 from dialectic.store import AbsentStore, MemoryStore, SqliteStore, WindowMemory
 
 ENDPOINT = "openai|http://127.0.0.1:8080/v1"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dialectic.changes import ContributionRecorded
-from dialectic.domain import Contribution, Solution, ToolCallRecord
+from dialectic.core.changes import ContributionRecorded
+from dialectic.core.domain import Contribution, Solution, ToolCallRecord
 
 OLD_RECORD = {
     "kind": "contribution_recorded",

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from dialectic import user_files
-from dialectic.errors import EXIT_CONFIG_ERROR, EXIT_INVALID_ARGS, DialecticError
-from dialectic.user_files import (
+from dialectic.core import files as user_files
+from dialectic.core.errors import EXIT_CONFIG_ERROR, EXIT_INVALID_ARGS, DialecticError
+from dialectic.core.files import (
     ANSWERS_FILE,
     CONFIG_FILE,
     ENV_FILE,

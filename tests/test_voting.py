@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import pytest
 
-from dialectic.domain import Vote, VoteRule
-from dialectic.voting import count_votes
+from dialectic.core.domain import Vote, VoteRule
+from dialectic.engine.voting import count_votes
 
 AGENTS = ("a", "b", "c", "d", "e")
 

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from dialectic.core.errors import ContextWindowExceeded
 from dialectic.engine.windows import act_line, warn_line, window_after_refusal
-from dialectic.errors import ContextWindowExceeded
 from dialectic.llm.base import CompletionRequest, Message, ToolCall, ToolSpec
 from dialectic.llm.local_provider import N_CTX_ENV, LocalProvider
 from dialectic.llm.scripted import ScriptedProvider

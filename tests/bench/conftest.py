@@ -34,7 +34,7 @@ from typer.testing import CliRunner
 from dialectic.bench.tasks import eval_expression
 from dialectic.cli import bench_run
 from dialectic.cli.bench_command import bench
-from dialectic.errors import DialecticError
+from dialectic.core.errors import DialecticError
 from dialectic.llm.base import FINISH_LENGTH, CompletionRequest
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.scripted import Responder, Script, ScriptedProvider, ScriptedReply

@@ -11,8 +11,8 @@ import pytest
 from dialectic.bench.arms import ArmEnv, ArmSpec, parse_arms, run_arm
 from dialectic.bench.records import ItemResult
 from dialectic.bench.tasks import Item, arithmetic_task
-from dialectic.config import AgentConfig, SystemConfig
-from dialectic.errors import BadRequest, ContextWindowExceeded, InvalidArgumentsError
+from dialectic.core.config import AgentConfig, SystemConfig
+from dialectic.core.errors import BadRequest, ContextWindowExceeded, InvalidArgumentsError
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy

@@ -25,8 +25,8 @@ import pytest
 from dialectic.bench.plot import require_matplotlib
 from dialectic.bench.tasks import arithmetic_task
 from dialectic.bench.vote import TIE_RULE
-from dialectic.errors import ProviderAuthError
-from dialectic.extras import MissingExtraError
+from dialectic.core.errors import ProviderAuthError
+from dialectic.core.extras import MissingExtraError
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import Script, ScriptedProvider
 

@@ -14,8 +14,8 @@ from dialectic.bench.arms import ArmEnv, parse_arms, run_arm
 from dialectic.bench.failures import fails_only_the_item
 from dialectic.bench.records import ItemResult
 from dialectic.bench.tasks import Item, arithmetic_task
-from dialectic.config import AgentConfig, SystemConfig
-from dialectic.errors import (
+from dialectic.core.config import AgentConfig, SystemConfig
+from dialectic.core.errors import (
     BadRequest,
     ConfigError,
     DebateTimeoutError,

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from dialectic.bench.tasks import arithmetic_form, arithmetic_task, eval_expression, jsonl_task
-from dialectic.errors import InvalidArgumentsError
+from dialectic.core.errors import InvalidArgumentsError
 
 
 def test_same_seed_and_n_give_the_same_items() -> None:

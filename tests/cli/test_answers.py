@@ -21,8 +21,8 @@ from dialectic.cli.answers import (
     unmatched_answers_warning,
 )
 from dialectic.cli.console import Terminal
-from dialectic.domain import AgentClarifications, ClarificationItem, DebateState
-from dialectic.errors import InvalidArgumentsError
+from dialectic.core.domain import AgentClarifications, ClarificationItem, DebateState
+from dialectic.core.errors import InvalidArgumentsError
 
 
 class FakeStdin(io.StringIO):

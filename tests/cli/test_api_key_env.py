@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dialectic.config import AgentConfig
-from dialectic.errors import EXIT_CONFIG_ERROR, MissingApiKeyError
+from dialectic.core.config import AgentConfig
+from dialectic.core.errors import EXIT_CONFIG_ERROR, MissingApiKeyError
 from dialectic.llm.registry import resolve_settings
 
 BASE_URL = "http://127.0.0.1:9/v1"

@@ -99,7 +99,7 @@ def test_help_shows_flags_without_a_value_type(capsys: pytest.CaptureFixture[str
 
 
 def test_verbose_error_detail_is_redacted(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-    from dialectic.errors import BadRequest
+    from dialectic.core.errors import BadRequest
 
     key = "sk-live-0123456789abcdefXYZ"
     monkeypatch.setenv("OPENAI_API_KEY", key)

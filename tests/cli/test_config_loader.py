@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from dialectic.config import SystemConfig
-from dialectic.config_loader import apply_overrides, check_prompt_files, field_path, load_config
-from dialectic.errors import EXIT_CONFIG_ERROR, EXIT_INVALID_ARGS, ConfigError, InvalidArgumentsError
+from dialectic.core.config import SystemConfig
+from dialectic.core.errors import EXIT_CONFIG_ERROR, EXIT_INVALID_ARGS, ConfigError, InvalidArgumentsError
+from dialectic.loading.config import apply_overrides, check_prompt_files, field_path, load_config
 
 AGENTS: list[dict[str, Any]] = [
     {"id": "a1", "name": "System Architect", "role": "architect", "temperature": 0.4},

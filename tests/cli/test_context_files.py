@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dialectic.context.files import gather_context
-from dialectic.errors import InvalidArgumentsError
+from dialectic.core.errors import InvalidArgumentsError
 
 
 def make_tree(root: Path) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from dialectic.cli.inputs import load_env_file, resolve_problem
-from dialectic.errors import EXIT_INVALID_ARGS, InvalidArgumentsError
+from dialectic.core.errors import EXIT_INVALID_ARGS, InvalidArgumentsError
 
 
 def test_problem_argument_is_trimmed() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from dialectic.cli.output import OutputTarget, check_output, check_report, report_file, write_atomic, write_output
-from dialectic.errors import EXIT_INVALID_ARGS, InvalidArgumentsError
+from dialectic.core.errors import EXIT_INVALID_ARGS, InvalidArgumentsError
 
 
 @pytest.fixture

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import io
 
-from dialectic import events as ev
 from dialectic.cli.console import Terminal
 from dialectic.cli.progress import ProgressReporter
-from dialectic.domain import Contribution, ContributionMetadata, Participant
+from dialectic.core import events as ev
+from dialectic.core.domain import Contribution, ContributionMetadata, Participant
 
 DEBATE = "deb-20250101-000000-ABCD"
 ARCHITECT = Participant(id="a1", name="System Architect", role="architect", model="m", provider="openai")
@@ -42,7 +42,7 @@ def test_plain_lines_for_a_round() -> None:
     stream = io.StringIO()
     feed(
         ProgressReporter(Terminal(stream)),
-        ev.RoundStarted(DEBATE, 1, 3),
+        ev.RoundBegan(DEBATE, 1, 3),
         ev.PhaseStarted(DEBATE, 1, "proposal", 2),
         ev.AgentStarted(DEBATE, "a1", "System Architect", "proposing"),
         ev.ContributionAdded(DEBATE, 1, "System Architect", contribution()),
@@ -70,7 +70,7 @@ def test_failed_and_truncated_contributions_are_announced_even_with_the_live_dis
     with reporter.running():
         feed(
             reporter,
-            ev.RoundStarted(DEBATE, 1, 3),
+            ev.RoundBegan(DEBATE, 1, 3),
             ev.ContributionAdded(DEBATE, 1, "System Architect", contribution()),
             ev.ContributionAdded(DEBATE, 1, "System Architect", failed),
             ev.ContributionAdded(DEBATE, 1, "System Architect", cut),

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dialectic.config import AgentConfig, SystemConfig
-from dialectic.config_loader import (
+from dialectic.core.config import AgentConfig, SystemConfig
+from dialectic.core.errors import ConfigError
+from dialectic.loading.config import (
     LOCAL_AGENT_MAX_TOKENS,
     LOCAL_JUDGE_MAX_TOKENS,
     LOCAL_MAX_READ_CHARS,
@@ -18,7 +19,6 @@ from dialectic.config_loader import (
     size_local_debate,
     with_local_limits,
 )
-from dialectic.errors import ConfigError
 
 
 def test_openai_key_wins() -> None:

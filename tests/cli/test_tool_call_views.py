@@ -8,10 +8,10 @@ import pytest
 
 from dialectic.cli.stored_views import show_lines
 from dialectic.cli.verbose import setup_lines, summary_lines
-from dialectic.domain import DebateState, ToolCallRecord
+from dialectic.core.domain import DebateState, ToolCallRecord
 from dialectic.llm.base import CompletionRequest, ToolCall
 from dialectic.llm.scripted import Script, ScriptedProvider, ScriptedReply, default_reply
-from dialectic.report import render_report
+from dialectic.reporting.report import render_report
 from dialectic.store import MemoryStore
 from dialectic.testing.harness import Harness, make_config
 from dialectic.web.presenter import render_state

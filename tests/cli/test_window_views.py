@@ -6,17 +6,17 @@ import json
 
 import pytest
 
-from dialectic.changes import WindowNoted
 from dialectic.cli.stored_views import show_lines
 from dialectic.cli.verbose import setup_lines, summary_lines
 from dialectic.cli.window_flags import parse_windows
-from dialectic.domain import DebateState, WindowUse
-from dialectic.errors import InvalidArgumentsError
-from dialectic.export import export_json
+from dialectic.core.changes import WindowNoted
+from dialectic.core.domain import DebateState, WindowUse
+from dialectic.core.errors import InvalidArgumentsError
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import ScriptedProvider, ScriptedReply, default_reply
-from dialectic.report import render_report
-from dialectic.report_windows import done_text, largest_text, window_line
+from dialectic.reporting.export import export_json
+from dialectic.reporting.report import render_report
+from dialectic.reporting.windows import done_text, largest_text, window_line
 from dialectic.store import MemoryStore
 from dialectic.testing.harness import Harness, make_config
 from dialectic.web.presenter import change_payload, render_state

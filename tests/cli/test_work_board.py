@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dialectic import events as ev
 from dialectic.cli.work_board import WorkBoard, duration
-from dialectic.domain import Contribution, DebateRound, DebateState, Participant
+from dialectic.core import events as ev
+from dialectic.core.domain import Contribution, DebateRound, DebateState, Participant
 
 DEBATE = "deb-20250101-000000-ABCD"
 AGENTS = tuple(
@@ -53,10 +53,10 @@ def test_a_finished_call_stops_running_and_its_save_is_counted_once() -> None:
 
 def test_a_dropped_agent_lowers_what_is_expected() -> None:
     board = started()
-    from dialectic.domain import DroppedParticipant
+    from dialectic.core.domain import DroppedParticipant
 
     board.track(
-        ev.ParticipantDropped(DEBATE, "Agent 3", DroppedParticipant(agent_id="a3", round_number=1, reason="down"), 2)
+        ev.ParticipantRemoved(DEBATE, "Agent 3", DroppedParticipant(agent_id="a3", round_number=1, reason="down"), 2)
     )
     saved(board, 1, "proposal")
     assert board.round_line(1) == "Round 1/2  proposals 1/2 · critiques 0/2 · refinements 0/2"

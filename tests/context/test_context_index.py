@@ -15,7 +15,7 @@ from dialectic.context.search_index import (
     require_fts5,
 )
 from dialectic.context.tools import ContextDirectory
-from dialectic.errors import ConfigError
+from dialectic.core.errors import ConfigError
 
 CORPUS = [
     IndexedFile("cache.md", "The cache evicts entries. Cache misses go to the database. The cache is an LRU cache."),

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from dialectic.domain import DebateState, Solution
+from dialectic.core.domain import DebateState, Solution
 from dialectic.testing.fake_server import FakeLLMServer
 
 if TYPE_CHECKING:

@@ -13,10 +13,10 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from dialectic.changes import DebateCreated
-from dialectic.domain import DebateState, DebateStatus, Participant, Verdict, Vote, VoteOutcome
+from dialectic.core.changes import DebateCreated
+from dialectic.core.domain import DebateState, DebateStatus, Participant, Verdict, Vote, VoteOutcome
+from dialectic.engine.voting import count_votes
 from dialectic.store import SqliteStore
-from dialectic.voting import count_votes
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import Workspace

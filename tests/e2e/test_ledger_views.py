@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from dialectic.bench.metering import Meter
-from dialectic.domain import LedgerEntry
-from dialectic.ledger import ledger_totals, usage_text
+from dialectic.core.domain import LedgerEntry
+from dialectic.core.ledger import ledger_totals, usage_text
 from dialectic.testing.fake_server import FakeLLMServer
 
 if TYPE_CHECKING:

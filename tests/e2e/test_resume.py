@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from dialectic.domain import DebateState
+from dialectic.core.domain import DebateState
 from dialectic.store import open_store
 from dialectic.testing.fake_server import FakeLLMServer
 

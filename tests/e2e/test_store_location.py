@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from dialectic.changes import DebateCreated
-from dialectic.domain import DebateState
+from dialectic.core.changes import DebateCreated
+from dialectic.core.domain import DebateState
 from dialectic.store import SqliteStore
 from dialectic.testing.fake_server import FakeLLMServer
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from dialectic.errors import EXIT_PROVIDER_ERROR
+from dialectic.core.errors import EXIT_PROVIDER_ERROR
 from dialectic.testing.fake_server import FakeLLMServer
 
 if TYPE_CHECKING:

@@ -12,17 +12,17 @@ from typing import Any
 
 import pytest
 
-from dialectic.config import BudgetSettings, ModelPrice, SystemConfig
+from dialectic.core.config import BudgetSettings, ModelPrice, SystemConfig
+from dialectic.core.errors import BudgetExceeded, ConfigError
+from dialectic.core.events import EventBus
+from dialectic.core.ledger import LedgerTotals, ledger_totals
+from dialectic.core.pricing import PriceTable
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.engine.api import BudgetChange
 from dialectic.engine.budget import DEFAULT_REPLY_TOKENS, BudgetGuard, estimate_input_tokens
-from dialectic.errors import BudgetExceeded, ConfigError
-from dialectic.events import EventBus
-from dialectic.ledger import LedgerTotals, ledger_totals
 from dialectic.llm.base import CompletionRequest, Message
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.scripted import ScriptedProvider, count_words
-from dialectic.pricing import PriceTable
 from dialectic.store.base import DebateStore
 from dialectic.testing.harness import FAST_RETRY, Harness, make_config, scripted_judge
 

@@ -17,18 +17,18 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dialectic.config import BudgetSettings, ModelPrice, SystemConfig
-from dialectic.domain import DebateState
+from dialectic.core.config import BudgetSettings, ModelPrice, SystemConfig
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import BudgetExceeded
+from dialectic.core.ledger import LedgerTotals, ledger_totals
+from dialectic.core.pricing import PriceTable
 from dialectic.engine.budget import DEFAULT_REPLY_TOKENS, BudgetGuard, with_reply_limits
 from dialectic.engine.calls import CallInfo, CallScope
-from dialectic.errors import BudgetExceeded
-from dialectic.ledger import LedgerTotals, ledger_totals
 from dialectic.llm.base import Completion, CompletionRequest, Message, ToolCall
 from dialectic.llm.client import LLMClient
 from dialectic.llm.observe import observing
 from dialectic.llm.retry import RetryPolicy
 from dialectic.llm.scripted import Script, ScriptedProvider, ScriptedReply
-from dialectic.pricing import PriceTable
 from dialectic.store import MemoryStore
 from dialectic.testing.harness import Harness, make_config, scripted_judge
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 
-from dialectic import events as ev
+from dialectic.core import events as ev
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import ScriptedReply, default_reply
 from dialectic.testing.harness import Harness, make_config

@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from dialectic import events as ev
-from dialectic.domain import DebateState
+from dialectic.core import events as ev
+from dialectic.core.domain import DebateState
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.engine.dataflow import critical_path, inputs_of
 from dialectic.llm.base import CompletionRequest
@@ -155,7 +155,7 @@ def test_early_stop_throws_away_the_work_ahead_and_says_what_it_cost(judge_delay
         assert discarded.cancelled_calls > 0
     critique_calls = [c for c in provider.calls if c.tag.startswith("critique")]
     assert len(critique_calls) == 6 + 6  # round 1's six, and the six of round 2 started ahead
-    assert [e.discarded.round_number for e in events if isinstance(e, ev.WorkDiscarded)] == [2]
+    assert [e.discarded.round_number for e in events if isinstance(e, ev.WorkAbandoned)] == [2]
 
 
 @pytest.mark.parametrize("seed", range(6))

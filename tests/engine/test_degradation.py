@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from dialectic import events as ev
-from dialectic.errors import ProviderUnavailable, RateLimited, RetriesExhausted, TooFewAgentsError
+from dialectic.core import events as ev
+from dialectic.core.errors import ProviderUnavailable, RateLimited, RetriesExhausted, TooFewAgentsError
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.retry import RetryPolicy
 from dialectic.llm.scripted import ScriptedProvider, ScriptedReply, default_reply
@@ -39,7 +39,7 @@ def test_an_agent_whose_endpoint_is_down_is_dropped_and_the_debate_completes(har
         assert all("agent-performance" not in (c.agent_id, c.target_agent_id) for c in rnd.contributions if c.ok)
         assert len(rnd.of_type("refinement")) == 2 and len(rnd.of_type("critique")) == 2
     assert len(state.rounds) == 2
-    dropped_events = h.of(ev.ParticipantDropped)
+    dropped_events = h.of(ev.ParticipantRemoved)
     assert len(dropped_events) == 1 and dropped_events[0].remaining == 2
 
 

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import pytest
 
-from dialectic import events as ev
-from dialectic.errors import (
+from dialectic.core import events as ev
+from dialectic.core.errors import (
     DebateTimeoutError,
     ProviderAuthError,
     ProviderUnavailable,

@@ -6,7 +6,7 @@ import asyncio
 import json
 from collections.abc import Callable
 
-from dialectic import events as ev
+from dialectic.core import events as ev
 from dialectic.engine.nodes import graph
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import ScriptedReply, default_reply
@@ -151,7 +151,7 @@ def test_summarization_off_keeps_full_history(harness: Callable[..., Harness]) -
 
 
 def test_failing_summarization_warns_and_goes_on(harness: Callable[..., Harness]) -> None:
-    from dialectic.errors import BadRequest
+    from dialectic.core.errors import BadRequest
 
     def respond(request: CompletionRequest) -> ScriptedReply | Exception:
         if request.tag.startswith("summary"):

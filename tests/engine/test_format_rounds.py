@@ -6,8 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from dialectic.config_loader import apply_overrides, size_local_debate
-from dialectic.errors import ConfigError, InvalidArgumentsError
+from dialectic.core.errors import ConfigError, InvalidArgumentsError
+from dialectic.loading.config import apply_overrides, size_local_debate
 from dialectic.testing.harness import Harness, make_config
 
 

@@ -16,12 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from dialectic import events as ev
-from dialectic.config import SystemConfig
-from dialectic.domain import DebateState, utc_now
-from dialectic.engine import DebateEngine, DebateRequest
-from dialectic.engine.lease import LeasePolicy
-from dialectic.errors import (
+from dialectic.core import events as ev
+from dialectic.core.config import SystemConfig
+from dialectic.core.domain import DebateState, utc_now
+from dialectic.core.errors import (
     DebateBusyError,
     DebateStateError,
     LeaseLostError,
@@ -29,6 +27,8 @@ from dialectic.errors import (
     ProviderError,
     TooFewAgentsError,
 )
+from dialectic.engine import DebateEngine, DebateRequest
+from dialectic.engine.lease import LeasePolicy
 from dialectic.llm.base import Completion, CompletionRequest
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.scripted import ScriptedProvider, ScriptedReply, default_reply

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from dialectic.bench.metering import Meter, MeteredProvider
-from dialectic.changes import CallRecorded, ContributionRecorded, SolutionRecorded, SummaryRecorded
-from dialectic.config import SystemConfig
-from dialectic.domain import DebateState
+from dialectic.core.changes import CallRecorded, ContributionRecorded, SolutionRecorded, SummaryRecorded
+from dialectic.core.config import SystemConfig
+from dialectic.core.domain import DebateState
+from dialectic.core.events import EventBus
+from dialectic.core.ledger import ledger_totals
 from dialectic.engine import DebateEngine, DebateRequest
-from dialectic.events import EventBus
-from dialectic.ledger import ledger_totals
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.scripted import ScriptedProvider, ScriptedReply
 from dialectic.store.base import DebateStore
@@ -109,7 +109,7 @@ def test_an_entry_is_saved_in_the_same_append_as_the_result_it_paid_for(store: D
 
 
 def test_retries_and_continuations_are_attempts_of_one_call(store: DebateStore) -> None:
-    from dialectic.errors import ProviderUnavailable
+    from dialectic.core.errors import ProviderUnavailable
     from dialectic.llm.base import FINISH_LENGTH
     from dialectic.llm.scripted import default_reply
 
@@ -144,7 +144,7 @@ def test_work_ahead_of_an_early_stop_is_in_the_ledger_as_discarded(store: Debate
 
 
 def test_a_failed_call_is_in_the_ledger_with_its_attempts(store: DebateStore) -> None:
-    from dialectic.errors import ProviderUnavailable
+    from dialectic.core.errors import ProviderUnavailable
 
     def respond(request: Any) -> Any:
         if request.tag.startswith("critique"):

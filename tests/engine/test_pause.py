@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dialectic import events as ev
-from dialectic.domain import DebateState
+from dialectic.core import events as ev
+from dialectic.core.domain import DebateState
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.engine.pausing import PauseRequested, RunControl
 from dialectic.llm.base import Completion, CompletionRequest
@@ -86,7 +86,7 @@ def test_a_pause_between_steps_stops_before_any_call(store: DebateStore) -> None
     control = RunControl()
     events: list[ev.Event] = []
     engine = engine_for(store, provider, events)
-    engine.bus.subscribe(lambda e: control.request_pause() if isinstance(e, ev.RoundStarted) else None)
+    engine.bus.subscribe(lambda e: control.request_pause() if isinstance(e, ev.RoundBegan) else None)
     state = asyncio.run(engine.start(request(), control=control))
     assert state.status == "paused" and provider.calls == []
     assert state.next_node == "summarization" and state.current_round == 1
@@ -98,7 +98,7 @@ def test_a_pause_between_steps_stops_before_any_call(store: DebateStore) -> None
 def test_a_paused_debate_is_listed_as_paused(store: DebateStore) -> None:
     control = RunControl()
     engine = engine_for(store, ScriptedProvider())
-    engine.bus.subscribe(lambda e: control.request_pause() if isinstance(e, ev.RoundStarted) else None)
+    engine.bus.subscribe(lambda e: control.request_pause() if isinstance(e, ev.RoundBegan) else None)
     state = asyncio.run(engine.start(request(), control=control))
     assert [(d.id, d.status) for d in store.list(status="paused")] == [(state.id, "paused")]
 

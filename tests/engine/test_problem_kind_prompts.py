@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import pytest
 
-from dialectic import events as ev
 from dialectic.agents.templates import phase_template
-from dialectic.errors import ProviderAuthError
+from dialectic.core import events as ev
+from dialectic.core.errors import ProviderAuthError
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import Script, ScriptedProvider, default_reply
 from dialectic.testing.harness import Harness, make_config, scripted_judge

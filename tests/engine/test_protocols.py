@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dialectic import events as ev
+from dialectic.core import events as ev
 from dialectic.testing.harness import Harness, make_config, scripted_judge
 
 
@@ -126,7 +126,7 @@ def test_auto_personas_are_assigned_once_stored_and_used_in_prompts(harness: Cal
     assert [a.position for a in state.agents] == ["Position of Agent 1.", "Position of Agent 2."]
     proposal = next(c for c in h.provider.calls if c.tag == "proposal:architect")
     assert "Your position in this debate: Position of Agent 1." in proposal.system
-    assert h.of(ev.PersonasAssigned)
+    assert h.of(ev.PersonasGiven)
     assert "binary" in next(c.last_user for c in h.provider.calls if c.tag.startswith("personas"))
 
 
@@ -158,7 +158,7 @@ def test_critique_refine_gives_no_verdict_unless_asked(harness: Callable[..., Ha
 
 
 def test_the_report_shows_format_phases_assessments_votes_and_verdict(harness: Callable[..., Harness]) -> None:
-    from dialectic.report import render_report
+    from dialectic.reporting.report import render_report
 
     h = harness(scripted_judge())
     state = h.start(make_config(agents=3, rounds=1, format="vote", assessment="on", personas="auto"))
@@ -182,14 +182,14 @@ def test_the_report_shows_format_phases_assessments_votes_and_verdict(harness: C
 
 
 def test_auto_personas_are_not_asked_again_on_resume(harness: Callable[..., Harness]) -> None:
-    from dialectic.errors import TooFewAgentsError
+    from dialectic.core.errors import TooFewAgentsError
     from dialectic.llm.scripted import ScriptedProvider
 
     asking = scripted_judge()
 
     def failing_refinements(request: Any) -> Any:
         if request.tag.startswith("refinement"):
-            from dialectic.errors import ProviderUnavailable
+            from dialectic.core.errors import ProviderUnavailable
 
             return ProviderUnavailable("scripted: down", provider="scripted", status_code=503)
         return asking(request)

@@ -14,11 +14,11 @@ from typing import Any, TypeVar
 
 import pytest
 
-from dialectic.changes import Change
-from dialectic.config import SystemConfig
-from dialectic.domain import DebateState
+from dialectic.core.changes import Change
+from dialectic.core.config import SystemConfig
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import DebateStateError
 from dialectic.engine import DebateRequest
-from dialectic.errors import DebateStateError
 from dialectic.llm.scripted import ScriptedProvider
 from dialectic.store.base import DebateStore
 from dialectic.store.leases import LeaseGrant, LeaseOwner

@@ -5,11 +5,11 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from dialectic import events as ev
-from dialectic.config import RetrySettings
+from dialectic.core import events as ev
+from dialectic.core.config import RetrySettings
+from dialectic.core.errors import ProviderError, RateLimited
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.engine.roster import build_roster, retry_policy
-from dialectic.errors import ProviderError, RateLimited
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
 from dialectic.llm.scripted import ScriptedProvider

@@ -7,8 +7,8 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from dialectic import events as ev
-from dialectic.domain import DebateState
+from dialectic.core import events as ev
+from dialectic.core.domain import DebateState
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.llm.base import CompletionRequest, Delta
 from dialectic.llm.registry import ProviderPool

@@ -10,10 +10,10 @@ from typing import Any
 
 import pytest
 
-from dialectic import events as ev
-from dialectic.config import SystemConfig
-from dialectic.domain import Contribution
-from dialectic.errors import ToolsUnsupported
+from dialectic.core import events as ev
+from dialectic.core.config import SystemConfig
+from dialectic.core.domain import Contribution
+from dialectic.core.errors import ToolsUnsupported
 from dialectic.llm.base import CompletionRequest, ToolCall
 from dialectic.llm.scripted import Script, ScriptedProvider, ScriptedReply, default_reply
 from dialectic.store.base import DebateStore
@@ -207,7 +207,7 @@ def test_turn_formats_offer_tools_too(harness: Callable[..., Harness], context_d
 
 
 def test_a_missing_context_directory_creates_nothing(harness: Callable[..., Harness], tmp_path: Path) -> None:
-    from dialectic.errors import InvalidArgumentsError
+    from dialectic.core.errors import InvalidArgumentsError
 
     h = harness()
     with pytest.raises(InvalidArgumentsError, match="context directory not found"):

@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
-from dialectic import events as ev
-from dialectic.config import SystemConfig
-from dialectic.domain import DebateState
+from dialectic.core import events as ev
+from dialectic.core.config import SystemConfig
+from dialectic.core.domain import DebateState
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.registry import ProviderPool

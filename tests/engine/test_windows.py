@@ -11,11 +11,11 @@ from collections.abc import Callable
 
 import pytest
 
-from dialectic import events as ev
-from dialectic.changes import WindowsSized
-from dialectic.config import SummarizationOverride, SystemConfig
+from dialectic.core import events as ev
+from dialectic.core.changes import WindowsSized
+from dialectic.core.config import SummarizationOverride, SystemConfig
+from dialectic.core.errors import WindowFull
 from dialectic.engine.windows import act_line
-from dialectic.errors import WindowFull
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import Script, ScriptedProvider, ScriptedReply, count_words, default_reply
 from dialectic.testing.harness import Harness, make_config, run, scripted_judge

@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 from dialectic.cli import evaluation_run
 from dialectic.cli.eval_command import evaluate
-from dialectic.domain import AgentClarifications, ClarificationItem, DebateState, Solution
-from dialectic.errors import DialecticError
+from dialectic.core.domain import AgentClarifications, ClarificationItem, DebateState, Solution
+from dialectic.core.errors import DialecticError
 from dialectic.eval.scores import CRITERION_KEYS
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.scripted import ScriptedProvider, ScriptedReply

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from dialectic.changes import DebateCreated
-from dialectic.domain import DebateState
-from dialectic.errors import ProviderAuthError
+from dialectic.core.changes import DebateCreated
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import ProviderAuthError
 from dialectic.eval.output import CSV_COLUMNS
 from dialectic.eval.scores import CRITERION_KEYS
 from dialectic.llm.base import CompletionRequest

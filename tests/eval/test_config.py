@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from dialectic.errors import EXIT_CONFIG_ERROR, ConfigError
+from dialectic.core.errors import EXIT_CONFIG_ERROR, ConfigError
 from dialectic.eval.config import DEFAULT_EVAL_TEMPERATURE, load_eval_config
 
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from dialectic.domain import DebateState
-from dialectic.errors import InvalidArgumentsError, ProviderAuthError, ProviderError
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import InvalidArgumentsError, ProviderAuthError, ProviderError
 from dialectic.eval.config import load_eval_config
 from dialectic.eval.evaluator import EvaluationReport, SampleFailure, plan_evaluation, run_evaluation
 from dialectic.eval.scores import CRITERION_KEYS, EvaluationOutput, spread

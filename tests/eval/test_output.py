@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from dialectic.domain import DebateState
-from dialectic.errors import InvalidArgumentsError, ProviderAuthError
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import InvalidArgumentsError, ProviderAuthError
 from dialectic.eval.config import load_eval_config
 from dialectic.eval.evaluator import EvaluationReport, plan_evaluation, run_evaluation
 from dialectic.eval.output import (

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from dialectic.errors import ContextWindowExceeded, ProviderTimeout
+from dialectic.core.errors import ContextWindowExceeded, ProviderTimeout
 from dialectic.llm.base import FINISH_LENGTH, FINISH_STOP, CompletionRequest, Delta, JsonSchema, Message
 from dialectic.llm.client import LLMClient
 from dialectic.llm.local_models import DEFAULT_MODEL, is_local_available

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from dialectic.errors import ConfigError
+from dialectic.core.errors import ConfigError
 from dialectic.llm import local_models
 from dialectic.llm.local_models import (
     CATALOGUE,

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from dialectic.errors import (
+from dialectic.core.errors import (
     ContextWindowExceeded,
     InvalidResponse,
     ModelNotFound,

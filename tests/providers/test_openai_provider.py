@@ -9,7 +9,7 @@ import httpx2
 import openai
 import pytest
 
-from dialectic.errors import (
+from dialectic.core.errors import (
     ContextWindowExceeded,
     InvalidResponse,
     ModelNotFound,

@@ -9,7 +9,7 @@ from email.utils import format_datetime
 
 import pytest
 
-from dialectic.errors import (
+from dialectic.core.errors import (
     BadRequest,
     ContextWindowExceeded,
     InvalidResponse,

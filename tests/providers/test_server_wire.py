@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from dialectic.errors import ContextWindowExceeded, ProviderUnavailable
+from dialectic.core.errors import ContextWindowExceeded, ProviderUnavailable
 from dialectic.llm.base import Completion, CompletionRequest, JsonSchema, Message
 from dialectic.llm.openai_provider import (
     ListedModel,
@@ -171,7 +171,7 @@ def test_a_server_that_refuses_json_schema_is_asked_for_json_object_then_nothing
 
 
 def test_a_plain_server_error_on_a_structured_call_is_not_taken_for_a_refusal() -> None:
-    from dialectic.errors import ProviderUnavailable as Unavailable
+    from dialectic.core.errors import ProviderUnavailable as Unavailable
     from dialectic.testing.faults import Fault
 
     OpenAIProvider._formats.clear()

@@ -10,7 +10,13 @@ import anthropic
 import openai
 import pytest
 
-from dialectic.errors import EXIT_PROVIDER_ERROR, DebateTimeoutError, ProviderError, ProviderTimeout, RetriesExhausted
+from dialectic.core.errors import (
+    EXIT_PROVIDER_ERROR,
+    DebateTimeoutError,
+    ProviderError,
+    ProviderTimeout,
+    RetriesExhausted,
+)
 from dialectic.llm.anthropic_provider import AnthropicProvider
 from dialectic.llm.base import CompletionRequest, Delta, LLMProvider, Message
 from dialectic.llm.openai_provider import OpenAIProvider

@@ -15,7 +15,7 @@ import anthropic
 import openai
 import pytest
 
-from dialectic.errors import BadRequest, ToolsUnsupported
+from dialectic.core.errors import BadRequest, ToolsUnsupported
 from dialectic.llm.anthropic_provider import AnthropicProvider
 from dialectic.llm.base import (
     FINISH_STOP,
@@ -385,7 +385,7 @@ def test_streamed_anthropic_events_carry_the_calls_as_the_sdk_reads_them() -> No
 
 
 def test_only_the_servers_words_decide_that_tools_were_rejected() -> None:
-    from dialectic.errors import ContextWindowExceeded
+    from dialectic.core.errors import ContextWindowExceeded
     from dialectic.llm.openai_provider import rejects_tools
 
     named_model = BadRequest("openai: bad request (400) on model functionary-small", detail="temperature too high")

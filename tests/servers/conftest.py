@@ -47,8 +47,8 @@ from typing import Any, NoReturn
 
 import pytest
 
-from dialectic.config import DEFAULT_MODELS
-from dialectic.errors import ConfigError
+from dialectic.core.config import DEFAULT_MODELS
+from dialectic.core.errors import ConfigError
 from dialectic.llm.local_models import LLAMA_CPP_REQUIREMENT, ModelSpec, default_cache_dir, prepare_model, resolve_model
 from tests.e2e.conftest import PROVIDER_ENV
 

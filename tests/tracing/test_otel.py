@@ -16,12 +16,12 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
-from dialectic.config import SystemConfig
-from dialectic.domain import DebateState
+from dialectic.core.config import SystemConfig
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import BudgetExceeded, ProviderUnavailable
+from dialectic.core.events import EventBus
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.engine.api import BudgetChange
-from dialectic.errors import BudgetExceeded, ProviderUnavailable
-from dialectic.events import EventBus
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.scripted import ScriptedProvider, default_reply
 from dialectic.store import MemoryStore

@@ -8,7 +8,7 @@ import pytest
 
 from dialectic.cli import tracing_flags
 from dialectic.cli.console import Terminal
-from dialectic.errors import ConfigError
+from dialectic.core.errors import ConfigError
 from dialectic.tracing.settings import DEFAULT_ENDPOINT, trace_settings
 
 LANGFUSE = {"LANGFUSE_PUBLIC_KEY": "pk-lf-1", "LANGFUSE_SECRET_KEY": "sk-lf-2"}

@@ -12,7 +12,7 @@ from typing import Any
 import httpx2 as httpx
 import pytest
 
-from dialectic.config import SystemConfig
+from dialectic.core.config import SystemConfig
 from dialectic.llm.base import Completion, CompletionRequest
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.scripted import Responder, ScriptedProvider
@@ -20,8 +20,8 @@ from dialectic.store import MemoryStore, SqliteStore
 from dialectic.store.base import DebateStore
 from dialectic.testing.harness import make_config
 from dialectic.web.app import create_app
-from dialectic.web.context import ServeSettings, WebContext, build_context
 from dialectic.web.new_debate import ServerConfig
+from dialectic.web.state import ServerState, ServeSettings, build_context
 
 BASE_URL = "http://127.0.0.1:8000"
 
@@ -81,7 +81,7 @@ def parse_sse(text: str) -> list[Event]:
 class Api:
     """One app and a client for it; ``provider`` answers every agent (they all use ``scripted``)."""
 
-    ctx: WebContext
+    ctx: ServerState
     client: httpx.AsyncClient
     provider: ScriptedProvider
     created: list[str] = field(default_factory=list)

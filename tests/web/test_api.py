@@ -9,8 +9,8 @@ from collections.abc import Awaitable, Callable
 import httpx2 as httpx
 import pytest
 
-from dialectic.export import export_json
-from dialectic.report import render_report
+from dialectic.reporting.export import export_json
+from dialectic.reporting.report import render_report
 from dialectic.web.feed import DebateFeed, Subscriber
 from tests.web.conftest import Api, GatedProvider, parse_sse
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dialectic.errors import ConfigError
+from dialectic.core.errors import ConfigError
 from dialectic.testing.harness import make_config
 from dialectic.web.new_debate import ServerConfig, submitted_config
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import builtins
 
-from dialectic import events as ev
-from dialectic.changes import Change, CursorMoved, DebateCreated, RoundStarted, StatusChanged
-from dialectic.domain import DebateState
+from dialectic.core import events as ev
+from dialectic.core.changes import Change, CursorMoved, DebateCreated, RoundStarted, StatusChanged
+from dialectic.core.domain import DebateState
 from dialectic.store import MemoryStore
 from dialectic.web.feed import DebateFeed, Subscriber
 

@@ -16,9 +16,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dialectic.changes import ContributionRecorded, DebateCreated, RoundStarted, StatusChanged
-from dialectic.config import FORMATS
-from dialectic.domain import Contribution, ContributionMetadata, DebateState, Participant, utc_now
+from dialectic.core.changes import ContributionRecorded, DebateCreated, RoundStarted, StatusChanged
+from dialectic.core.config import FORMATS
+from dialectic.core.domain import Contribution, ContributionMetadata, DebateState, Participant, utc_now
 from dialectic.engine.lease import LeasedStore
 from dialectic.llm.scripted import ScriptedProvider
 from dialectic.store import MemoryStore, SqliteStore

@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from dialectic.cli.inputs import resolve_problem
-from dialectic.config import LimitsConfig
-from dialectic.errors import DialecticError
+from dialectic.core.config import LimitsConfig
+from dialectic.core.errors import DialecticError
 from dialectic.testing.harness import make_config
 from dialectic.web.new_debate import problem_text
 from tests.web.conftest import Api

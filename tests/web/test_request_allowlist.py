@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from dialectic.config import AgentConfig, SystemConfig
-from dialectic.errors import InvalidArgumentsError
+from dialectic.core.config import AgentConfig, SystemConfig
+from dialectic.core.errors import InvalidArgumentsError
 from dialectic.testing.harness import make_config
 from dialectic.web import new_debate
 from dialectic.web.client_config import CLIENT_SETTINGS, Endpoint, SettingsSpec, parse_endpoint

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from dialectic.cli import serve_command
-from dialectic.web.context import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNNING, ServeSettings
+from dialectic.web.state import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_RUNNING, ServeSettings
 
 DIALECTIC = str(Path(sys.executable).parent / "dialectic")
 CONFIG = {

@@ -6,11 +6,11 @@ import asyncio
 from collections.abc import Callable
 from datetime import timedelta
 
-from dialectic.changes import DebateCreated, StatusChanged
-from dialectic.domain import DebateState, utc_now
+from dialectic.core.changes import DebateCreated, StatusChanged
+from dialectic.core.domain import DebateState, utc_now
 from dialectic.store.leases import LeaseOwner
 from dialectic.testing.harness import make_config
-from dialectic.web.context import ServeSettings
+from dialectic.web.state import ServeSettings
 from tests.web.conftest import Api, GatedProvider
 
 

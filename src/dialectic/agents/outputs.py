@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field
 
-from dialectic.config import ConfigModel
+from dialectic.core.config import ConfigModel
 
 
 class Question(ConfigModel):

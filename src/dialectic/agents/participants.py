@@ -22,11 +22,11 @@ from dialectic.agents.tool_loop import (
     complete_structured_with_tools,
     complete_with_tools,
 )
-from dialectic.config import AgentConfig, SummarizationConfig
-from dialectic.domain import ClarificationItem, Contribution, Participant, PromptSource
+from dialectic.core.config import AgentConfig, SummarizationConfig
+from dialectic.core.domain import ClarificationItem, Contribution, Participant, PromptSource
+from dialectic.core.files import PROMPT_FILE, decode_text, read_user_bytes
 from dialectic.llm.base import Completion, CompletionRequest, Message
 from dialectic.llm.client import WORDS_PER_TOKEN, LLMClient, RetryHook, StructuredResult
-from dialectic.user_files import PROMPT_FILE, decode_text, read_user_bytes
 
 ROLE_TITLES = {
     "architect": "System Architect",
@@ -97,7 +97,7 @@ class Speaker:
     system_prompt: str
     system_source: PromptSource
     problem_kind: str = field(default="design", kw_only=True)
-    """``design`` or ``reasoning`` (see :mod:`dialectic.problem_kind`): picks the phase templates."""
+    """``design`` or ``reasoning`` (see :mod:`dialectic.engine.problem_kind`): picks the phase templates."""
 
     def __post_init__(self) -> None:
         self.stance: str = ""

@@ -24,8 +24,8 @@ from typing import Generic, Protocol, TypeVar
 from pydantic import BaseModel
 
 from dialectic.context.tools import TOOL_PARAMETERS, ContextDirectory, ToolOutcome, ToolSession
-from dialectic.domain import ToolCallRecord, Usage
-from dialectic.errors import ToolsUnsupported
+from dialectic.core.domain import ToolCallRecord, Usage
+from dialectic.core.errors import ToolsUnsupported
 from dialectic.llm.base import Completion, CompletionRequest, Message, ToolCall, ToolSpec
 from dialectic.llm.client import LLMClient, RetryHook, StructuredResult, parse_structured
 

@@ -25,10 +25,10 @@ import re
 import time
 from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal, TypeVar
 
 from dialectic.bench.dialectic_arm import run_dialectic
+from dialectic.bench.environment import ArmEnv
 from dialectic.bench.extract import extract_answer, is_correct
 from dialectic.bench.failures import fails_only_the_item, failure_note
 from dialectic.bench.metering import Meter, MeteredProvider
@@ -36,12 +36,10 @@ from dialectic.bench.records import ItemResult, Outcome, Reply
 from dialectic.bench.tasks import Item
 from dialectic.bench.templates import render
 from dialectic.bench.vote import majority_vote
-from dialectic.config import FORMATS, AgentConfig, SystemConfig
-from dialectic.errors import InvalidArgumentsError, ProviderError
+from dialectic.core.config import FORMATS, AgentConfig
+from dialectic.core.errors import InvalidArgumentsError, ProviderError
 from dialectic.llm.base import CompletionRequest, Message
 from dialectic.llm.client import LLMClient
-from dialectic.llm.registry import ProviderPool
-from dialectic.llm.retry import RetryPolicy
 
 T = TypeVar("T")
 ArmKind = Literal["single", "majority", "self-consistency", "debate", "dialectic", "format"]
@@ -155,20 +153,6 @@ def _count(arg: str, default: int, name: str) -> int:
     if not arg.isdigit() or int(arg) < 1:
         raise InvalidArgumentsError(f"arm '{name}': the number of samples must be a positive integer")
     return int(arg)
-
-
-@dataclass(frozen=True)
-class ArmEnv:
-    """What every arm needs: the bench agents, the sampling settings and the shared providers."""
-
-    agents: tuple[AgentConfig, ...]
-    """Sampling arms use the first; debate agent ``i`` uses ``agents[i % len(agents)]``."""
-    temperature: float
-    max_tokens: int | None
-    pool: ProviderPool
-    retry: RetryPolicy
-    dialectic_config: SystemConfig
-    config_dir: Path
 
 
 async def run_arm(spec: ArmSpec, item: Item, env: ArmEnv) -> ItemResult:

@@ -12,23 +12,19 @@ the debate had saved, and the run goes on.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+from dialectic.bench.environment import ArmEnv
 from dialectic.bench.extract import extract_answer
 from dialectic.bench.failures import fails_only_the_item, failure_note
 from dialectic.bench.metering import Meter
 from dialectic.bench.records import Reply
 from dialectic.bench.tasks import Item
 from dialectic.bench.templates import render
-from dialectic.config import min_rounds
-from dialectic.domain import TURN_KINDS, Contribution, DebateState, Solution
+from dialectic.core.config import min_rounds
+from dialectic.core.domain import TURN_KINDS, Contribution, DebateState, Solution
+from dialectic.core.errors import ProviderError
+from dialectic.core.events import EventBus
 from dialectic.engine import DebateEngine, DebateRequest
-from dialectic.errors import ProviderError
-from dialectic.events import EventBus
 from dialectic.store import MemoryStore
-
-if TYPE_CHECKING:
-    from dialectic.bench.arms import ArmEnv
 
 JUDGE = "judge"
 

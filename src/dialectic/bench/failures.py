@@ -11,7 +11,7 @@ as a missing local model file, a bad argument, a store that cannot be written, a
 
 from __future__ import annotations
 
-from dialectic.errors import ModelNotFound, ProviderAuthError, ProviderError, TooFewAgentsError
+from dialectic.core.errors import ModelNotFound, ProviderAuthError, ProviderError, TooFewAgentsError
 
 
 def fails_only_the_item(error: BaseException) -> bool:

@@ -2,7 +2,7 @@
 
 The sampling and debate baselines count at the provider (not from completions), which
 catches continuations of cut-off replies and structured-output repairs. The dialectic arm
-reads the debate's usage ledger (:mod:`dialectic.ledger`), which counts the engine's every
+reads the debate's usage ledger (:mod:`dialectic.core.ledger`), which counts the engine's every
 request the same way — the figures ``show``, ``export`` and the report give for that debate.
 Each (arm, item) gets its own :class:`Meter`.
 """
@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass
 
-from dialectic.domain import LedgerEntry
-from dialectic.ledger import ledger_totals
+from dialectic.core.domain import LedgerEntry
+from dialectic.core.ledger import ledger_totals
 from dialectic.llm.base import Completion, CompletionRequest, Delta, LLMProvider
 
 

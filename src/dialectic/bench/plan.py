@@ -25,9 +25,9 @@ from dialectic.bench.tasks import (
     arithmetic_task,
     jsonl_task,
 )
-from dialectic.config import SystemConfig
-from dialectic.config_loader import apply_overrides, load_config
-from dialectic.errors import ConfigError, InvalidArgumentsError
+from dialectic.core.config import SystemConfig
+from dialectic.core.errors import ConfigError, InvalidArgumentsError
+from dialectic.loading.config import apply_overrides, load_config
 
 
 @dataclass(frozen=True)

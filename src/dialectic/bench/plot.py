@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from dialectic.bench.summary import BenchSummary
-from dialectic.extras import require_extra
+from dialectic.core.extras import require_extra
 
 
 def require_matplotlib() -> None:

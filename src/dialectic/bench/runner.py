@@ -19,8 +19,8 @@ from dialectic.bench.arms import ArmEnv, ArmSpec, gather_or_cancel, parse_arms, 
 from dialectic.bench.records import ItemResult, RunSpec
 from dialectic.bench.store import BenchStore
 from dialectic.bench.tasks import Item, Task, arithmetic_task, jsonl_task
-from dialectic.config import AgentConfig, SystemConfig
-from dialectic.errors import InvalidArgumentsError
+from dialectic.core.config import AgentConfig, SystemConfig
+from dialectic.core.errors import InvalidArgumentsError
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from types import TracebackType
 
 from dialectic.bench.records import ItemResult, RunSpec
-from dialectic.errors import InvalidArgumentsError, StoreError
+from dialectic.core.errors import InvalidArgumentsError, StoreError
 
 BENCH_FILENAME = "bench.sqlite3"
 _DATABASE_SUFFIXES = (".sqlite3", ".db")

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Literal
 
 from dialectic.bench.extract import MatchMode, canonical_number
-from dialectic.errors import InvalidArgumentsError
-from dialectic.user_files import DATASET_FILE, read_user_text
+from dialectic.core.errors import InvalidArgumentsError
+from dialectic.core.files import DATASET_FILE, read_user_text
 
 TaskName = Literal["arithmetic", "jsonl"]
 TASK_NAMES: tuple[str, ...] = ("arithmetic", "jsonl")

@@ -19,9 +19,9 @@ from typing import Protocol, TextIO
 
 from dialectic.cli.console import Terminal
 from dialectic.cli.wording import plural
-from dialectic.domain import AgentClarifications, ClarificationItem, DebateState
-from dialectic.errors import InvalidArgumentsError
-from dialectic.user_files import ANSWERS_FILE, read_user_text
+from dialectic.core.domain import AgentClarifications, ClarificationItem, DebateState
+from dialectic.core.errors import InvalidArgumentsError
+from dialectic.core.files import ANSWERS_FILE, read_user_text
 
 SKIPPED_ANSWER = "NA"
 

@@ -1,7 +1,7 @@
 """The ``dialectic`` command: the Typer app and the boundary that turns errors into exit codes.
 
 :func:`main` is the only place that decides what the user sees when something goes wrong:
-a :class:`~dialectic.errors.DialecticError` becomes ``error: <message>`` and its exit code,
+a :class:`~dialectic.core.errors.DialecticError` becomes ``error: <message>`` and its exit code,
 a usage mistake one line and exit 2, Ctrl-C a note on what was saved and exit 130 (SIGHUP
 129, SIGTERM 143: 128 + the signal number), and anything unexpected one line and exit 1
 (the traceback only with ``--verbose``). Everything printed here passes through
@@ -29,8 +29,8 @@ from dialectic.cli.interruptions import EXIT_INTERRUPTED, InterruptedRun, Termin
 from dialectic.cli.leaderboard_command import leaderboard
 from dialectic.cli.models_command import models
 from dialectic.cli.serve_command import serve
-from dialectic.errors import EXIT_GENERAL_ERROR, EXIT_INVALID_ARGS, DialecticError
-from dialectic.redaction import redact
+from dialectic.core.errors import EXIT_GENERAL_ERROR, EXIT_INVALID_ARGS, DialecticError
+from dialectic.core.redaction import redact
 
 app = typer.Typer(
     name="dialectic",

@@ -18,6 +18,7 @@ DEFAULT_ARMS = "single,majority:3,self-consistency,debate:3x2,dialectic"
 """The arms the help names as the default: the same as :data:`dialectic.bench.arms.DEFAULT_ARMS`
 (a test holds them equal), written out so that the help does not load the bench harness."""
 DEFAULT_CONCURRENCY = 4
+"""As the help states it: :data:`dialectic.cli.bench_run.DEFAULT_CONCURRENCY` (a test holds them equal)."""
 
 
 def bench(

@@ -4,7 +4,7 @@ The command checks everything it can before the first call (arguments, dataset, 
 API keys, ``--plot``'s matplotlib), prints the run id with the command that resumes it,
 then runs every arm on every item with a progress bar on stderr, saving each result as it
 finishes. The Markdown summary goes to stdout; ``-o``, ``--report`` and ``--plot`` write files.
-Errors are raised as ``dialectic.errors`` exceptions; the app turns them into exit codes.
+Errors are raised as ``dialectic.core.errors`` exceptions; the app turns them into exit codes.
 Imported by :mod:`dialectic.cli.bench_command` when the command runs, never while the app is
 built: no other command loads the bench harness.
 """
@@ -27,12 +27,11 @@ from dialectic.bench.runner import arms_for, env_for, run_bench, task_for
 from dialectic.bench.store import BenchStore, bench_database
 from dialectic.bench.summary import summarize
 from dialectic.bench.tasks import Task
-from dialectic.cli.bench_command import DEFAULT_CONCURRENCY
 from dialectic.cli.command_setup import load_environment
 from dialectic.cli.console import Terminal
 from dialectic.cli.output import OutputTarget, check_output, write_output
-from dialectic.config import AgentConfig
-from dialectic.errors import DialecticError, InvalidArgumentsError
+from dialectic.core.config import AgentConfig
+from dialectic.core.errors import DialecticError, InvalidArgumentsError
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
 from dialectic.store import resolve_data_dir
@@ -140,6 +139,8 @@ def _plan(bench_store: BenchStore, options: BenchOptions, resume: str | None, te
 
 
 LOCAL_PROVIDER = "local"
+DEFAULT_CONCURRENCY = 4
+"""(arm, item) pairs worked on at once when the flag is not given and some agent is not on the local model."""
 
 
 def default_concurrency(participants: list[AgentConfig]) -> int:

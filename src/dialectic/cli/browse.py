@@ -12,7 +12,7 @@ from typing import Annotated
 import typer
 
 from dialectic.cli.options import StoreOption, VerboseOption
-from dialectic.errors import InvalidArgumentsError
+from dialectic.core.errors import InvalidArgumentsError
 
 IdArgument = Annotated[str, typer.Argument(metavar="ID", help="The debate's id (see dialectic list).")]
 STATUSES: tuple[str, ...] = (
@@ -25,7 +25,7 @@ STATUSES: tuple[str, ...] = (
     "failed",
     "stale",
 )
-"""What ``list --status`` accepts: the stored statuses (:data:`dialectic.domain.DebateStatus`) and
+"""What ``list --status`` accepts: the stored statuses (:data:`dialectic.core.domain.DebateStatus`) and
 ``stale`` (:data:`dialectic.store.leases.STALE`: shown, never stored). Written out so that the
 help loads neither module; a test holds the tuple equal to theirs."""
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import math
 
-from dialectic.config import SystemConfig
+from dialectic.core.config import SystemConfig
+from dialectic.core.errors import InvalidArgumentsError
 from dialectic.engine.api import BudgetChange
 from dialectic.engine.budget import with_limits
-from dialectic.errors import InvalidArgumentsError
 
 
 def checked_budget(usd: float | None, tokens: int | None) -> BudgetChange | None:

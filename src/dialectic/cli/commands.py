@@ -27,10 +27,10 @@ from dialectic.cli.options import (
 )
 
 FORMATS_HELP = "critique-refine, free-form, round-limited, structured, convergence-seeking, simultaneous, vote"
-"""The formats as ``--format``'s help lists them (a test holds them equal to :data:`dialectic.config.FORMATS`)."""
+"""The formats as ``--format``'s help lists them (a test holds them equal to :data:`dialectic.core.config.FORMATS`)."""
 DEFAULT_CONFIG_FILENAME = "debate-config.json"
 """``--config``'s default as the help states it: the same as
-:data:`dialectic.config_loader.DEFAULT_CONFIG_FILENAME` (a test holds them equal), written out
+:data:`dialectic.loading.config.DEFAULT_CONFIG_FILENAME` (a test holds them equal), written out
 here so that the help does not load the configuration code."""
 
 

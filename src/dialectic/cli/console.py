@@ -14,7 +14,7 @@ from typing import TextIO
 from rich.console import Console
 from rich.text import Text
 
-from dialectic.redaction import redact
+from dialectic.core.redaction import redact
 
 
 class Terminal:

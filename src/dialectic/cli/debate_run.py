@@ -8,7 +8,6 @@ built: it loads the engine, the store and the configuration code.
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 
@@ -28,25 +27,12 @@ from dialectic.cli.session import DebateSession
 from dialectic.cli.tracing_flags import tracing_for
 from dialectic.cli.verbose import summary_lines
 from dialectic.cli.window_flags import parse_windows
-from dialectic.config import AgentConfig, SystemConfig
-from dialectic.config_loader import (
-    DEFAULT_CONFIG_FILENAME,
-    apply_overrides,
-    check_prompt_files,
-    choose_default_provider,
-    load_config,
-    size_local_debate,
-    with_context_flags,
-    with_local_limits,
-)
-from dialectic.domain import DebateState
+from dialectic.core.config import SystemConfig
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import DebateStateError, InvalidArgumentsError
 from dialectic.engine import DebateRequest
-from dialectic.engine.api import CONFIG_DIR_KEY, checked_windows
-from dialectic.engine.budget import check_budget_prices
-from dialectic.errors import DebateStateError, InvalidArgumentsError
-from dialectic.llm.local_models import is_local_available
-from dialectic.llm.registry import ProviderPool
-from dialectic.pricing import PriceTable
+from dialectic.engine.api import checked_windows
+from dialectic.loading.setup import Overrides, check_ready, prepare_config
 from dialectic.store import DebateStore
 from dialectic.tracing.settings import TraceSettings
 
@@ -84,39 +70,34 @@ def run_debate(
     require_one_problem(problem, problem_file)
     budget = checked_budget(budget_usd, budget_tokens)
     answer_book = load_answers_file(answers) if answers is not None else None
-    loaded = load_config(config or Path(DEFAULT_CONFIG_FILENAME), explicit=config is not None)
-    for warning in loaded.warnings:
-        term.warning(warning)
-    text = resolve_problem(problem, problem_file, loaded.config.limits)
-    provider, model = _provider_and_model(provider, model, model_path, has_config=loaded.path is not None, term=term)
-    resolved, override_warnings = apply_overrides(
-        loaded.config,
+    provider, model = _model_path_provider(provider, model, model_path)
+    overrides = Overrides(
         rounds=rounds,
         roles=agents,
         provider=provider,
         model=model,
-        allow_outside_prompts=allow_outside_prompts,
         debate_format=debate_format,
         problem_kind=problem_kind,
+        allow_outside_prompts=allow_outside_prompts,
+        budget_usd=budget.max_cost_usd if budget else None,
+        budget_tokens=budget.max_tokens if budget else None,
+        context_dir=context,
+        context_mode=context_mode,
     )
-    if loaded.path is None:
-        resolved, sizing = size_local_debate(resolved, rounds_given=rounds is not None, agents_given=agents is not None)
-        if sizing:
-            term.line(sizing)
-    resolved = with_budget(with_local_limits(resolved), budget)
-    resolved = with_context_flags(resolved, context, context_mode, config_dir=loaded.directory)
-    for warning in override_warnings:
+    prepared = prepare_config(config, overrides, size_local=True)
+    for line in prepared.notes:
+        term.line(line)
+    for warning in prepared.warnings:
         term.warning(warning)
-    check_prompt_files(resolved, loaded.directory)
+    resolved = prepared.config
+    text = resolve_problem(problem, problem_file, resolved.limits)
     asks = clarify or resolved.debate.interactive_clarifications
     if answer_book is not None and not asks:
         term.warning("--answers is not used without --clarify: no clarifying questions will be asked")
-    check_providers(resolved)
-    check_budget_prices(resolved, PriceTable.of(resolved.pricing))
     tracing = tracing_for(trace, trace_content, term)
     output_target, report_target = _check_targets(output, report)
     debate_store, store_flag = open_debate_store(store)
-    request = DebateRequest(problem=text, config=resolved, config_dir=loaded.directory, clarify=clarify)
+    request = DebateRequest(problem=text, config=resolved, config_dir=prepared.directory, clarify=clarify)
     session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing)
     try:
         state = session.start(request)
@@ -157,9 +138,7 @@ def resume_debate(
         if state.config:
             saved = with_budget(SystemConfig.model_validate(state.config), budget)
             checked_windows(saved, windows)
-            check_prompt_files(saved, Path(str(state.config.get(CONFIG_DIR_KEY, "."))))
-            check_providers(saved)
-            check_budget_prices(saved, PriceTable.of(saved.pricing))
+            check_ready(saved, state.config_dir())
         tracing = tracing_for(trace, trace_content, term)
         output_target, report_target = _check_targets(output, report)
         if answer_book is not None:
@@ -175,29 +154,19 @@ def resume_debate(
         debate_store.close()
 
 
-def _provider_and_model(
-    provider: str | None, model: str | None, model_path: Path | None, *, has_config: bool, term: Terminal
+def _model_path_provider(
+    provider: str | None, model: str | None, model_path: Path | None
 ) -> tuple[str | None, str | None]:
-    """``--model-path`` means the local provider; with no config and no provider, choose one and say why."""
-    if model_path is not None:
-        if provider not in (None, "local"):
-            raise InvalidArgumentsError("--model-path runs the local provider; it cannot be combined with --provider")
-        if not model_path.is_file():
-            raise InvalidArgumentsError(f"--model-path {model_path}: no such file")
-        if model_path.suffix.lower() != ".gguf":
-            raise InvalidArgumentsError(f"--model-path {model_path}: expected a .gguf model file")
-        return "local", str(model_path.resolve())
-    if has_config or provider is not None:
+    """``--model-path`` means the local provider with that file as its model."""
+    if model_path is None:
         return provider, model
-    choice = choose_default_provider(os.environ, local_available=is_local_available())
-    term.line(f"using provider '{choice.provider}' ({model or choice.model}): {choice.reason}")
-    return choice.provider, model or choice.model
-
-
-def check_providers(config: SystemConfig) -> None:
-    """Every provider is known and has its API key (``MissingApiKeyError`` names the variable)."""
-    participants: list[AgentConfig] = [*config.participants(), config.judge]
-    ProviderPool().check(participants)
+    if provider not in (None, "local"):
+        raise InvalidArgumentsError("--model-path runs the local provider; it cannot be combined with --provider")
+    if not model_path.is_file():
+        raise InvalidArgumentsError(f"--model-path {model_path}: no such file")
+    if model_path.suffix.lower() != ".gguf":
+        raise InvalidArgumentsError(f"--model-path {model_path}: expected a .gguf model file")
+    return "local", str(model_path.resolve())
 
 
 def _new_session(

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dialectic import events as ev
-from dialectic.domain import Verdict, VoteOutcome
+from dialectic.core import events as ev
+from dialectic.core.domain import Verdict, VoteOutcome
 
 
 def assessment_line(event: ev.AssessmentAdded, names: Mapping[str, str]) -> str:

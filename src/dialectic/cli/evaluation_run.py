@@ -19,9 +19,9 @@ from rich.console import Console
 from dialectic.cli.command_setup import load_environment, open_debate_store
 from dialectic.cli.console import Terminal
 from dialectic.cli.output import OutputTarget, check_output, write_output
-from dialectic.config_loader import describe_validation_error
-from dialectic.domain import DebateState
-from dialectic.errors import InvalidArgumentsError
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import InvalidArgumentsError
+from dialectic.core.files import DEBATE_FILE, read_user_text
 from dialectic.eval.config import load_eval_config
 from dialectic.eval.evaluator import EvaluationPlan, EvaluationReport, SampleFailure, plan_evaluation, run_evaluation
 from dialectic.eval.output import (
@@ -35,7 +35,7 @@ from dialectic.eval.output import (
     scores_table,
 )
 from dialectic.llm.registry import ProviderPool
-from dialectic.user_files import DEBATE_FILE, read_user_text
+from dialectic.loading.config import describe_validation_error
 
 
 def run_eval(

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
-from dialectic.config import LimitsConfig
-from dialectic.errors import InvalidArgumentsError
-from dialectic.user_files import ENV_FILE, PROBLEM_FILE, read_user_text
+from dialectic.core.config import LimitsConfig
+from dialectic.core.errors import InvalidArgumentsError
+from dialectic.core.files import ENV_FILE, PROBLEM_FILE, read_user_text
 
 _UTF8_MAX_BYTES_PER_CHAR = 4
 

@@ -1,6 +1,6 @@
 """What ``dialectic leaderboard`` does: read the completed debates, rate them, print a table or JSON.
 
-The ratings are computed from the store on every run (:mod:`dialectic.ratings`); nothing is
+The ratings are computed from the store on every run (:mod:`dialectic.cli.ratings`); nothing is
 kept between runs. Like ``dialectic list``, it never creates a store: a ``--store`` that holds
 no database reads as empty.
 """
@@ -19,9 +19,9 @@ from rich.table import Table
 from rich.text import Text
 
 from dialectic.cli.console import Terminal
-from dialectic.domain import DebateState
-from dialectic.errors import InvalidArgumentsError
-from dialectic.ratings import INITIAL_RATING, K_FACTOR, RATING_KEYS, Leaderboard, RatingKey, compute_ratings
+from dialectic.cli.ratings import INITIAL_RATING, K_FACTOR, RATING_KEYS, Leaderboard, RatingKey, compute_ratings
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import InvalidArgumentsError
 from dialectic.store import open_store, resolve_data_dir
 
 OUTPUT_FORMATS = ("table", "json")

@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 from dialectic.cli.command_setup import load_environment
-from dialectic.config import AgentConfig
-from dialectic.errors import InvalidArgumentsError
+from dialectic.core.config import AgentConfig
+from dialectic.core.errors import InvalidArgumentsError
 from dialectic.llm.openai_provider import ListedModel
 from dialectic.llm.registry import provider_spec, resolve_settings
 

@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dialectic.cli.console import Terminal
-from dialectic.domain import DebateState
-from dialectic.errors import DialecticError, InvalidArgumentsError
-from dialectic.export import export_json
-from dialectic.report import render_report
-from dialectic.user_files import special_file_kind, system_directory_of
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import DialecticError, InvalidArgumentsError
+from dialectic.core.files import special_file_kind, system_directory_of
+from dialectic.reporting.export import export_json
+from dialectic.reporting.report import render_report
 
 REPORT_SUFFIX = ".md"
 NEW_FILE_MODE = 0o666

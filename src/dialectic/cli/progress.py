@@ -1,4 +1,4 @@
-"""Progress on stderr, as an :class:`~dialectic.events.EventBus` subscriber.
+"""Progress on stderr, as an :class:`~dialectic.core.events.EventBus` subscriber.
 
 On a terminal a transient Rich ``Live`` display shows, for every round with work under way,
 what is saved, running and still to come (work flows across rounds, see
@@ -21,12 +21,12 @@ from rich.spinner import Spinner
 from rich.table import Table
 from rich.text import Text
 
-from dialectic import events as ev
 from dialectic.cli.console import Terminal
 from dialectic.cli.deliberation_lines import assessment_line, verdict_line, vote_line
 from dialectic.cli.wording import plural
 from dialectic.cli.work_board import Running, WorkBoard, duration
-from dialectic.domain import Contribution, DebateState
+from dialectic.core import events as ev
+from dialectic.core.domain import Contribution, DebateState
 
 
 def one_agent_warning(name: str) -> str:
@@ -78,7 +78,7 @@ class ProgressReporter:
     def __call__(self, event: ev.Event) -> None:
         line = self._track(event)
         if line is not None and (not self._live_mode or self._always_shown(event)):
-            style = "yellow" if isinstance(event, ev.Warning | ev.CallRetrying | ev.ParticipantDropped) else None
+            style = "yellow" if isinstance(event, ev.Warning | ev.CallRetrying | ev.ParticipantRemoved) else None
             self._term.line(line, style=style)
         if isinstance(event, ev.DebateStarted) and len(event.agents) == 1 and not event.resumed:
             self._term.warning(one_agent_warning(event.agents[0].name))
@@ -93,11 +93,11 @@ class ProgressReporter:
             | ev.Notice
             | ev.CallRetrying
             | ev.QuestionsPending
-            | ev.ParticipantDropped
+            | ev.ParticipantRemoved
             | ev.AssessmentAdded
             | ev.VoteCompleted
             | ev.VerdictAdded
-            | ev.PersonasAssigned,
+            | ev.PersonasGiven,
         )
 
     def _track(self, event: ev.Event) -> str | None:
@@ -112,7 +112,7 @@ class ProgressReporter:
                 f"{verb} debate {event.debate_id}{shape}: {plural(len(event.agents), 'agent')}, "
                 f"{plural(event.total_rounds, 'round')}"
             )
-        if isinstance(event, ev.RoundStarted):
+        if isinstance(event, ev.RoundBegan):
             left = self._left()
             return f"Round {event.round_number}/{event.total_rounds}" + (f" (~{left} left)" if left else "")
         if isinstance(event, ev.PhaseStarted):
@@ -133,17 +133,17 @@ class ProgressReporter:
             return vote_line(event.outcome, self._names)
         if isinstance(event, ev.VerdictAdded):
             return verdict_line(event.verdict, self._names)
-        if isinstance(event, ev.PersonasAssigned):
+        if isinstance(event, ev.PersonasGiven):
             return "personas: " + "; ".join(f"{a.name}: {a.position or 'no position'}" for a in event.agents)
         if isinstance(event, ev.SynthesisStarted):
             self._synthesizing = True
             return "synthesis: the judge is writing the solution"
-        if isinstance(event, ev.ParticipantDropped):
+        if isinstance(event, ev.ParticipantRemoved):
             return (
                 f"warning: {event.agent_name} dropped from the debate in round {event.dropped.round_number} "
                 f"({event.dropped.reason}); {event.remaining} agent(s) go on"
             )
-        if isinstance(event, ev.WorkDiscarded):
+        if isinstance(event, ev.WorkAbandoned):
             w = event.discarded
             return (
                 f"stopped early: round {w.round_number} work done ahead was discarded "

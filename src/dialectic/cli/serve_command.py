@@ -18,7 +18,7 @@ DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
 DEFAULT_MAX_RUNNING = 50
 DEFAULT_MAX_BODY = 1_000_000
-"""The defaults as the help states them (a test holds them equal to :mod:`dialectic.web.context`'s)."""
+"""The defaults as the help states them (a test holds them equal to :mod:`dialectic.web.state`'s)."""
 
 
 def serve(
@@ -67,7 +67,7 @@ def serve(
     env_file: EnvFileOption = None,
 ) -> None:
     """Serve a web page and a JSON API to start, watch, steer and download debates."""
-    from dialectic.extras import require_extra
+    from dialectic.core.extras import require_extra
 
     require_extra("dialectic serve", "web")  # before serve_run, which imports the web framework
     from dialectic.cli.serve_run import run_server

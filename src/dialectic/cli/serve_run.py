@@ -17,22 +17,13 @@ from urllib.parse import urlsplit
 
 from dialectic.cli.command_setup import load_environment, open_debate_store
 from dialectic.cli.console import Terminal
-from dialectic.cli.debate_run import check_providers
-from dialectic.config_loader import (
-    DEFAULT_CONFIG_FILENAME,
-    apply_overrides,
-    check_prompt_files,
-    choose_default_provider,
-    load_config,
-    with_local_limits,
-)
-from dialectic.errors import InvalidArgumentsError
-from dialectic.llm.local_models import is_local_available
+from dialectic.core.errors import InvalidArgumentsError
+from dialectic.loading.setup import prepare_config
 from dialectic.store import DebateStore
 from dialectic.web.client_config import parse_endpoint
-from dialectic.web.context import ServeSettings, build_context
 from dialectic.web.new_debate import ServerConfig
 from dialectic.web.security import TOKEN_ENV, check_bind
+from dialectic.web.state import ServeSettings, build_context
 
 MIN_BODY_BYTES = 1024
 
@@ -57,20 +48,11 @@ def run_server(
     token = token or os.environ.get(TOKEN_ENV) or None
     _check_flags(host, port, token, cors, max_running, max_body)
     extra_endpoints = frozenset(parse_endpoint(value) for value in allow_endpoints)
-    loaded = load_config(config or Path(DEFAULT_CONFIG_FILENAME), explicit=config is not None)
-    for warning in loaded.warnings:
+    prepared = prepare_config(config)
+    for line in prepared.notes:
+        term.line(line)
+    for warning in prepared.warnings:
         term.warning(warning)
-    provider = model = None
-    if loaded.path is None:
-        choice = choose_default_provider(os.environ, local_available=is_local_available())
-        term.line(f"using provider '{choice.provider}' ({choice.model}): {choice.reason}")
-        provider, model = choice.provider, choice.model
-    resolved, warnings = apply_overrides(loaded.config, provider=provider, model=model)
-    resolved = with_local_limits(resolved)
-    for warning in warnings:
-        term.warning(warning)
-    check_prompt_files(resolved, loaded.directory)
-    check_providers(resolved)
     settings = ServeSettings(
         host=host,
         port=port,
@@ -83,7 +65,7 @@ def run_server(
     listening = _listen(host, port)
     debate_store, _ = open_debate_store(store)
     try:
-        server = ServerConfig(resolved, loaded.directory, extra_endpoints)
+        server = ServerConfig(prepared.config, prepared.directory, extra_endpoints)
         _serve(debate_store, server, settings, listening, term)
     finally:
         debate_store.close()

@@ -17,18 +17,18 @@ from collections.abc import Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from dialectic import events as ev
 from dialectic.cli.answers import Answerer, describe_pending, ran_out_warning
 from dialectic.cli.console import Terminal
 from dialectic.cli.interruptions import EXIT_INTERRUPTED, InterruptedRun, Terminated, exit_code_for, signal_name
 from dialectic.cli.progress import ProgressReporter
 from dialectic.cli.signals import StopSignals
 from dialectic.cli.verbose import VerboseSetup
-from dialectic.domain import DebateState
+from dialectic.core import events as ev
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import DebateBusyError, LeaseLostError
+from dialectic.core.events import EventBus
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.engine.api import BudgetChange
-from dialectic.errors import DebateBusyError, LeaseLostError
-from dialectic.events import EventBus
 from dialectic.llm.registry import ProviderPool
 from dialectic.store import DebateStore
 from dialectic.tracing.settings import TraceSettings

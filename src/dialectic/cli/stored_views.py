@@ -17,7 +17,6 @@ from rich import box
 from rich.console import Console
 from rich.table import Table
 
-from dialectic import events as ev
 from dialectic.cli.answers import question_line
 from dialectic.cli.command_setup import open_debate_store
 from dialectic.cli.console import Terminal
@@ -25,11 +24,13 @@ from dialectic.cli.deliberation_lines import assessment_line, verdict_line, vote
 from dialectic.cli.output import check_output, check_report, write_output, write_report
 from dialectic.cli.session import resume_command
 from dialectic.cli.verbose import participant_names
-from dialectic.domain import TURN_KINDS, DebateState, Participant, utc_now
-from dialectic.export import export_json
-from dialectic.ledger import debate_totals, usage_text
-from dialectic.report import render_report
-from dialectic.report_windows import window_lines
+from dialectic.core import events as ev
+from dialectic.core.domain import TURN_KINDS, DebateState, Participant, utc_now
+from dialectic.core.ledger import debate_totals, usage_text
+from dialectic.reporting.deliberation import debate_format
+from dialectic.reporting.export import export_json
+from dialectic.reporting.report import render_report
+from dialectic.reporting.windows import window_lines
 from dialectic.store import DebateListing, DebateStore, Lease
 from dialectic.store.leases import STALE, describe_holder, owner_process_gone, shown_status
 
@@ -148,9 +149,10 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
     if state.judge is not None:
         lines.append(f"Judge    {_participant(state.judge)}")
     lines.append(f"Usage    {usage_text(debate_totals(state))}")
-    context = state.config.get("debate", {}).get("context", {})
-    if context.get("dir") and context.get("mode") in ("tools", "paste"):
-        lines.append(f"Context  {context['dir']} ({context['mode']})")
+    saved = state.saved_config()
+    context = saved.debate.context if saved is not None else None
+    if context is not None and context.dir and context.mode in ("tools", "paste"):
+        lines.append(f"Context  {context.dir} ({context.mode})")
     lines += window_lines(state)
     lines += ["", "Problem", *_indented(state.problem), ""]
     if state.clarifications:
@@ -161,7 +163,7 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
             f"  {question_line(g, i)} -> {i.answer or '(unanswered)'}" for g in state.clarifications for i in g.items
         ]
     names = participant_names(state)
-    fmt = str(state.config.get("debate", {}).get("format", "critique-refine"))
+    fmt = debate_format(state)
     if fmt != "critique-refine":
         lines.append(f"Format: {fmt}")
     lines += [

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from dialectic.cli.console import Terminal
-from dialectic.errors import ConfigError
+from dialectic.core.errors import ConfigError
 from dialectic.tracing.settings import INSTALL_HINT, TraceSettings, sdk_installed, trace_settings
 
 

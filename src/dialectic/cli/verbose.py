@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pydantic import ValidationError
 
-from dialectic import events as ev
 from dialectic.cli.console import Terminal
 from dialectic.cli.wording import plural
-from dialectic.config import SummarizationConfig, SystemConfig
-from dialectic.domain import AgentPromptSources, Contribution, DebateState, DebateSummary
-from dialectic.ledger import entries_of, ledger_totals, totals_by_kind, usage_text
-from dialectic.report_windows import window_lines
+from dialectic.core import events as ev
+from dialectic.core.config import SummarizationConfig, SystemConfig
+from dialectic.core.domain import AgentPromptSources, Contribution, DebateState, DebateSummary
+from dialectic.core.ledger import entries_of, ledger_totals, totals_by_kind, usage_text
+from dialectic.reporting.windows import window_lines
 from dialectic.store import DebateStore
 
 PREVIEW_CHARS = 80

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dialectic.errors import InvalidArgumentsError
+from dialectic.core.errors import InvalidArgumentsError
 
 EVERYONE = "*"
 """The key under which a window given without a participant's id applies to every participant."""

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from dialectic import events as ev
-from dialectic.domain import DebateState
+from dialectic.core import events as ev
+from dialectic.core.domain import DebateState
 from dialectic.engine.protocols import protocol
 
 KINDS = ("proposal", "critique", "refinement")
@@ -82,7 +82,7 @@ class WorkBoard:
             key = (event.round_number, c.type)
             self.done[key] = self.done.get(key, 0) + 1
             self.failed += not c.ok
-        elif isinstance(event, ev.ParticipantDropped):
+        elif isinstance(event, ev.ParticipantRemoved):
             self.agents = event.remaining
         elif isinstance(event, ev.DebateCompleted):
             self.synthesized = True

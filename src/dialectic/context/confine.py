@@ -4,7 +4,7 @@ A model can ask for anything: ``../../etc/passwd``, ``/proc/self/environ``, a sy
 ``/dev/zero``, a FIFO that never ends, a directory, ``.env``, a symlink loop, a path with a NUL
 byte. A path is refused unless it is text the file system can take (no NUL, no lone surrogate),
 relative, has no ``..`` and no hidden part, and resolves (symlinks followed) inside the
-directory; the file itself is then read by :mod:`dialectic.user_files`, which reads regular
+directory; the file itself is then read by :mod:`dialectic.core.files`, which reads regular
 UTF-8 files only, up to a size cap, without ever blocking on a FIFO or a device.
 """
 
@@ -14,7 +14,7 @@ import errno
 from pathlib import Path, PurePosixPath, PureWindowsPath
 
 from dialectic.context.tree import hidden
-from dialectic.user_files import CONTEXT_FILE, try_read_user_text
+from dialectic.core.files import CONTEXT_FILE, try_read_user_text
 
 OUTSIDE = "links outside the context directory"
 LOOP = "is a symlink loop"

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from dialectic.context.confine import read_inside
 from dialectic.context.tree import walk_visible
-from dialectic.errors import InvalidArgumentsError
+from dialectic.core.errors import InvalidArgumentsError
 
 DEFAULT_MAX_CHARS = 40_000
 _MAX_LISTED = 10

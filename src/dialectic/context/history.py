@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from dialectic.domain import AgentClarifications, Contribution, DebateRound, DebateState, DebateSummary
+from dialectic.core.domain import AgentClarifications, Contribution, DebateRound, DebateState, DebateSummary
 
 _PHASE_ORDER = {
     "proposal": 0,

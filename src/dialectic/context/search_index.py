@@ -21,7 +21,7 @@ from pathlib import Path
 
 from platformdirs import user_cache_dir
 
-from dialectic.errors import ConfigError
+from dialectic.core.errors import ConfigError
 from dialectic.store import APP_NAME, HOME_ENV_VAR
 
 CHUNK_LINES = 40

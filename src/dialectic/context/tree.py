@@ -23,7 +23,7 @@ from pathlib import Path, PurePosixPath
 
 from pathspec import GitIgnoreSpec
 
-from dialectic.user_files import CONTEXT_FILE, try_read_user_text
+from dialectic.core.files import CONTEXT_FILE, try_read_user_text
 
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
 GITIGNORE = ".gitignore"

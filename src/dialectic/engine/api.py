@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from dialectic import events as ev
-from dialectic.changes import (
+from dialectic.context.files import check_directory
+from dialectic.core import events as ev
+from dialectic.core.changes import (
     AnswersRecorded,
     BudgetChanged,
     DebateCreated,
@@ -15,12 +16,14 @@ from dialectic.changes import (
     StatusChanged,
     WindowsSized,
 )
-from dialectic.config import MIN_CONTEXT_WINDOW, SystemConfig, too_few_rounds
-from dialectic.context.files import check_directory
-from dialectic.domain import DebateState, new_debate_id, new_trace_id
+from dialectic.core.config import MIN_CONTEXT_WINDOW, SystemConfig, too_few_rounds
+from dialectic.core.domain import CONFIG_DIR_KEY, DebateState, new_debate_id, new_trace_id
+from dialectic.core.errors import ConfigError, DebateStateError, InvalidArgumentsError, StoreError
+from dialectic.core.events import EventBus
+from dialectic.core.ledger import debate_totals
+from dialectic.core.pricing import PriceTable
 from dialectic.engine.budget import BudgetGuard, check_budget_prices, with_limits
 from dialectic.engine.calls import CallWatcher
-from dialectic.engine.context import RunContext
 from dialectic.engine.files_access import (
     FilesAccess,
     context_root,
@@ -32,19 +35,15 @@ from dialectic.engine.files_access import (
 from dialectic.engine.lease import HeldLease, LeaseHold, LeasePolicy
 from dialectic.engine.pausing import RunControl
 from dialectic.engine.personas_step import apply_stances
+from dialectic.engine.problem_kind import choose_kind
 from dialectic.engine.roster import Roster, build_roster
+from dialectic.engine.run_state import RunState
 from dialectic.engine.runner import node_named, run_graph
 from dialectic.engine.windows import WindowBook
-from dialectic.errors import ConfigError, DebateStateError, InvalidArgumentsError, StoreError
-from dialectic.events import EventBus
-from dialectic.ledger import debate_totals
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
-from dialectic.pricing import PriceTable
-from dialectic.problem_kind import choose_kind
 from dialectic.store.base import DebateStore, WindowMemory
 
-CONFIG_DIR_KEY = "configDir"
 """Saved with the debate's configuration so a resumed debate reads the same prompt files."""
 
 RESUMABLE = ("suspended", "paused", "interrupted", "failed", "running", "pending")
@@ -57,7 +56,8 @@ class DebateRequest:
     """Fully resolved: CLI overrides applied, agents filtered."""
     config_dir: Path
     """Prompt paths in the configuration resolve relative to this directory."""
-    context: str | None = None
+    pasted_files: str | None = None
+    """The context directory's files as text to paste into the prompts (else gathered here in paste mode)."""
     clarify: bool = False
 
 
@@ -108,7 +108,7 @@ class DebateEngine:
         root = context_root(config.debate.context, config_dir)
         mode = resolved_mode(config.debate.context, roster) if root is not None else "off"
         config = with_resolved_context(config, root, mode)
-        pasted = request.context
+        pasted = request.pasted_files
         if root is not None and mode == "paste" and pasted is None:
             pasted = gathered_paste(check_directory(root), roster.warnings)
         snapshot = config.to_json_dict()
@@ -167,7 +167,7 @@ class DebateEngine:
         budget: BudgetChange | None = None,
         windows: Mapping[str, int] | None = None,
     ) -> DebateState:
-        """Continue a saved debate; :class:`~dialectic.errors.DebateBusyError` if another run holds it.
+        """Continue a saved debate; :class:`~dialectic.core.errors.DebateBusyError` if another run holds it.
 
         ``budget`` sets new limits first (saved with the debate), e.g. to go on past the old ones;
         ``windows`` (participant id → tokens) sets participants' context windows the same way, e.g.
@@ -205,7 +205,7 @@ class DebateEngine:
             lease.store.append(debate_id, changed)
             state = lease.store.load(debate_id)
             config = SystemConfig.model_validate(state.config)
-        config_dir = Path(str(state.config.get(CONFIG_DIR_KEY, ".")))
+        config_dir = state.config_dir()
         roster = build_roster(config, config_dir, self.providers, self.retry)
         root = context_root(config.debate.context, config_dir)
         files = await self._open_files(config, root, config.debate.context.mode or "off", roster)
@@ -247,10 +247,10 @@ class DebateEngine:
         config: SystemConfig,
         control: RunControl,
         files: FilesAccess,
-    ) -> RunContext:
+    ) -> RunState:
         """The run's context: the saved state, and the budget counting from what the debate spent before."""
         prices = PriceTable.of(config.pricing)
-        return RunContext(
+        return RunState(
             state=state,
             store=store,
             bus=self.bus,
@@ -267,7 +267,7 @@ class DebateEngine:
             ),
         )
 
-    def _announce(self, ctx: RunContext, *, resumed: bool) -> None:
+    def _announce(self, ctx: RunState, *, resumed: bool) -> None:
         roster: Roster = ctx.roster
         ctx.emit(
             ev.DebateStarted(
@@ -282,7 +282,7 @@ class DebateEngine:
             )
         )
 
-    def _record_answers(self, ctx: RunContext, answers: Mapping[str, str]) -> None:
+    def _record_answers(self, ctx: RunState, answers: Mapping[str, str]) -> None:
         if not answers:
             return
         pending = {item.id for item in ctx.state.pending_questions()}
@@ -296,7 +296,8 @@ class DebateEngine:
 
 def checked_windows(config: SystemConfig, windows: Mapping[str, int]) -> dict[str, int]:
     """``windows`` for the participants of ``config`` (``*`` stands for every one of them, agents and judge),
-    each at least :data:`~dialectic.config.MIN_CONTEXT_WINDOW` tokens; ``InvalidArgumentsError`` says what is wrong."""
+    each at least :data:`~dialectic.core.config.MIN_CONTEXT_WINDOW` tokens; ``InvalidArgumentsError`` says
+    what is wrong."""
     participants = {a.id: a for a in [*config.agents, config.judge]}
     sized: dict[str, int] = {}
     for key, tokens in windows.items():

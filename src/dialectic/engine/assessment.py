@@ -21,11 +21,10 @@ from dataclasses import dataclass
 from dialectic.agents.deliberation import assess_round
 from dialectic.agents.labels import neutral_labels, resolve
 from dialectic.agents.outputs import AssessmentOutput
-from dialectic.changes import AssessmentRecorded
-from dialectic.config import DebateSettings, TerminationCondition
 from dialectic.context.history import rounds_text
-from dialectic.detectors import LexicalSimilarity, SimilarityModel, convergence, diminishing_returns, repetition
-from dialectic.domain import (
+from dialectic.core.changes import AssessmentRecorded
+from dialectic.core.config import DebateSettings, TerminationCondition
+from dialectic.core.domain import (
     TURN_KINDS,
     AssessmentFlags,
     DebateState,
@@ -33,11 +32,18 @@ from dialectic.domain import (
     RoundAssessment,
     RubricScores,
 )
-from dialectic.engine.context import RunContext
+from dialectic.core.errors import ProviderError
 from dialectic.engine.fitting import gated
 from dialectic.engine.protocols import Protocol, protocol
-from dialectic.errors import ProviderError
+from dialectic.engine.run_state import RunState
 from dialectic.similarity.choice import default_similarity
+from dialectic.similarity.detectors import (
+    LexicalSimilarity,
+    SimilarityModel,
+    convergence,
+    diminishing_returns,
+    repetition,
+)
 
 REPETITIVE_SIMILARITY = 0.9
 """A participant whose turn is this similar to its previous one is repeating itself."""
@@ -133,7 +139,7 @@ def _previous_text(previous: RoundAssessment | None) -> str:
 
 
 async def assess(
-    ctx: RunContext,
+    ctx: RunState,
     number: int,
     *,
     may_stop: bool,
@@ -207,7 +213,7 @@ def _words(state: DebateState, number: int) -> int:
 
 
 async def _judge(
-    ctx: RunContext, number: int, may_stop: bool, previous: RoundAssessment | None
+    ctx: RunState, number: int, may_stop: bool, previous: RoundAssessment | None
 ) -> tuple[list[ParticipantAssessment], AssessmentOutput] | None:
     """The judge's view of the round under neutral labels, or None (with a warning) when it failed."""
     settings = ctx.roster.settings

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-from dialectic.errors import ProviderError, ProviderTimeout, RetriesExhausted
+from dialectic.core.errors import ProviderError, ProviderTimeout, RetriesExhausted
 
 T = TypeVar("T")
 

@@ -5,7 +5,7 @@ the requests already in flight could still spend, plus this request's worst case
 prompt's estimated input tokens and its ``maxTokens`` of output. A request that would fit but
 for the requests in flight waits for them to finish (they usually spend less than their
 worst case); one that cannot fit is not sent and the debate stops with
-:class:`~dialectic.errors.BudgetExceeded`.
+:class:`~dialectic.core.errors.BudgetExceeded`.
 
 The worst case is real because every request carries a reply limit while a budget is in
 effect: a participant without ``maxTokens`` is given :data:`DEFAULT_REPLY_TOKENS`
@@ -22,11 +22,11 @@ import json
 import math
 from dataclasses import dataclass
 
-from dialectic.config import AgentConfig, BudgetSettings, SystemConfig
-from dialectic.errors import BudgetExceeded, ConfigError
-from dialectic.ledger import LedgerTotals, usd
+from dialectic.core.config import AgentConfig, BudgetSettings, SystemConfig
+from dialectic.core.errors import BudgetExceeded, ConfigError
+from dialectic.core.ledger import LedgerTotals, usd
+from dialectic.core.pricing import PriceTable
 from dialectic.llm.base import CompletionRequest
-from dialectic.pricing import PriceTable
 
 MESSAGE_OVERHEAD_TOKENS = 4
 """Tokens a chat format adds around each message (role markers and separators)."""

@@ -1,11 +1,11 @@
 """One call of the debate, watched from its start to its ledger entry.
 
-Every piece of work the engine asks of a model passes through :meth:`RunContext.announce
-<dialectic.engine.context.RunContext.announce>`, which opens a :class:`CallScope` around it.
+Every piece of work the engine asks of a model passes through :meth:`RunState.announce
+<dialectic.engine.run_state.RunState.announce>`, which opens a :class:`CallScope` around it.
 The scope observes each provider request the call makes (:mod:`dialectic.llm.observe`):
 it asks the budget before a request is sent, counts tokens, cost and attempts, and tells the
 call's watchers (the tracer) as requests start and end. When the call ends it becomes one
-:class:`~dialectic.domain.LedgerEntry`.
+:class:`~dialectic.core.domain.LedgerEntry`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from dialectic.domain import CallStatus, LedgerEntry, ToolCallRecord, Usage
+from dialectic.core.domain import CallStatus, LedgerEntry, ToolCallRecord, Usage
+from dialectic.core.pricing import PriceTable
 from dialectic.engine.budget import NO_TICKET, BudgetGuard, Ticket
 from dialectic.llm.base import Completion, CompletionRequest
-from dialectic.pricing import PriceTable
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from dialectic.domain import DebateState
+from dialectic.core.domain import DebateState
 
 Key = tuple[Any, ...]
 

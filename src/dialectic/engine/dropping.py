@@ -9,30 +9,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dialectic import events as ev
-from dialectic.changes import ContributionRecorded, ParticipantDropped
-from dialectic.domain import ContributionType, DroppedParticipant
-from dialectic.engine.context import RunContext, failed_contribution
-from dialectic.errors import ProviderError, TooFewAgentsError
+from dialectic.core import events as ev
+from dialectic.core.changes import ContributionRecorded, ParticipantDropped
+from dialectic.core.domain import ContributionType, DroppedParticipant
+from dialectic.core.errors import ProviderError, TooFewAgentsError
+from dialectic.engine.run_state import RunState, failed_contribution
 
 if TYPE_CHECKING:
     from dialectic.agents.participants import DebateAgent
 
 
-def active_agents(ctx: RunContext) -> list[DebateAgent]:
+def active_agents(ctx: RunState) -> list[DebateAgent]:
     """The agents still taking part, in configured order."""
     out = ctx.state.dropped_ids()
     return [a for a in ctx.roster.agents if a.id not in out]
 
 
-def drop_agent(ctx: RunContext, agent: DebateAgent, number: int, kind: ContributionType, error: ProviderError) -> None:
+def drop_agent(ctx: RunState, agent: DebateAgent, number: int, kind: ContributionType, error: ProviderError) -> None:
     """Save ``agent``'s failed contribution and its leaving; raise ``TooFewAgentsError`` below ``minAgents``."""
     failed = failed_contribution(agent, kind, error, target_agent_id=None, attempts=int(getattr(error, "attempts", 1)))
     dropped = DroppedParticipant(agent_id=agent.id, round_number=number, reason=str(error))
     ctx.record(ContributionRecorded(round_number=number, contribution=failed), ParticipantDropped(dropped=dropped))
     ctx.emit(ev.ContributionAdded(ctx.debate_id, number, agent.name, failed))
     remaining = active_agents(ctx)
-    ctx.emit(ev.ParticipantDropped(ctx.debate_id, agent.name, dropped, len(remaining)))
+    ctx.emit(ev.ParticipantRemoved(ctx.debate_id, agent.name, dropped, len(remaining)))
     needed = min(ctx.roster.settings.min_agents, len(ctx.roster.agents))
     if len(remaining) < needed:
         raise TooFewAgentsError(

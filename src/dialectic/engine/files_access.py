@@ -24,10 +24,10 @@ from typing import TypeVar
 
 from dialectic.agents.participants import Speaker
 from dialectic.agents.tool_loop import ToolAccess, ToolsRejected
-from dialectic.config import ContextSettings, SystemConfig
 from dialectic.context.files import check_directory, gather_context, listed
 from dialectic.context.search_index import default_cache_dir, require_fts5
 from dialectic.context.tools import ContextDirectory, ToolLimits
+from dialectic.core.config import ContextSettings, SystemConfig
 from dialectic.engine.roster import Roster
 from dialectic.llm.base import supports_tools
 

@@ -13,11 +13,11 @@ The shapes follow the strategy:
   even under its character threshold; then, if the prompt is still too large, as ``slide``;
 * ``slide``: the problem and the last rounds that fit, the oldest dropped first;
 * ``fail``: no shape but the first; a prompt past 90% stops the debate
-  (:class:`~dialectic.errors.WindowFull`, exit 3), saved as failed and resumable with a larger
+  (:class:`~dialectic.core.errors.WindowFull`, exit 3), saved as failed and resumable with a larger
   window.
 
 When no shape fits, the leanest is sent anyway (with a warning). When the server refuses a prompt
-as too long (:class:`~dialectic.errors.ContextWindowExceeded`), the gate has learned the window
+as too long (:class:`~dialectic.core.errors.ContextWindowExceeded`), the gate has learned the window
 from the refusal; the call is tried once more, shrunk by the strategy to fit the window learned.
 A second refusal fails the call as before (the agent is dropped).
 """
@@ -31,10 +31,10 @@ from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 from dialectic.agents.participants import Speaker
-from dialectic.domain import DebateRound
-from dialectic.engine.context import RunContext
+from dialectic.core.domain import DebateRound
+from dialectic.core.errors import ContextWindowExceeded, WindowFull
+from dialectic.engine.run_state import RunState
 from dialectic.engine.windows import Counted, Overflow, WindowGate, WindowKeeper, warn_line
-from dialectic.errors import ContextWindowExceeded, WindowFull
 from dialectic.llm.observe import current_observer, observing
 
 V = TypeVar("V")
@@ -65,19 +65,17 @@ def slid(rounds: Sequence[DebateRound], render: Callable[[Sequence[DebateRound]]
     return [render(rounds[len(rounds) - keep :]) if keep else "" for keep in range(len(rounds) - 1, least - 1, -1)]
 
 
-async def gated(ctx: RunContext, speaker: Speaker, what: str, make_call: Callable[[], Awaitable[T]]) -> T:
+async def gated(ctx: RunState, speaker: Speaker, what: str, make_call: Callable[[], Awaitable[T]]) -> T:
     """A call whose prompt has nothing to shrink: counted and warned about like any other; under
     ``fail``, stopped past 90%."""
     return await fitted(ctx, speaker, what, only(None), lambda _: make_call())
 
 
-async def fitted(
-    ctx: RunContext, speaker: Speaker, what: str, shapes: Shapes[V], call: Callable[[V], Awaitable[T]]
-) -> T:
+async def fitted(ctx: RunState, speaker: Speaker, what: str, shapes: Shapes[V], call: Callable[[V], Awaitable[T]]) -> T:
     """``call`` with the first of ``shapes`` whose prompt fits ``speaker``'s window (see the module's docstring).
 
     ``what`` names the call in messages (``critiquing Simplicity Advocate``). Runs inside the call's
-    :meth:`~dialectic.engine.context.RunContext.announce`, so the attempts that did not fit are
+    :meth:`~dialectic.engine.run_state.RunState.announce`, so the attempts that did not fit are
     never announced, and never reach the budget or the ledger.
     """
     keeper = await ctx.windows.keeper(speaker)
@@ -120,9 +118,7 @@ async def fitted(
                 shape = following
 
 
-def _sent(
-    ctx: RunContext, keeper: WindowKeeper, strategy: str | None, what: str, tokens: int | None, over: bool
-) -> None:
+def _sent(ctx: RunState, keeper: WindowKeeper, strategy: str | None, what: str, tokens: int | None, over: bool) -> None:
     """Note what was done to the prompt that went out (a warning the first time each thing is done)."""
     window = keeper.window
     if strategy is not None and keeper.fired(strategy) and window is not None:
@@ -159,7 +155,7 @@ def _refusal(keeper: WindowKeeper, what: str, error: ContextWindowExceeded) -> s
     )
 
 
-def _full(ctx: RunContext, keeper: WindowKeeper, what: str, tokens: int) -> str:
+def _full(ctx: RunState, keeper: WindowKeeper, what: str, tokens: int) -> str:
     window = keeper.window or 0
     larger = _larger_window(tokens)
     return (

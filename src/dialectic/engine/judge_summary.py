@@ -7,16 +7,16 @@ summarize``); saved once and read by the synthesis and the verdict.
 
 from __future__ import annotations
 
-from dialectic.changes import JudgeSummaryRecorded
 from dialectic.context.history import debate_text, final_round_text
-from dialectic.domain import DebateSummary
-from dialectic.engine.context import RunContext
+from dialectic.core.changes import JudgeSummaryRecorded
+from dialectic.core.domain import DebateSummary
+from dialectic.core.errors import ProviderError
 from dialectic.engine.fitting import gated
+from dialectic.engine.run_state import RunState
 from dialectic.engine.summaries import summary_from
-from dialectic.errors import ProviderError
 
 
-async def judge_summary(ctx: RunContext, *, forced: bool = False) -> DebateSummary | None:
+async def judge_summary(ctx: RunState, *, forced: bool = False) -> DebateSummary | None:
     """The judge's saved summary; else, when the debate is long (or ``forced``), a new one, saved.
 
     ``None`` when there is none to be had: summarization is off, there is no final round, or the

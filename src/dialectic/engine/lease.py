@@ -5,7 +5,7 @@ transaction that creates it), renews it from a heartbeat task on the event loop,
 releases it on every way out: completed, suspended, failed, interrupted or crashed. Its
 writes go through a :class:`LeasedStore`, fenced by the lease, so once another process has
 taken the debate over nothing more is written. When a heartbeat finds the lease lost, the
-run is cancelled and ends with :class:`~dialectic.errors.LeaseLostError`.
+run is cancelled and ends with :class:`~dialectic.core.errors.LeaseLostError`.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Self
 
-from dialectic.changes import Change, DebateCreated
-from dialectic.domain import DebateState, utc_now
-from dialectic.errors import StoreError
+from dialectic.core.changes import Change, DebateCreated
+from dialectic.core.domain import DebateState, utc_now
+from dialectic.core.errors import StoreError
 from dialectic.store.base import DebateListing, DebateStore, ListedDebate, PageKey, WindowMemory
 from dialectic.store.leases import (
     DEFAULT_TTL,
@@ -63,7 +63,7 @@ class HeldLease:
 class LeaseHold:
     """``async with LeaseHold(store, debate_id, policy) as held:`` runs the block holding the debate's lease.
 
-    Entering raises :class:`~dialectic.errors.DebateBusyError` when a live owner holds it.
+    Entering raises :class:`~dialectic.core.errors.DebateBusyError` when a live owner holds it.
     """
 
     def __init__(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dialectic.changes import (
+from dialectic.core.changes import (
     AssessmentRecorded,
     CallRecorded,
     Change,
@@ -30,7 +30,7 @@ from dialectic.changes import (
     VoteRecorded,
     WorkDiscarded,
 )
-from dialectic.domain import LedgerEntry
+from dialectic.core.domain import LedgerEntry
 
 ENDS = ("completed", "failed", "interrupted")
 

@@ -14,44 +14,44 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar
 
-from dialectic import events as ev
 from dialectic.agents.templates import REASONING_KIND
-from dialectic.changes import (
+from dialectic.context.history import debate_text, final_round_text, participant_names, rounds_text
+from dialectic.core import events as ev
+from dialectic.core.changes import (
     DebateStoppedEarly,
     QuestionsAsked,
     RoundStarted,
     SolutionRecorded,
 )
-from dialectic.context.history import debate_text, final_round_text, participant_names, rounds_text
-from dialectic.detectors import restatement
-from dialectic.domain import (
+from dialectic.core.domain import (
     AgentClarifications,
     ClarificationItem,
     EarlyStop,
     Phase,
     Solution,
 )
+from dialectic.core.errors import ProviderError
 from dialectic.engine.assessment import assess, assessed
 from dialectic.engine.attempts import with_second_chance
-from dialectic.engine.context import RunContext, metadata_from
 from dialectic.engine.files_access import with_tools_fallback
 from dialectic.engine.fitting import fitted, gated
 from dialectic.engine.judge_summary import judge_summary
 from dialectic.engine.personas_step import assign_if_asked
 from dialectic.engine.protocols import protocol
+from dialectic.engine.run_state import RunState, metadata_from
 from dialectic.engine.turns import run_turns
 from dialectic.engine.verdict_step import give_final_verdict, verdict_wanted
 from dialectic.engine.vote_step import hold_vote, vote_text
 from dialectic.engine.window_shapes import History, debate_shapes
 from dialectic.engine.work import DebateWork
-from dialectic.errors import ProviderError
+from dialectic.similarity.detectors import restatement
 
 
 class Node(ABC):
     name: ClassVar[str]
 
     @abstractmethod
-    async def run(self, ctx: RunContext) -> Node | End | Suspend:
+    async def run(self, ctx: RunState) -> Node | End | Suspend:
         """Do this step's work and return what comes next."""
 
 
@@ -71,13 +71,14 @@ class Suspend:
 class InitializationNode(Node):
     name = "initialization"
 
-    async def run(self, ctx: RunContext) -> ClarificationNode:
+    async def run(self, ctx: RunState) -> ClarificationNode:
         ctx.flush_warnings(ctx.roster.warnings)
         return ClarificationNode()
 
 
-def clarifications_enabled(ctx: RunContext) -> bool:
-    return bool(ctx.state.config.get("debate", {}).get("interactiveClarifications", False))
+def clarifications_enabled(ctx: RunState) -> bool:
+    saved = ctx.state.saved_config()
+    return saved is not None and saved.debate.interactive_clarifications
 
 
 class ClarificationNode(Node):
@@ -85,7 +86,7 @@ class ClarificationNode(Node):
 
     name = "clarification"
 
-    async def run(self, ctx: RunContext) -> PersonasNode | Suspend:
+    async def run(self, ctx: RunState) -> PersonasNode | Suspend:
         if not clarifications_enabled(ctx):
             return PersonasNode()
         if ctx.state.pending_questions():
@@ -99,7 +100,7 @@ class ClarificationNode(Node):
         ctx.record(QuestionsAsked(iteration=ctx.state.clarification_iterations + 1, groups=groups))
         return Suspend(self, "waiting for answers to clarifying questions")
 
-    async def _collect(self, ctx: RunContext) -> list[AgentClarifications]:
+    async def _collect(self, ctx: RunState) -> list[AgentClarifications]:
         settings = ctx.roster.settings
         existing = ctx.state.clarification_items()
         warnings: list[str] = []
@@ -161,7 +162,7 @@ class PersonasNode(Node):
 
     name = "personas"
 
-    async def run(self, ctx: RunContext) -> RoundManagerNode:
+    async def run(self, ctx: RunState) -> RoundManagerNode:
         await assign_if_asked(ctx)
         return RoundManagerNode()
 
@@ -171,7 +172,7 @@ class RoundManagerNode(Node):
 
     name = "round_manager"
 
-    async def run(self, ctx: RunContext) -> SummarizationNode | TurnsNode | VoteNode | SynthesisNode:
+    async def run(self, ctx: RunState) -> SummarizationNode | TurnsNode | VoteNode | SynthesisNode:
         settings = ctx.roster.settings
         chosen = protocol(settings.format)
         if ctx.state.current_round >= settings.rounds:
@@ -179,9 +180,7 @@ class RoundManagerNode(Node):
         number = ctx.state.current_round + 1
         phase = chosen.turn_plan(number, settings.rounds).phase if chosen.family == "turns" else None
         # Saved with the cursor move, so a crash here can never start the same round twice.
-        ctx.defer(
-            RoundStarted(round_number=number, phase=phase), ev.RoundStarted(ctx.debate_id, number, settings.rounds)
-        )
+        ctx.defer(RoundStarted(round_number=number, phase=phase), ev.RoundBegan(ctx.debate_id, number, settings.rounds))
         return TurnsNode() if chosen.family == "turns" else SummarizationNode()
 
 
@@ -190,7 +189,7 @@ class TurnsNode(Node):
 
     name = "turns"
 
-    async def run(self, ctx: RunContext) -> EvaluationNode:
+    async def run(self, ctx: RunState) -> EvaluationNode:
         settings = ctx.roster.settings
         number = ctx.state.current_round
         plan = protocol(settings.format).turn_plan(number, settings.rounds)
@@ -200,12 +199,14 @@ class TurnsNode(Node):
         return EvaluationNode()
 
 
-def work_for(ctx: RunContext) -> DebateWork:
+def work_for(ctx: RunState) -> DebateWork:
     """The run's task graph, with the work of the current round and every later one scheduled."""
-    if ctx.work is None:
-        ctx.work = DebateWork(ctx)
-        ctx.work.start_rounds(max(1, ctx.state.current_round))
-    return ctx.work
+    if isinstance(ctx.work, DebateWork):
+        return ctx.work
+    work = DebateWork(ctx)
+    work.start_rounds(max(1, ctx.state.current_round))
+    ctx.work = work
+    return work
 
 
 class SummarizationNode(Node):
@@ -217,7 +218,7 @@ class SummarizationNode(Node):
 
     name = "summarization"
 
-    async def run(self, ctx: RunContext) -> ProposalNode:
+    async def run(self, ctx: RunState) -> ProposalNode:
         work = work_for(ctx)
         number = ctx.state.current_round
         keys = work.summary_keys(number)
@@ -231,7 +232,7 @@ class SummarizationNode(Node):
 class ProposalNode(Node):
     name = "proposal"
 
-    async def run(self, ctx: RunContext) -> CritiqueNode:
+    async def run(self, ctx: RunState) -> CritiqueNode:
         await _phase(ctx, "proposal")
         return CritiqueNode()
 
@@ -239,7 +240,7 @@ class ProposalNode(Node):
 class CritiqueNode(Node):
     name = "critique"
 
-    async def run(self, ctx: RunContext) -> RefinementNode:
+    async def run(self, ctx: RunState) -> RefinementNode:
         await _phase(ctx, "critique")
         return RefinementNode()
 
@@ -247,12 +248,12 @@ class CritiqueNode(Node):
 class RefinementNode(Node):
     name = "refinement"
 
-    async def run(self, ctx: RunContext) -> EvaluationNode:
+    async def run(self, ctx: RunState) -> EvaluationNode:
         await _phase(ctx, "refinement")
         return EvaluationNode()
 
 
-async def _phase(ctx: RunContext, phase: Phase) -> None:
+async def _phase(ctx: RunState, phase: Phase) -> None:
     """Wait for the current round's work of one kind (already under way where its inputs existed)."""
     work = work_for(ctx)
     number = ctx.state.current_round
@@ -271,7 +272,7 @@ class EvaluationNode(Node):
 
     name = "evaluation"
 
-    async def run(self, ctx: RunContext) -> RoundManagerNode | VoteNode | SynthesisNode:
+    async def run(self, ctx: RunState) -> RoundManagerNode | VoteNode | SynthesisNode:
         settings = ctx.roster.settings
         chosen = protocol(settings.format)
         number = ctx.state.current_round
@@ -298,7 +299,7 @@ class VoteNode(Node):
 
     name = "vote"
 
-    async def run(self, ctx: RunContext) -> SynthesisNode:
+    async def run(self, ctx: RunState) -> SynthesisNode:
         if ctx.state.vote is None:
             ctx.emit(ev.PhaseStarted(ctx.debate_id, ctx.state.current_round, "vote", len(ctx.state.active_agents())))
             await hold_vote(ctx)
@@ -309,7 +310,7 @@ class VoteNode(Node):
 class SynthesisNode(Node):
     name = "synthesis"
 
-    async def run(self, ctx: RunContext) -> VerdictNode | End:
+    async def run(self, ctx: RunState) -> VerdictNode | End:
         judge = ctx.roster.judge
         ctx.emit(ev.SynthesisStarted(ctx.debate_id))
         summary = await judge_summary(ctx)
@@ -396,7 +397,7 @@ class SynthesisNode(Node):
         return VerdictNode() if verdict_wanted(ctx) else End()
 
 
-def _with_vote(ctx: RunContext, debate: str) -> str:
+def _with_vote(ctx: RunState, debate: str) -> str:
     """The debate as the judge synthesizes it, with the vote first when there was one."""
     outcome = ctx.state.vote
     if outcome is None:
@@ -417,7 +418,7 @@ class VerdictNode(Node):
 
     name = "verdict"
 
-    async def run(self, ctx: RunContext) -> End:
+    async def run(self, ctx: RunState) -> End:
         if ctx.state.verdict is None:
             await give_final_verdict(ctx)
         return End()

@@ -8,16 +8,16 @@ again; every agent's system prompt then carries its stance.
 
 from __future__ import annotations
 
-from dialectic import events as ev
 from dialectic.agents.deliberation import LabelledRole, assign_personas
 from dialectic.agents.labels import numbered_labels, resolve
-from dialectic.changes import PersonasAssigned, Stance
-from dialectic.domain import DebateState
+from dialectic.core import events as ev
+from dialectic.core.changes import PersonasAssigned, Stance
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import ProviderError
 from dialectic.engine.attempts import with_second_chance
-from dialectic.engine.context import RunContext
 from dialectic.engine.fitting import gated
 from dialectic.engine.roster import Roster
-from dialectic.errors import ProviderError
+from dialectic.engine.run_state import RunState
 
 
 def apply_stances(roster: Roster, state: DebateState) -> None:
@@ -29,7 +29,7 @@ def apply_stances(roster: Roster, state: DebateState) -> None:
             agent.set_stance(participant.position, participant.persona)
 
 
-async def assign_if_asked(ctx: RunContext) -> None:
+async def assign_if_asked(ctx: RunState) -> None:
     settings = ctx.roster.settings
     if settings.personas != "auto" or ctx.state.personas_assigned:
         return
@@ -72,4 +72,4 @@ async def assign_if_asked(ctx: RunContext) -> None:
         ctx.warn(f"the judge gave no position to {', '.join(missing)}; they keep their configured stance")
     ctx.record(PersonasAssigned(stances=stances))
     apply_stances(ctx.roster, ctx.state)
-    ctx.emit(ev.PersonasAssigned(ctx.debate_id, tuple(ctx.state.agents)))
+    ctx.emit(ev.PersonasGiven(ctx.debate_id, tuple(ctx.state.agents)))

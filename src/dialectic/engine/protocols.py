@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from dialectic.domain import ContributionType
+from dialectic.core.domain import ContributionType
 
 Visibility = Literal["simultaneous", "sequential"]
 

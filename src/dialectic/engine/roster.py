@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialectic.agents.participants import DebateAgent, Judge, read_prompt_file, system_prompt_for
-from dialectic.config import AgentConfig, DebateSettings, RetrySettings, SystemConfig
-from dialectic.domain import AgentPromptSources, PromptSources
+from dialectic.core.config import AgentConfig, DebateSettings, RetrySettings, SystemConfig
+from dialectic.core.domain import AgentPromptSources, PromptSources
 from dialectic.engine.budget import with_reply_limits
 from dialectic.llm.client import LLMClient
 from dialectic.llm.registry import ProviderPool

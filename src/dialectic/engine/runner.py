@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import asyncio
 
-from dialectic import events as ev
-from dialectic.changes import CursorMoved, StatusChanged
-from dialectic.domain import DebateState
-from dialectic.engine.context import RunContext
+from dialectic.core import events as ev
+from dialectic.core.changes import CursorMoved, StatusChanged
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import DialecticError
 from dialectic.engine.nodes import NODES, End, InitializationNode, Node, Suspend
 from dialectic.engine.pausing import PauseRequested
-from dialectic.errors import DialecticError
+from dialectic.engine.run_state import RunState
 
 
 def node_named(name: str | None) -> Node:
@@ -25,7 +25,7 @@ def node_named(name: str | None) -> Node:
     return NODES[name]()
 
 
-async def run_graph(ctx: RunContext, start: Node) -> DebateState:
+async def run_graph(ctx: RunState, start: Node) -> DebateState:
     """Run from ``start`` until the debate completes, suspends, fails or is cancelled."""
     node = start
     try:
@@ -75,7 +75,7 @@ async def run_graph(ctx: RunContext, start: Node) -> DebateState:
     return await _pause(ctx)
 
 
-async def _pause(ctx: RunContext) -> DebateState:
+async def _pause(ctx: RunState) -> DebateState:
     """Let the calls in flight finish (their work saves itself), then stop with status ``paused``."""
     ctx.emit(ev.DebatePausing(ctx.debate_id, ctx.control.in_flight))
     try:
@@ -88,7 +88,7 @@ async def _pause(ctx: RunContext) -> DebateState:
     return ctx.state
 
 
-async def _interrupted(ctx: RunContext) -> None:
+async def _interrupted(ctx: RunState) -> None:
     """Save the interruption, even when more cancellations arrive meanwhile (a second Ctrl-C, a cancel
     sent twice): one landing inside the save would leave the debate saved as ``running``."""
     saving = asyncio.ensure_future(_stop(ctx, "interrupted", None))
@@ -101,7 +101,7 @@ async def _interrupted(ctx: RunContext) -> None:
     ctx.emit(ev.DebateInterrupted(ctx.debate_id))
 
 
-async def _stop(ctx: RunContext, status: str, error: str | None, reason: str | None = None) -> None:
+async def _stop(ctx: RunState, status: str, error: str | None, reason: str | None = None) -> None:
     """Cancel in-flight calls and save why the debate stopped; the cursor stays on the unfinished node."""
     ctx.take_uncommitted()
     await ctx.cancel_work()

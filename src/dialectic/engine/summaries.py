@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dialectic.agents.participants import Speaker
-from dialectic.config import SummarizationConfig
-from dialectic.domain import DebateSummary, SummaryMetadata
+from dialectic.core.config import SummarizationConfig
+from dialectic.core.domain import DebateSummary, SummaryMetadata
 from dialectic.llm.base import Completion
 
 

@@ -17,25 +17,25 @@ from __future__ import annotations
 import asyncio
 import time
 
-from dialectic import events as ev
 from dialectic.agents.deliberation import take_turn
 from dialectic.agents.participants import DebateAgent
-from dialectic.changes import SummaryRecorded
 from dialectic.context.history import participant_names, rounds_text
-from dialectic.domain import Contribution, DebateRound
+from dialectic.core import events as ev
+from dialectic.core.changes import SummaryRecorded
+from dialectic.core.domain import Contribution, DebateRound
+from dialectic.core.errors import ProviderError
 from dialectic.engine.attempts import with_second_chance
-from dialectic.engine.context import RunContext, contribution_from
 from dialectic.engine.dropping import active_agents, drop_agent
 from dialectic.engine.files_access import with_tools_fallback
 from dialectic.engine.fitting import Shapes, fitted
 from dialectic.engine.protocols import TurnPlan
+from dialectic.engine.run_state import RunState, contribution_from
 from dialectic.engine.summaries import summary_from
 from dialectic.engine.watchdog import wait_while_progressing
 from dialectic.engine.window_shapes import Discussion, source_shapes, turn_shapes
-from dialectic.errors import ProviderError
 
 
-async def run_turns(ctx: RunContext, number: int, plan: TurnPlan) -> None:
+async def run_turns(ctx: RunState, number: int, plan: TurnPlan) -> None:
     """Every active agent's turn of round ``number``, as ``plan`` says."""
     settings = ctx.roster.settings
     agents = active_agents(ctx)
@@ -64,7 +64,7 @@ async def run_turns(ctx: RunContext, number: int, plan: TurnPlan) -> None:
             await watched([asyncio.ensure_future(_turn(ctx, agent, number, plan))])
 
 
-def _discussion(ctx: RunContext, agent: DebateAgent, number: int, plan: TurnPlan) -> tuple[str, list[DebateRound]]:
+def _discussion(ctx: RunState, agent: DebateAgent, number: int, plan: TurnPlan) -> tuple[str, list[DebateRound]]:
     """What ``agent`` sees before its turn: the earlier rounds, and this round's earlier turns if sequential."""
     earlier = [r for r in ctx.state.rounds if r.round_number < number]
     if plan.visibility == "sequential":
@@ -77,7 +77,7 @@ def _discussion(ctx: RunContext, agent: DebateAgent, number: int, plan: TurnPlan
     return rounds_text(earlier, participant_names(ctx.state)), earlier
 
 
-async def _summary(ctx: RunContext, agent: DebateAgent, number: int, earlier: list[DebateRound]) -> str:
+async def _summary(ctx: RunState, agent: DebateAgent, number: int, earlier: list[DebateRound]) -> str:
     """The agent's own summary of the rounds before the last one (saved, so asked for once), or ``""``."""
     rnd = ctx.state.round(number)
     if agent.id in rnd.summaries:
@@ -115,7 +115,7 @@ async def _summary(ctx: RunContext, agent: DebateAgent, number: int, earlier: li
     return summary.summary
 
 
-async def _turn(ctx: RunContext, agent: DebateAgent, number: int, plan: TurnPlan) -> Contribution | None:
+async def _turn(ctx: RunState, agent: DebateAgent, number: int, plan: TurnPlan) -> Contribution | None:
     saved = ctx.state.round(number).find(plan.kind, agent.id)
     if (saved is not None and saved.ok) or agent.id in ctx.state.dropped_ids():
         return saved

@@ -9,35 +9,35 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from dialectic import events as ev
 from dialectic.agents.deliberation import give_verdict
 from dialectic.agents.labels import neutral_labels, resolve
-from dialectic.changes import VerdictRecorded
 from dialectic.context.history import POSITION_KINDS, rounds_text
-from dialectic.domain import DebateRound, KeyPoints, Verdict
+from dialectic.core import events as ev
+from dialectic.core.changes import VerdictRecorded
+from dialectic.core.domain import DebateRound, KeyPoints, Verdict
+from dialectic.core.errors import ProviderError
 from dialectic.engine.attempts import with_second_chance
-from dialectic.engine.context import RunContext
 from dialectic.engine.fitting import fitted
 from dialectic.engine.judge_summary import judge_summary
 from dialectic.engine.protocols import protocol
+from dialectic.engine.run_state import RunState
 from dialectic.engine.vote_step import vote_text
 from dialectic.engine.window_shapes import History, debate_shapes
-from dialectic.errors import ProviderError
 
 
-def verdict_wanted(ctx: RunContext) -> bool:
+def verdict_wanted(ctx: RunState) -> bool:
     choice = ctx.roster.settings.verdict
     if choice != "auto":
         return choice == "on"
     return protocol(ctx.roster.settings.format).name != "critique-refine"
 
 
-def shares_model(ctx: RunContext) -> list[str]:
+def shares_model(ctx: RunState) -> list[str]:
     judge = ctx.roster.judge.config
     return [a.id for a in ctx.state.agents if (a.provider, a.model) == (judge.provider, judge.model)]
 
 
-async def give_final_verdict(ctx: RunContext) -> Verdict | None:
+async def give_final_verdict(ctx: RunState) -> Verdict | None:
     """Ask for, save and publish the verdict; None (with a warning) when the judge could not give one."""
     judge = ctx.roster.judge
     ids = [a.id for a in ctx.state.agents]

@@ -3,7 +3,7 @@
 Each active agent sees every final proposal under an anonymous label (``Proposal A``…, in a
 shuffled order seeded by the debate's id) — its own left out when ``debate.vote.excludeOwn``
 — and votes with a confidence. A vote that fails or names no proposal is an abstention,
-with a warning. The votes are counted by :func:`dialectic.voting.count_votes` under the
+with a warning. The votes are counted by :func:`dialectic.engine.voting.count_votes` under the
 configured rule; the outcome is saved and published.
 """
 
@@ -11,22 +11,22 @@ from __future__ import annotations
 
 import asyncio
 
-from dialectic import events as ev
 from dialectic.agents.deliberation import LabelledText, cast_vote
 from dialectic.agents.labels import neutral_labels, resolve
 from dialectic.agents.participants import DebateAgent
-from dialectic.changes import VoteRecorded
-from dialectic.domain import Vote, VoteOutcome
+from dialectic.core import events as ev
+from dialectic.core.changes import VoteRecorded
+from dialectic.core.domain import Vote, VoteOutcome
+from dialectic.core.errors import ProviderError
 from dialectic.engine.assessment import latest_positions
 from dialectic.engine.attempts import with_second_chance
-from dialectic.engine.context import RunContext
 from dialectic.engine.dropping import active_agents
 from dialectic.engine.fitting import gated
-from dialectic.errors import ProviderError
-from dialectic.voting import count_votes
+from dialectic.engine.run_state import RunState
+from dialectic.engine.voting import count_votes
 
 
-def final_proposals(ctx: RunContext) -> dict[str, str]:
+def final_proposals(ctx: RunState) -> dict[str, str]:
     """Each active agent's final position: its latest refinement (or turn, or proposal) across the rounds."""
     finals: dict[str, str] = {}
     for rnd in ctx.state.rounds:
@@ -35,7 +35,7 @@ def final_proposals(ctx: RunContext) -> dict[str, str]:
     return {agent_id: text for agent_id, text in finals.items() if agent_id in active}
 
 
-async def hold_vote(ctx: RunContext) -> VoteOutcome:
+async def hold_vote(ctx: RunState) -> VoteOutcome:
     settings = ctx.roster.settings.vote
     proposals = final_proposals(ctx)
     labels = neutral_labels(list(proposals), word="Proposal", seed=f"{ctx.debate_id}/vote")
@@ -102,7 +102,7 @@ async def hold_vote(ctx: RunContext) -> VoteOutcome:
     return outcome
 
 
-def vote_text(ctx: RunContext, outcome: VoteOutcome, labels: dict[str, str] | None = None) -> str:
+def vote_text(ctx: RunState, outcome: VoteOutcome, labels: dict[str, str] | None = None) -> str:
     """The vote as the judge reads it: the tally under ``labels`` (or the agents' names), and the winner."""
     names = labels or {a.id: a.name for a in ctx.state.agents}
     lines = [f"Rule: {outcome.rule}; votes cast: {len(outcome.votes)}."]

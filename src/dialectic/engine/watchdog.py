@@ -1,6 +1,6 @@
 """Waiting for a round's work while it makes progress: ``timeoutPerRound`` measures inactivity.
 
-A round fails with :class:`~dialectic.errors.DebateTimeoutError` only when no work at all has
+A round fails with :class:`~dialectic.core.errors.DebateTimeoutError` only when no work at all has
 finished for ``timeoutPerRound``: a slow model that keeps producing is never cut off, a
 stalled one is.
 """
@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from dialectic.errors import DebateTimeoutError
+from dialectic.core.errors import DebateTimeoutError
 
 
 async def wait_while_progressing(

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
 from dialectic.context.history import history_for, participant_names, perspective, rounds_text
-from dialectic.domain import DebateRound, DebateState
+from dialectic.core.domain import DebateRound, DebateState
 from dialectic.engine.fitting import SLIDE, SUMMARIZE, Shape, Shapes, slid
 
 Summarize = Callable[[], Awaitable[str | None]]

@@ -4,7 +4,7 @@ A participant's window (agents and the judge) is, in this order: its ``contextWi
 configuration; a window learned from a refusal and kept in the store for its endpoint and model
 (:class:`~dialectic.store.base.WindowMemory`), or in this debate's own record; what its provider
 says (:func:`~dialectic.llm.windows.learn_window`); else unknown until a server refuses a prompt
-as too long (:class:`~dialectic.errors.ContextWindowExceeded`), which teaches it: the ``n_ctx``
+as too long (:class:`~dialectic.core.errors.ContextWindowExceeded`), which teaches it: the ``n_ctx``
 the server named, or, when it named none, :data:`REFUSAL_CEILING` of the prompt's counted size.
 
 Every request a participant sends passes a :class:`WindowGate` (a request observer, see
@@ -13,7 +13,7 @@ keeps the largest. At :data:`WARN_SHARE` of the window the participant's first w
 (once); past :func:`act_line` (:data:`ACT_SHARE`) the gate refuses to send a call's first request
 (:class:`Overflow`) so that :mod:`dialectic.engine.fitting` can shrink it by
 ``debate.contextStrategy``. What each participant's prompts took is saved as a
-:class:`~dialectic.domain.WindowUse` (:class:`~dialectic.changes.WindowNoted`).
+:class:`~dialectic.core.domain.WindowUse` (:class:`~dialectic.core.changes.WindowNoted`).
 
 Participants calling the same model on the same endpoint share what is known of its window
 (:class:`ServerWindow`). While it is unknown, prompts larger than any the server took (and than
@@ -34,9 +34,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from dialectic.agents.participants import Speaker
-from dialectic.changes import WindowNoted
-from dialectic.domain import WindowSource, WindowUse
-from dialectic.errors import ContextWindowExceeded, DialecticError
+from dialectic.core.changes import WindowNoted
+from dialectic.core.domain import WindowSource, WindowUse
+from dialectic.core.errors import ContextWindowExceeded, DialecticError
 from dialectic.llm.base import Completion, CompletionRequest, LLMProvider
 from dialectic.llm.observe import RequestObserver
 from dialectic.llm.windows import count_prompt, learn_window

@@ -37,15 +37,15 @@ import asyncio
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
-from dialectic import events as ev
 from dialectic.agents.participants import DebateAgent
 from dialectic.agents.tool_loop import AgentReply
-from dialectic.changes import (
+from dialectic.context.history import participant_names, perspective, rounds_text
+from dialectic.core import events as ev
+from dialectic.core.changes import (
     SummaryRecorded,
     WorkDiscarded,
 )
-from dialectic.context.history import participant_names, perspective, rounds_text
-from dialectic.domain import (
+from dialectic.core.domain import (
     Contribution,
     ContributionMetadata,
     ContributionType,
@@ -53,16 +53,16 @@ from dialectic.domain import (
     DiscardedWork,
     RoundAssessment,
 )
+from dialectic.core.errors import ProviderError
 from dialectic.engine.assessment import Decision, assess, assessed, decide
 from dialectic.engine.attempts import with_second_chance
-from dialectic.engine.context import RunContext, contribution_from, failed_contribution
 from dialectic.engine.dropping import active_agents, drop_agent
 from dialectic.engine.files_access import with_tools_fallback
 from dialectic.engine.fitting import Shapes, fitted
+from dialectic.engine.run_state import RunState, contribution_from, failed_contribution
 from dialectic.engine.summaries import summary_from
 from dialectic.engine.watchdog import wait_while_progressing
 from dialectic.engine.window_shapes import History, history_shapes, source_shapes
-from dialectic.errors import ProviderError
 from dialectic.llm.base import Completion
 
 T = TypeVar("T")
@@ -77,7 +77,7 @@ class Discarded(Exception):
 class DebateWork:
     """Every task of the debate, created on demand, each awaiting only its own inputs."""
 
-    def __init__(self, ctx: RunContext, *, clock: Callable[[], float] | None = None) -> None:
+    def __init__(self, ctx: RunState, *, clock: Callable[[], float] | None = None) -> None:
         self.ctx = ctx
         loop = asyncio.get_running_loop()
         self._clock = clock or loop.time
@@ -161,7 +161,7 @@ class DebateWork:
             entry = self._discarded.pop(round_number)
             if entry.calls or entry.cancelled_calls:
                 self.ctx.record(WorkDiscarded(discarded=entry))
-                self.ctx.emit(ev.WorkDiscarded(self.ctx.debate_id, entry))
+                self.ctx.emit(ev.WorkAbandoned(self.ctx.debate_id, entry))
 
     async def cancel(self) -> None:
         tasks = list(self._tasks.values())

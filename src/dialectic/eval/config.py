@@ -1,6 +1,6 @@
 """The evaluator configuration (``eval-config.json``): its camelCase shape, validation and loading.
 
-Any problem with the file is a :class:`~dialectic.errors.ConfigError` (exit 4) whose message
+Any problem with the file is a :class:`~dialectic.core.errors.ConfigError` (exit 4) whose message
 names the file and the offending field in the file's own spelling (``agents[1].timeout: ...``).
 """
 
@@ -13,11 +13,11 @@ from typing import Any
 
 from pydantic import Field, ValidationError, field_validator
 
-from dialectic.config import AgentConfig, ConfigModel, unique_ids
-from dialectic.config_loader import describe_validation_error
-from dialectic.errors import ConfigError
+from dialectic.core.config import AgentConfig, ConfigModel, unique_ids
+from dialectic.core.errors import ConfigError
+from dialectic.core.files import EVAL_CONFIG_FILE, read_user_text
 from dialectic.llm.registry import describe_known_providers, known_providers
-from dialectic.user_files import EVAL_CONFIG_FILE, read_user_text
+from dialectic.loading.config import describe_validation_error
 
 EVALUATOR_ROLE = "evaluator"
 DEFAULT_EVAL_TEMPERATURE = 0.1

@@ -4,7 +4,7 @@ Planning (:func:`plan_evaluation`) is separate from running (:func:`run_evaluati
 command can show prompt warnings and check API keys before any call is made. Every
 evaluator runs ``samples`` times, all of them concurrently (bounded per provider endpoint).
 A failed evaluation is reported and left out; the averages use the evaluations that
-succeeded, and only when none did is the whole run a :class:`~dialectic.errors.ProviderError`.
+succeeded, and only when none did is the whole run a :class:`~dialectic.core.errors.ProviderError`.
 """
 
 from __future__ import annotations
@@ -19,8 +19,8 @@ from typing import Any
 from jinja2 import Environment, PackageLoader, StrictUndefined, TemplateError
 
 from dialectic.agents.participants import read_prompt_file
-from dialectic.domain import DebateState, PromptSource, Usage, utc_now
-from dialectic.errors import DialecticError, InvalidArgumentsError, ProviderError
+from dialectic.core.domain import DebateState, PromptSource, Usage, utc_now
+from dialectic.core.errors import DialecticError, InvalidArgumentsError, ProviderError
 from dialectic.eval.config import EvaluatorConfig, LoadedEvalConfig
 from dialectic.eval.patterns import evaluation_pattern
 from dialectic.eval.scores import CRITERIA, CRITERION_KEYS, MAX_SCORE, MIN_SCORE, EvaluationOutput, Spread, spread

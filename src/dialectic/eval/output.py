@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 from rich.table import Table
 
-from dialectic.errors import DialecticError, InvalidArgumentsError
+from dialectic.core.errors import DialecticError, InvalidArgumentsError
 from dialectic.eval.evaluator import EvaluationReport, EvaluatorOutcome
 from dialectic.eval.scores import CRITERIA, CRITERION_KEYS, Spread
 

@@ -27,8 +27,11 @@ import anthropic
 import httpx2
 from anthropic.types import Message as AnthropicMessage
 
-from dialectic.domain import Usage
-from dialectic.errors import InvalidResponse, ProviderAuthError, ProviderError, ProviderTimeout, ProviderUnavailable
+from dialectic.core.domain import Usage
+from dialectic.core.errors import (
+    InvalidResponse,
+    ProviderError,
+)
 from dialectic.llm.base import (
     FINISH_LENGTH,
     FINISH_STOP,
@@ -39,8 +42,8 @@ from dialectic.llm.base import (
     Message,
     ToolCall,
 )
-from dialectic.llm.retry import error_for_status
-from dialectic.llm.timeouts import http_timeout_parts, silence_message
+from dialectic.llm.provider_errors import SdkErrors, StatusDetails, translate
+from dialectic.llm.timeouts import http_timeout_parts
 from dialectic.llm.wire_timing import EVENT_HOOKS, measure
 
 DEFAULT_MAX_TOKENS = 1024
@@ -119,49 +122,29 @@ def _usage(
     )
 
 
+def _status_details(error: Exception) -> StatusDetails:
+    assert isinstance(error, anthropic.APIStatusError)
+    message = error.api_message or (error.body if isinstance(error.body, str) else None)
+    return StatusDetails(message, error.error_code or (str(error.type) if error.type else None))
+
+
+SDK_ERRORS = SdkErrors(
+    timeout=anthropic.APITimeoutError,
+    connection=anthropic.APIConnectionError,
+    response_validation=anthropic.APIResponseValidationError,
+    status=anthropic.APIStatusError,
+    stream=anthropic.APIError,
+    status_details=_status_details,
+    credentials=anthropic.CredentialsError,
+)
+
+
 def translate_error(
     error: Exception, *, model: str, provider: str = PROVIDER, timeout_s: float | None = None
 ) -> ProviderError:
-    """The ``dialectic.errors`` exception for an ``anthropic`` SDK failure (or a body that is not JSON).
-
-    ``timeout_s`` is the per-call timeout that was in force, named in a timeout's message."""
-    if isinstance(error, ProviderError):
-        return error
-    if isinstance(error, anthropic.APITimeoutError):
-        return ProviderTimeout(silence_message(provider, model, timeout_s), provider=provider)
-    if isinstance(error, anthropic.APIConnectionError):
-        url = error.request.url
-        where = f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
-        return ProviderUnavailable(f"{provider}: cannot connect to {where}", provider=provider)
-    if isinstance(error, anthropic.APIResponseValidationError):
-        return InvalidResponse(
-            f"{provider}: unexpected response shape ({error.status_code}) from model {model}",
-            provider=provider,
-            status_code=error.status_code,
-        )
-    if isinstance(error, anthropic.APIStatusError):
-        message = error.api_message or (error.body if isinstance(error.body, str) else None)
-        return error_for_status(
-            provider,
-            error.status_code,
-            model=model,
-            message=message,
-            code=error.error_code or (str(error.type) if error.type else None),
-            headers=error.response.headers,
-        )
-    if isinstance(error, anthropic.APIError):
-        return ProviderUnavailable(
-            f"{provider}: the stream reported an error on model {model}", provider=provider, detail=error.message
-        )
-    if isinstance(error, httpx2.TimeoutException):  # raised as is by the SDK while a stream is read
-        return ProviderTimeout(silence_message(provider, model, timeout_s), provider=provider)
-    if isinstance(error, httpx2.TransportError):
-        return ProviderUnavailable(f"{provider}: the connection broke off during a reply of {model}", provider=provider)
-    if isinstance(error, anthropic.CredentialsError):
-        return ProviderAuthError(f"{provider}: no usable credentials: {error}", provider=provider)
-    if isinstance(error, ValueError):
-        return InvalidResponse(f"{provider}: malformed response from model {model} (not valid JSON)", provider=provider)
-    return ProviderError(f"{provider}: {error}", provider=provider)
+    """The ``dialectic.core.errors`` exception for an ``anthropic`` SDK failure (or a body that is not JSON),
+    by the one table of :mod:`dialectic.llm.provider_errors`; ``timeout_s`` is named in a timeout's message."""
+    return translate(error, SDK_ERRORS, provider=provider, model=model, timeout_s=timeout_s)
 
 
 def _tool_call(call_id: str, name: str, arguments: object) -> ToolCall:

@@ -1,7 +1,7 @@
 """The one protocol every LLM provider implements, and the data it speaks.
 
 A provider turns a :class:`CompletionRequest` into a :class:`Completion` (or a stream of
-:class:`Delta`). Providers translate their SDK's errors into ``dialectic.errors``
+:class:`Delta`). Providers translate their SDK's errors into ``dialectic.core.errors``
 (``ProviderAuthError``, ``RateLimited``, ``ProviderUnavailable``, ``ProviderTimeout``,
 ``InvalidResponse``, ``BadRequest``, ``ModelNotFound``, ``ContextWindowExceeded``) and do not
 retry on their own: retries, continuation of cut-off replies and structured-output repair are
@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from dialectic.domain import Usage
+from dialectic.core.domain import Usage
 
 Role = Literal["system", "user", "assistant", "tool"]
 

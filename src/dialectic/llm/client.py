@@ -29,8 +29,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from dialectic.domain import Usage
-from dialectic.errors import ContextWindowExceeded, ProviderError
+from dialectic.core.domain import Usage
+from dialectic.core.errors import ContextWindowExceeded, ProviderError
 from dialectic.llm.base import (
     Completion,
     CompletionRequest,

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from dialectic.errors import ConfigError
+from dialectic.core.errors import ConfigError
 
 Progress = Callable[[str], None]
 Locator = Callable[[str], Path]

@@ -38,8 +38,8 @@ from collections.abc import AsyncIterator, Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from dialectic.domain import Usage
-from dialectic.errors import ConfigError, ContextWindowExceeded, InvalidResponse, ProviderError, ProviderTimeout
+from dialectic.core.domain import Usage
+from dialectic.core.errors import ConfigError, ContextWindowExceeded, InvalidResponse, ProviderError, ProviderTimeout
 from dialectic.llm.base import (
     FINISH_LENGTH,
     FINISH_STOP,

@@ -22,7 +22,7 @@ Tools (native function calling) go out in each API's shape: Chat Completions' ``
 ``{"type": "function", "function": {…}}`` with ``tool_calls`` on assistant messages and ``tool``
 messages answering them; the Responses API's function tools, with ``function_call`` and
 ``function_call_output`` input items. An endpoint that answers a request with tools by a 400
-speaking of tools or functions raises :class:`~dialectic.errors.ToolsUnsupported`, so the
+speaking of tools or functions raises :class:`~dialectic.core.errors.ToolsUnsupported`, so the
 caller can fall back to pasting the context.
 """
 
@@ -37,8 +37,8 @@ from typing import Any, ClassVar
 import httpx2
 import openai
 
-from dialectic.domain import Usage
-from dialectic.errors import (
+from dialectic.core.domain import Usage
+from dialectic.core.errors import (
     BadRequest,
     ContextWindowExceeded,
     InvalidResponse,
@@ -59,7 +59,8 @@ from dialectic.llm.base import (
     ToolCall,
 )
 from dialectic.llm.json_text import parse_json_text
-from dialectic.llm.retry import error_for_status, is_about_model
+from dialectic.llm.provider_errors import SdkErrors, StatusDetails, translate
+from dialectic.llm.retry import is_about_model
 from dialectic.llm.sse import server_events
 from dialectic.llm.timeouts import http_timeout_parts, silence_message
 from dialectic.llm.tool_arguments import arguments_json, parse_arguments
@@ -127,44 +128,27 @@ def responses_endpoint_missing(error: openai.APIStatusError, model: str) -> bool
     return error.status_code == 404 and not is_about_model(message, code, model)
 
 
-def translate_error(error: Exception, *, provider: str, model: str, timeout_s: float | None = None) -> ProviderError:
-    """The ``dialectic.errors`` exception for an ``openai`` SDK failure (or a body that is not JSON).
+def _status_details(error: Exception) -> StatusDetails:
+    body = getattr(error, "body", None)
+    message, code = _server_message(body)
+    window, prompt_tokens = _window_sizes(body)
+    return StatusDetails(message, code or _error_type(body), window, prompt_tokens)
 
-    ``timeout_s`` is the per-call timeout that was in force, named in a timeout's message."""
-    if isinstance(error, ProviderError):
-        return error
-    if isinstance(error, openai.APITimeoutError):
-        return ProviderTimeout(silence_message(provider, model, timeout_s), provider=provider)
-    if isinstance(error, openai.APIConnectionError):
-        url = error.request.url
-        where = f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "")
-        return ProviderUnavailable(f"{provider}: cannot connect to {where}", provider=provider)
-    if isinstance(error, openai.APIResponseValidationError):
-        return InvalidResponse(
-            f"{provider}: unexpected response shape ({error.status_code}) from model {model}",
-            provider=provider,
-            status_code=error.status_code,
-        )
-    if isinstance(error, openai.APIStatusError):
-        message, code = _server_message(error.body)
-        window, prompt_tokens = _window_sizes(error.body)
-        return error_for_status(
-            provider,
-            error.status_code,
-            model=model,
-            message=message,
-            code=code or _error_type(error.body),
-            headers=error.response.headers,
-            window=window,
-            prompt_tokens=prompt_tokens,
-        )
-    if isinstance(error, openai.APIError):
-        return ProviderUnavailable(
-            f"{provider}: the stream reported an error on model {model}", provider=provider, detail=error.message
-        )
-    if isinstance(error, ValueError):
-        return InvalidResponse(f"{provider}: malformed response from model {model} (not valid JSON)", provider=provider)
-    return ProviderError(f"{provider}: {error}", provider=provider)
+
+SDK_ERRORS = SdkErrors(
+    timeout=openai.APITimeoutError,
+    connection=openai.APIConnectionError,
+    response_validation=openai.APIResponseValidationError,
+    status=openai.APIStatusError,
+    stream=openai.APIError,
+    status_details=_status_details,
+)
+
+
+def translate_error(error: Exception, *, provider: str, model: str, timeout_s: float | None = None) -> ProviderError:
+    """The ``dialectic.core.errors`` exception for an ``openai`` SDK failure (or a body that is not JSON),
+    by the one table of :mod:`dialectic.llm.provider_errors`; ``timeout_s`` is named in a timeout's message."""
+    return translate(error, SDK_ERRORS, provider=provider, model=model, timeout_s=timeout_s)
 
 
 def _usage(input_tokens: int | None, output_tokens: int | None, total_tokens: int | None, details: Any = None) -> Usage:

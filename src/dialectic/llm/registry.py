@@ -20,10 +20,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
 
-from dialectic.config import DEFAULT_MODELS, AgentConfig, WireApi
-from dialectic.errors import ConfigError, MissingApiKeyError
+from dialectic.core.config import DEFAULT_MODELS, AgentConfig, WireApi
+from dialectic.core.errors import ConfigError, MissingApiKeyError
+from dialectic.core.redaction import note_key_env
 from dialectic.llm.base import LLMProvider
-from dialectic.redaction import note_key_env
 
 ENTRY_POINT_GROUP = "dialectic.providers"
 

@@ -1,7 +1,7 @@
 """Retries with exponential backoff and jitter, and the HTTP-status mapping that decides them.
 
 Adapters never retry on their own (their SDK clients are built with ``max_retries=0``): they
-translate every failure into ``dialectic.errors`` and :func:`with_retries` retries exactly the
+translate every failure into ``dialectic.core.errors`` and :func:`with_retries` retries exactly the
 errors whose ``retryable`` flag is set (``RateLimited``, ``ProviderUnavailable``,
 ``ProviderTimeout``, ``InvalidResponse``). :func:`error_for_status` is the one place that turns an
 HTTP status and the server's error message into that taxonomy, shared by the HTTP adapters.
@@ -19,7 +19,7 @@ from typing import Any, TypeVar, cast
 
 from tenacity import AsyncRetrying, RetryCallState, RetryError, retry_if_exception
 
-from dialectic.errors import (
+from dialectic.core.errors import (
     BadRequest,
     ContextWindowExceeded,
     ModelNotFound,

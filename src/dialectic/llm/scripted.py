@@ -16,8 +16,8 @@ from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from dialectic.domain import Usage
-from dialectic.errors import ContextWindowExceeded
+from dialectic.core.domain import Usage
+from dialectic.core.errors import ContextWindowExceeded
 from dialectic.llm.base import (
     FINISH_LENGTH,
     FINISH_STOP,
@@ -123,7 +123,7 @@ class ScriptedProvider:
 
     Its tokens are words (usage and :meth:`count_tokens` count them so). With ``window``, the model
     has a context window of that many: a prompt of ``window`` words or more is refused with
-    :class:`~dialectic.errors.ContextWindowExceeded` (naming the window and the prompt's size unless
+    :class:`~dialectic.core.errors.ContextWindowExceeded` (naming the window and the prompt's size unless
     ``names_sizes=False``) and recorded in ``refused``; :meth:`context_window` tells the window unless
     ``tells_window=False`` (a server that does not say).
     """

@@ -11,8 +11,8 @@ from __future__ import annotations
 import functools
 import importlib.util
 
-from dialectic.detectors import LexicalSimilarity, SimilarityModel
-from dialectic.errors import ConfigError
+from dialectic.core.errors import ConfigError
+from dialectic.similarity.detectors import LexicalSimilarity, SimilarityModel
 from dialectic.similarity.packaged_model import MINILM, Finder, ModelNotInstalled, install_command, libraries_installed
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from dialectic.errors import ConfigError
+from dialectic.core.errors import ConfigError
 from dialectic.similarity.bert import Array, BertConfig, Weights, normalise, sentence_embeddings
 from dialectic.similarity.embedding import Vectors
 from dialectic.similarity.packaged_model import MINILM, EmbeddingModelSpec, Finder, find_archive, read_members

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from importlib.machinery import ModuleSpec
 from pathlib import Path
 
-from dialectic.errors import ConfigError
+from dialectic.core.errors import ConfigError
 
 Finder = Callable[[str], ModuleSpec | None]
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from dialectic.detectors import SimilarityModel
+from dialectic.similarity.detectors import SimilarityModel
 
 Kind = Literal["paraphrase", "disagreement", "unrelated"]
 

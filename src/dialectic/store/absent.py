@@ -10,9 +10,9 @@ from __future__ import annotations
 import builtins
 from datetime import datetime, timedelta
 
-from dialectic.changes import Change, DebateCreated
-from dialectic.domain import DebateState
-from dialectic.errors import StoreError
+from dialectic.core.changes import Change, DebateCreated
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import StoreError
 from dialectic.store.base import ClosingStore, DebateListing, ListedDebate, PageKey, check_limit, not_found
 from dialectic.store.leases import DEFAULT_TTL, Lease, LeaseGrant, LeaseOwner, OwnerGoneCheck, owner_process_gone
 

@@ -1,6 +1,6 @@
 """The store port: where debates are kept, as an append-only log of changes.
 
-A backend appends :mod:`dialectic.changes` records and rebuilds a debate by folding them;
+A backend appends :mod:`dialectic.core.changes` records and rebuilds a debate by folding them;
 it never rewrites a whole debate. Besides the log it keeps a small per-debate index
 (:class:`DebateListing`, and what a page of the web listing shows: :class:`ListingDetails`)
 so listing debates never has to fold them, and each debate's lease
@@ -16,9 +16,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from types import TracebackType
-from typing import Any, Protocol, Self, runtime_checkable
+from typing import Protocol, Self, runtime_checkable
 
-from dialectic.changes import (
+from dialectic.core.changes import (
     Change,
     ContributionRecorded,
     DebateCreated,
@@ -30,8 +30,8 @@ from dialectic.changes import (
     fold,
     parse_change,
 )
-from dialectic.domain import ContributionMetadata, DebateState
-from dialectic.errors import DebateNotFoundError, StoreError
+from dialectic.core.domain import ContributionMetadata, DebateState
+from dialectic.core.errors import DebateNotFoundError, StoreError
 from dialectic.store.leases import DEFAULT_TTL, Lease, LeaseGrant, LeaseOwner, OwnerGoneCheck, owner_process_gone
 
 HEADLINE_MAX_CHARS = 100
@@ -308,7 +308,7 @@ def check_batch(debate_id: str, changes: Sequence[Change], *, exists: bool, loca
 
 
 def advance_listing(listing: DebateListing | None, change: Change) -> DebateListing:
-    """The listing after ``change``, following the same rules as :func:`dialectic.changes.apply_change`."""
+    """The listing after ``change``, following the same rules as :func:`dialectic.core.changes.apply_change`."""
     if isinstance(change, DebateCreated):
         state = change.state
         return DebateListing(
@@ -349,7 +349,7 @@ def tally_of(state: DebateState) -> TokenTally:
 
 
 def advance_tally(tally: TokenTally, change: Change) -> TokenTally:
-    """The tally after ``change``, following :func:`dialectic.changes.apply_change` (what replaces, what adds)."""
+    """The tally after ``change``, following :func:`dialectic.core.changes.apply_change` (what replaces, what adds)."""
     if isinstance(change, ContributionRecorded):
         return replace(tally, contributions=tally.contributions + call_tokens(change.contribution.metadata))
     if isinstance(change, SolutionRecorded):
@@ -365,12 +365,11 @@ def advance_tally(tally: TokenTally, change: Change) -> TokenTally:
 
 def details_of(state: DebateState) -> ListingDetails:
     """The details of a debate created with ``state``."""
-    debate: Any = state.config.get("debate")
-    settings: dict[str, Any] = debate if isinstance(debate, dict) else {}
+    saved = state.saved_config()
     return ListingDetails(
         first_line=first_line(state.problem)[:LINE_KEPT_CHARS],
-        rounds=settings.get("rounds"),
-        format=settings.get("format"),
+        rounds=saved.debate.rounds if saved is not None else None,
+        format=saved.debate.format if saved is not None else None,
         agents=tuple(agent.name for agent in state.agents),
         created_at=state.created_at,
         updated_at=state.updated_at,

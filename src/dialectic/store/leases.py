@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from pathlib import Path
 
-from dialectic.errors import DebateBusyError, LeaseLostError
+from dialectic.core.errors import DebateBusyError, LeaseLostError
 
 DEFAULT_TTL = timedelta(seconds=30)
 """How long a lease stays live after its last heartbeat."""

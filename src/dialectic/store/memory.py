@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 
-from dialectic.changes import Change, DebateCreated, dump_change
-from dialectic.domain import DebateState
-from dialectic.errors import StoreError
+from dialectic.core.changes import Change, DebateCreated, dump_change
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import StoreError
 from dialectic.store.base import (
     ClosingStore,
     DebateListing,

@@ -28,9 +28,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from dialectic.changes import Change, DebateCreated, dump_change, parse_change
-from dialectic.domain import DebateState, utc_now
-from dialectic.errors import StoreError
+from dialectic.core.changes import Change, DebateCreated, dump_change, parse_change
+from dialectic.core.domain import DebateState, utc_now
+from dialectic.core.errors import StoreError
 from dialectic.store.base import (
     ClosingStore,
     DebateListing,

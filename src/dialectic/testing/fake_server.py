@@ -71,7 +71,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType, TracebackType
 from typing import Any
 
-from dialectic.domain import Usage
+from dialectic.core.domain import Usage
 from dialectic.llm.base import Completion, CompletionRequest
 from dialectic.llm.scripted import Responder, ScriptedProvider
 from dialectic.testing.faults import (

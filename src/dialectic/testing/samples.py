@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from dialectic.config import ConfigModel
+from dialectic.core.config import ConfigModel
 
 
 class ConfidenceOutput(ConfigModel):

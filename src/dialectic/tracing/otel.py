@@ -40,10 +40,10 @@ from opentelemetry.sdk.trace.export import BatchSpanProcessor, SimpleSpanProcess
 from opentelemetry.sdk.trace.id_generator import RandomIdGenerator
 from opentelemetry.trace import Span, SpanKind, Status, StatusCode, Tracer, set_span_in_context
 
-from dialectic import events as ev
-from dialectic.domain import LedgerEntry, ToolCallRecord
+from dialectic.core import events as ev
+from dialectic.core.domain import LedgerEntry, ToolCallRecord
+from dialectic.core.errors import ProviderError
 from dialectic.engine.calls import CallInfo, CallWatch
-from dialectic.errors import ProviderError
 from dialectic.llm.base import Completion, CompletionRequest
 from dialectic.tracing.settings import TraceSettings
 
@@ -120,7 +120,7 @@ class DebateTracer:
         debate = self._debates.get(event.debate_id)
         if debate is None:
             return
-        if isinstance(event, ev.RoundStarted):
+        if isinstance(event, ev.RoundBegan):
             self._round(debate, event.round_number)
             debate.open_rounds.add(event.round_number)
         elif isinstance(event, ev.NodeStarted):

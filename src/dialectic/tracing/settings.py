@@ -22,7 +22,7 @@ import importlib.util
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from dialectic.errors import ConfigError
+from dialectic.core.errors import ConfigError
 
 DEFAULT_ENDPOINT = "http://localhost:4318/v1/traces"
 LANGFUSE_CLOUD = "https://cloud.langfuse.com"

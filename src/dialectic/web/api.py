@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, Query, Request, Response
@@ -12,16 +11,15 @@ from fastapi.responses import PlainTextResponse
 from pydantic import Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from dialectic.config import SystemConfig
-from dialectic.config_loader import check_prompt_files
-from dialectic.domain import DebateState, utc_now
-from dialectic.engine.api import CONFIG_DIR_KEY
-from dialectic.errors import DebateStateError
-from dialectic.web.context import WebContext
+from dialectic.core.config import SystemConfig
+from dialectic.core.domain import DebateState, utc_now
+from dialectic.core.errors import DebateStateError
+from dialectic.loading.setup import check_ready
 from dialectic.web.errors import ApiError
 from dialectic.web.listing import debates_page
 from dialectic.web.new_debate import ApiModel, NewDebate, resolve
 from dialectic.web.security import SESSION_COOKIE
+from dialectic.web.state import ServerState
 from dialectic.web.validation import strict_int
 from dialectic.web.views import STATUSES, export_text, options, report_text
 
@@ -30,12 +28,12 @@ POLL_S = 1.0
 PING_S = 15
 
 
-def context(request: Request) -> WebContext:
-    ctx: WebContext = request.app.state.web
+def context(request: Request) -> ServerState:
+    ctx: ServerState = request.app.state.web
     return ctx
 
 
-Ctx = Annotated[WebContext, Depends(context)]
+Ctx = Annotated[ServerState, Depends(context)]
 
 
 def authorized(request: Request) -> None:
@@ -265,22 +263,21 @@ def _download(text: str, media_type: str, filename: str) -> Response:
     )
 
 
-def _require_here(ctx: WebContext, debate_id: str) -> None:
+def _require_here(ctx: ServerState, debate_id: str) -> None:
     """404 for an unknown debate; 409 for one this server does not run (another process may)."""
     state = ctx.store.load(debate_id)
     if not ctx.runs.is_running(debate_id):
         raise DebateStateError(f"debate {debate_id} is not running on this server (status {state.status})")
 
 
-def _check_resumable(ctx: WebContext, state: DebateState) -> None:
+def _check_resumable(ctx: ServerState, state: DebateState) -> None:
     """What ``dialectic resume`` checks first: the saved configuration's prompt files and providers."""
     if not state.config:
         return
     saved = SystemConfig.model_validate(state.config)
-    check_prompt_files(saved, Path(str(state.config.get(CONFIG_DIR_KEY, "."))))
-    ctx.providers.check([*saved.participants(), saved.judge])
+    check_ready(saved, state.config_dir())
 
 
-def _json(ctx: WebContext, body: Any) -> Response:
+def _json(ctx: ServerState, body: Any) -> Response:
     """``body`` as JSON, with any secret value the server knows of replaced."""
     return Response(ctx.scrub(json.dumps(body, ensure_ascii=False)), media_type="application/json")

@@ -12,15 +12,15 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
-from dialectic.domain import utc_now
-from dialectic.errors import DialecticError
+from dialectic.core.domain import utc_now
+from dialectic.core.errors import DialecticError
 from dialectic.store import MEMORY_LOCATION
 from dialectic.store.base import DebateStore
 from dialectic.store.leases import STALE
 from dialectic.web.api import router, session_router
-from dialectic.web.context import WebContext
 from dialectic.web.errors import install_error_handlers
 from dialectic.web.security import PAGE_HEADERS, RequestGuard, is_loopback
+from dialectic.web.state import ServerState
 from dialectic.web.views import shown
 
 log = logging.getLogger(__name__)
@@ -35,7 +35,7 @@ def stale_debates(store: DebateStore) -> list[str]:
     return [d.id for d in store.list(status="running") if shown(store, d, now) == STALE]
 
 
-def server_paths(ctx: WebContext) -> dict[str, str]:
+def server_paths(ctx: ServerState) -> dict[str, str]:
     """The server's own locations, each with the words an error says instead (it must not name them)."""
     store, directory = "the server's debate store", "the server's configuration directory"
     paths = {str(ctx.server.directory.absolute()): directory, ctx.store.location: store}
@@ -44,7 +44,7 @@ def server_paths(ctx: WebContext) -> dict[str, str]:
     return paths
 
 
-def create_app(ctx: WebContext) -> FastAPI:
+def create_app(ctx: ServerState) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await _take_up_orphans(ctx)
@@ -87,7 +87,7 @@ def create_app(ctx: WebContext) -> FastAPI:
     return app
 
 
-async def _take_up_orphans(ctx: WebContext) -> None:
+async def _take_up_orphans(ctx: ServerState) -> None:
     """Say which debates a previous server (or CLI run) left running; resume them with ``--resume-orphans``."""
     orphans = stale_debates(ctx.store)
     if orphans and not ctx.settings.resume_orphans:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from dialectic.config import AgentConfig
-from dialectic.errors import ConfigError, InvalidArgumentsError
+from dialectic.core.config import AgentConfig
+from dialectic.core.errors import ConfigError, InvalidArgumentsError
 from dialectic.llm.registry import base_url_for, describe_known_providers, known_providers
 
 SettingsSpec = Mapping[str, "SettingsSpec | str | None"]

@@ -23,8 +23,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from dialectic.config_loader import field_path
-from dialectic.errors import (
+from dialectic.core.errors import (
     ConfigError,
     DebateBusyError,
     DebateNotFoundError,
@@ -35,6 +34,7 @@ from dialectic.errors import (
     ProviderError,
     StoreError,
 )
+from dialectic.loading.config import field_path
 
 log = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 """The event stream of each debate: its stored changes, replayable by id, and the live events between them.
 
 Each stored change goes out with its ``seq`` as the event id as soon as the engine saved it: the
-engine publishes :class:`~dialectic.events.ChangesSaved` with the changes and their numbers after
+engine publishes :class:`~dialectic.core.events.ChangesSaved` with the changes and their numbers after
 every append of a run, so the feed need not read them back. When those numbers do not follow on
 from the last change sent (changes saved without that event: a debate's first, or a resume's
 budget), and when a run starts or ends, the feed reads what is new from the store instead. A
@@ -22,9 +22,9 @@ import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from dialectic import events as ev
-from dialectic.changes import Change, DebateCreated, StatusChanged
-from dialectic.domain import utc_now
+from dialectic.core import events as ev
+from dialectic.core.changes import Change, DebateCreated, StatusChanged
+from dialectic.core.domain import utc_now
 from dialectic.store.base import DebateStore
 from dialectic.store.leases import owner_process_gone, shown_status
 from dialectic.web.presenter import change_payload, dumps, event_payload, live_name

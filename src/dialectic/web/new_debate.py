@@ -26,16 +26,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from dialectic.agents.participants import ROLE_TITLES
-from dialectic.config import AgentConfig, LimitsConfig, SystemConfig, TerminationCondition, TerminationType
-from dialectic.config_loader import (
+from dialectic.core.config import AgentConfig, LimitsConfig, SystemConfig, TerminationCondition, TerminationType
+from dialectic.core.errors import ConfigError, DialecticError, InvalidArgumentsError
+from dialectic.engine import DebateRequest
+from dialectic.llm.registry import default_model_for, describe_known_providers, known_providers
+from dialectic.loading.config import (
     apply_overrides,
     check_prompt_files,
     describe_validation_error,
     with_local_limits,
 )
-from dialectic.engine import DebateRequest
-from dialectic.errors import ConfigError, DialecticError, InvalidArgumentsError
-from dialectic.llm.registry import ProviderPool, default_model_for, describe_known_providers, known_providers
+from dialectic.loading.setup import check_providers
 from dialectic.web.client_config import Endpoint, check_endpoints, check_settings, endpoints_of, url_for
 from dialectic.web.errors import fields_error
 from dialectic.web.validation import encodable
@@ -178,7 +179,7 @@ def resolve(body: NewDebate, server: ServerConfig) -> ResolvedDebate:
     except ConfigError as exc:
         raise fields_error({"config" if body.config is not None else "agents": exc.message}) from None
     try:
-        ProviderPool().check([*resolved.participants(), resolved.judge])
+        check_providers(resolved)
     except ConfigError as exc:
         raise fields_error({"agents": exc.message}) from None
     request = DebateRequest(problem=text, config=resolved, config_dir=server.directory, clarify=body.clarify)

@@ -15,9 +15,9 @@ from typing import Any
 from pydantic import BaseModel
 from pydantic.alias_generators import to_camel
 
-from dialectic import events as ev
-from dialectic.changes import Change
-from dialectic.domain import ContributionMetadata, DebateState
+from dialectic.core import events as ev
+from dialectic.core.changes import Change
+from dialectic.core.domain import ContributionMetadata, DebateState
 from dialectic.web.markdown import render_markdown
 
 LIVE_EVENTS: dict[type[ev.Event], str] = {

@@ -2,7 +2,7 @@
 
 Every run goes through the engine, so through the store's lease: a debate another process
 runs (``dialectic resume`` in a terminal, another server) is refused with
-:class:`~dialectic.errors.DebateBusyError`, which the API answers with 409. A request that
+:class:`~dialectic.core.errors.DebateBusyError`, which the API answers with 409. A request that
 starts or resumes a run is answered once the run holds the lease (the debate then exists and
 is the run's), so whatever fails before that is the request's answer, and nothing is created.
 
@@ -21,10 +21,10 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from dialectic.domain import DebateState
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import DebateStateError, DialecticError
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.engine.pausing import RunControl
-from dialectic.errors import DebateStateError, DialecticError
 from dialectic.web.errors import ApiError
 
 log = logging.getLogger(__name__)

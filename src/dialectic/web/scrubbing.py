@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from dialectic.redaction import REDACTED, secret_values
+from dialectic.core.redaction import REDACTED, secret_values
 
 
 class SecretScrubber:

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 from fastapi import Request
 
-from dialectic.errors import InvalidArgumentsError
+from dialectic.core.errors import InvalidArgumentsError
 from dialectic.web.errors import NOSNIFF, ApiError, error_response
 
 TOKEN_ENV = "DIALECTIC_TOKEN"

@@ -7,11 +7,11 @@ from typing import Any, get_args
 
 from dialectic.agents.participants import ROLE_TITLES
 from dialectic.agents.templates import known_roles
-from dialectic.config import FORMATS, AgentConfig, TerminationCondition
-from dialectic.domain import DebateState, DebateStatus
-from dialectic.export import export_json
+from dialectic.core.config import FORMATS, AgentConfig, TerminationCondition
+from dialectic.core.domain import DebateState, DebateStatus
 from dialectic.llm.registry import known_providers
-from dialectic.report import render_report
+from dialectic.reporting.export import export_json
+from dialectic.reporting.report import render_report
 from dialectic.store.base import DebateListing, DebateStore, headline
 from dialectic.store.leases import STALE, owner_process_gone, shown_status
 from dialectic.web.client_config import CLIENT_SETTINGS, SettingsSpec
@@ -43,14 +43,14 @@ def shown(store: DebateStore, listing: DebateListing, now: datetime) -> str:
 
 def listing_row(state: DebateState, status: str) -> dict[str, Any]:
     """One line of the debates list: status, problem, rounds, agents, format, created, tokens."""
-    debate = state.config.get("debate", {})
+    saved = state.saved_config()
     return {
         "id": state.id,
         "status": status,
         "problem": _headline(state.problem),
         "currentRound": state.current_round,
-        "rounds": debate.get("rounds"),
-        "format": debate.get("format", "critique-refine"),
+        "rounds": saved.debate.rounds if saved is not None else None,
+        "format": saved.debate.format if saved is not None else "critique-refine",
         "agents": [agent.name for agent in state.agents],
         "createdAt": state.created_at.isoformat(),
         "updatedAt": state.updated_at.isoformat(),

@@ -374,7 +374,7 @@
     $("debate-live").textContent = text;
   }
 
-  // -- the stored changes, applied as the store applies them (dialectic.changes.apply_change)
+  // -- the stored changes, applied as the store applies them (dialectic.core.changes.apply_change)
 
   function roundAt(state, n, at) {
     let found = state.rounds.find((r) => r.roundNumber === n);
@@ -603,7 +603,7 @@
     $("debate-rounds").replaceChildren(...sections);
   }
 
-  // How much of its context window a participant's prompts took (dialectic.report_windows says it the same way).
+  // How much of its context window a participant's prompts took (dialectic.reporting.windows says it the same way).
   const WINDOW_VERBS = { summarize: "summarized", slide: "slid", fail: "failed on" };
   function windowText(use) {
     if (!use || !use.largestPrompt) return null;

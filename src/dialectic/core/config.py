@@ -1,6 +1,6 @@
 """Configuration: the shape of ``debate-config.json`` (camelCase), its defaults and validation.
 
-Pure data and pure functions; reading files lives in :mod:`dialectic.config_loader`.
+Pure data and pure functions; reading files lives in :mod:`dialectic.loading.config`.
 """
 
 from __future__ import annotations
@@ -132,7 +132,7 @@ DebateFormat = Literal[
     "critique-refine", "free-form", "round-limited", "structured", "convergence-seeking", "simultaneous", "vote"
 ]
 PROBLEM_KINDS: tuple[str, ...] = ("auto", "design", "reasoning")
-"""``debate.problemKind`` (see :mod:`dialectic.problem_kind`)."""
+"""``debate.problemKind`` (see :mod:`dialectic.engine.problem_kind`)."""
 
 FORMATS: tuple[str, ...] = (
     "critique-refine",
@@ -361,7 +361,7 @@ class SystemConfig(ConfigModel):
     debate: DebateSettings = Field(default_factory=DebateSettings)
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     pricing: dict[str, ModelPrice] = Field(default_factory=dict)
-    """``provider/model`` → price, over the built-in table (:mod:`dialectic.pricing`)."""
+    """``provider/model`` → price, over the built-in table (:mod:`dialectic.core.pricing`)."""
     allow_outside_prompts: bool = False
     """Set by ``--allow-outside-prompts`` only (never read from a file); saved with the debate for ``resume``."""
 

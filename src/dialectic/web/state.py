@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dialectic.core.events import EventBus
 from dialectic.engine import DebateEngine
-from dialectic.events import EventBus
 from dialectic.llm.registry import ProviderPool
 from dialectic.store.base import DebateStore
 from dialectic.web.feed import FeedHub
@@ -32,7 +32,7 @@ class ServeSettings:
 
 
 @dataclass
-class WebContext:
+class ServerState:
     store: DebateStore
     server: ServerConfig
     settings: ServeSettings
@@ -48,7 +48,7 @@ class WebContext:
 
 def build_context(
     store: DebateStore, server: ServerConfig, settings: ServeSettings, providers: ProviderPool | None = None
-) -> WebContext:
+) -> ServerState:
     """Wire the engine, its runs and the event feeds around ``store``; one engine for every debate."""
     pool = providers or ProviderPool()
     scrub = SecretScrubber([settings.token] if settings.token else [])
@@ -61,7 +61,7 @@ def build_context(
     hub = FeedHub(store, scrub, running_here)
     bus.subscribe(hub, deltas=True)
     runs = ServerRuns(DebateEngine(store, pool, bus), max_running=settings.max_running, on_end=hub.end)
-    return WebContext(
+    return ServerState(
         store=store,
         server=server,
         settings=settings,

@@ -1,6 +1,6 @@
 """Counting a vote on the final proposals: the rules ``majority``, ``supermajority``, ``weighted``, ``confidence``.
 
-Pure arithmetic over :class:`~dialectic.domain.Vote` records; asking the agents and anonymising
+Pure arithmetic over :class:`~dialectic.core.domain.Vote` records; asking the agents and anonymising
 the proposals is the engine's job. Every rule works the same way:
 
 1. each vote adds its *support* to the candidate it chose — 1 for ``majority`` and
@@ -24,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Collection, Mapping, Sequence
 
-from dialectic.domain import Vote, VoteOutcome, VoteRule
+from dialectic.core.domain import Vote, VoteOutcome, VoteRule
 
 DEFAULT_SUPERMAJORITY = 2 / 3
 """The share of the votes a ``supermajority`` needs when no threshold is given."""

@@ -8,7 +8,7 @@ one-line message and an exit status.
 
 from __future__ import annotations
 
-from dialectic.redaction import redact
+from dialectic.core.redaction import redact
 
 EXIT_SUCCESS = 0
 EXIT_GENERAL_ERROR = 1

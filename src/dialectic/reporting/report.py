@@ -22,7 +22,7 @@ import re
 from collections.abc import Iterable
 from datetime import UTC, datetime
 
-from dialectic.domain import (
+from dialectic.core.domain import (
     Contribution,
     ContributionMetadata,
     ContributionType,
@@ -34,15 +34,15 @@ from dialectic.domain import (
     Solution,
     ToolCallRecord,
 )
-from dialectic.report_deliberation import (
+from dialectic.reporting.deliberation import (
     assessment_blocks,
     protocol_facts,
     stance_rows,
     verdict_blocks,
     vote_blocks,
 )
-from dialectic.report_usage import totals_blocks
-from dialectic.report_windows import window_blocks
+from dialectic.reporting.usage import totals_blocks
+from dialectic.reporting.windows import window_blocks
 
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")

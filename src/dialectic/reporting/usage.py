@@ -1,13 +1,13 @@
 """The report's ``## Totals``: contributions, then the usage ledger's calls, tokens, cost and latency.
 
-Pure rendering, used by :mod:`dialectic.report`. Every figure about calls comes from the
-ledger (:mod:`dialectic.ledger`), as in every other view.
+Pure rendering, used by :mod:`dialectic.reporting.report`. Every figure about calls comes from the
+ledger (:mod:`dialectic.core.ledger`), as in every other view.
 """
 
 from __future__ import annotations
 
-from dialectic.domain import DebateState
-from dialectic.ledger import cost_text, entries_of, ledger_totals, totals_by_kind
+from dialectic.core.domain import DebateState
+from dialectic.core.ledger import cost_text, entries_of, ledger_totals, totals_by_kind
 
 
 def totals_blocks(state: DebateState) -> list[str]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Sequence
 
-from dialectic.errors import ConfigError
+from dialectic.core.errors import ConfigError
 
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "web": ("fastapi", "uvicorn", "sse_starlette", "markdown_it", "nh3"),

@@ -17,7 +17,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from dialectic.config import ModelPrice
+from dialectic.core.config import ModelPrice
 
 PRICES_AS_OF = "2025-10"
 """When the built-in prices were the providers' list prices."""

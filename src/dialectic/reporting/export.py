@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from dialectic.domain import DebateState
-from dialectic.ledger import entries_of, ledger_totals
+from dialectic.core.domain import DebateState
+from dialectic.core.ledger import entries_of, ledger_totals
 
 
 def export_json(state: DebateState) -> str:

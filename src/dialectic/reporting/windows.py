@@ -1,9 +1,9 @@
 """How much of its context window each participant's prompts took, in words: for ``--verbose``, ``show``
-and the report. Pure rendering of ``state.windows`` (see :class:`~dialectic.domain.WindowUse`)."""
+and the report. Pure rendering of ``state.windows`` (see :class:`~dialectic.core.domain.WindowUse`)."""
 
 from __future__ import annotations
 
-from dialectic.domain import DebateState, WindowUse
+from dialectic.core.domain import DebateState, WindowUse
 
 SOURCES = {
     "config": "configured",
@@ -60,7 +60,7 @@ def window_lines(state: DebateState) -> list[str]:
     uses = ordered_uses(state)
     if not uses:
         return []
-    strategy = state.config.get("debate", {}).get("contextStrategy", "summarize")
+    strategy = _strategy(state)
     return [f"Context windows (past 90%: {strategy}):", *(f"  {window_line(name, use)}" for name, use in uses)]
 
 
@@ -69,7 +69,7 @@ def window_blocks(state: DebateState) -> list[str]:
     uses = ordered_uses(state)
     if not uses:
         return []
-    strategy = state.config.get("debate", {}).get("contextStrategy", "summarize")
+    strategy = _strategy(state)
     rows = [
         "| Participant | Window | Largest prompt | Past 90% |",
         "| --- | --: | --: | --- |",
@@ -87,3 +87,9 @@ def window_blocks(state: DebateState) -> list[str]:
         f"applies `{strategy}` (debate.contextStrategy). Estimated counts are characters / 3."
     )
     return ["## Context windows", lead, "\n".join(rows)]
+
+
+def _strategy(state: DebateState) -> str:
+    """What the debate does past 90% of a window (``debate.contextStrategy``)."""
+    saved = state.saved_config()
+    return saved.debate.context_strategy if saved is not None else "summarize"

@@ -1,6 +1,6 @@
 """The debate's usage ledger, read: totals, totals per kind of call, and how money is written.
 
-Every call a debate makes is one :class:`~dialectic.domain.LedgerEntry` in ``state.ledger``
+Every call a debate makes is one :class:`~dialectic.core.domain.LedgerEntry` in ``state.ledger``
 (saved by the engine with the result it paid for). Every view — ``--verbose``, the report,
 ``show``, ``export``, ``bench`` — reads its figures from here, so they agree. Pure: no I/O.
 
@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from dialectic.domain import ContributionMetadata, DebateState, DebateSummary, LedgerEntry
+from dialectic.core.domain import ContributionMetadata, DebateState, DebateSummary, LedgerEntry
 
 
 @dataclass(frozen=True)

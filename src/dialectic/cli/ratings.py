@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
-from dialectic.domain import DebateState, Participant
+from dialectic.core.domain import DebateState, Participant
 
 RatingKey = Literal["model", "agent"]
 RATING_KEYS: tuple[RatingKey, ...] = ("model", "agent")

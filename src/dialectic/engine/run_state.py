@@ -8,14 +8,15 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
-from dialectic import events as ev
+from dialectic.agents.participants import Speaker
 from dialectic.agents.tool_loop import observing_tools
-from dialectic.changes import Change, ContributionRecorded, apply_change
-from dialectic.config import BudgetSettings
 from dialectic.context.history import format_clarifications
-from dialectic.domain import (
+from dialectic.core import events as ev
+from dialectic.core.changes import Change, ContributionRecorded, apply_change
+from dialectic.core.config import BudgetSettings
+from dialectic.core.domain import (
     CallStatus,
     Contribution,
     ContributionMetadata,
@@ -23,39 +24,47 @@ from dialectic.domain import (
     DebateState,
     ToolCallRecord,
 )
+from dialectic.core.errors import ProviderError
+from dialectic.core.events import EventBus
+from dialectic.core.ledger import LedgerTotals
+from dialectic.core.pricing import PriceTable
 from dialectic.engine.budget import BudgetGuard
 from dialectic.engine.calls import CallInfo, CallScope, CallWatch, CallWatcher
 from dialectic.engine.files_access import FilesAccess
 from dialectic.engine.ledger_book import LedgerBook
 from dialectic.engine.pausing import PauseRequested, RunControl
+from dialectic.engine.roster import Roster
 from dialectic.engine.windows import WindowBook
-from dialectic.errors import ProviderError
-from dialectic.events import EventBus
-from dialectic.ledger import LedgerTotals
 from dialectic.llm.base import Completion
 from dialectic.llm.client import RetryHook, streaming_to
 from dialectic.llm.observe import observing
-from dialectic.pricing import PriceTable
 from dialectic.store.base import DebateStore
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-if TYPE_CHECKING:
-    from dialectic.agents.participants import Speaker
-    from dialectic.engine.roster import Roster
-    from dialectic.engine.work import DebateWork
+
+class Work(Protocol):
+    """The debate's scheduled work (:class:`~dialectic.engine.work.DebateWork`), as the run holds it.
+
+    A protocol, not the class: the work is built on this module's :class:`RunState`."""
+
+    def start_rounds(self, first: int) -> None: ...
+
+    async def discard_beyond(self, number: int) -> None: ...
+
+    async def cancel(self) -> None: ...
 
 
 @dataclass
-class RunContext:
+class RunState:
     state: DebateState
     store: DebateStore
     bus: EventBus
     roster: Roster
     last_progress: float = field(default_factory=time.monotonic)
     """When work was last saved (``time.monotonic``): the turn formats' round timeout measures from it."""
-    work: DebateWork | None = None
+    work: Work | None = None
     """The debate's task graph for this run; built by the first node that needs it."""
     control: RunControl = field(default_factory=RunControl)
     """Counts the calls in flight and refuses new ones once a pause was requested."""
@@ -103,7 +112,7 @@ class RunContext:
         self.last_progress = time.monotonic()
         self.emit(ev.ChangesSaved(self.debate_id, last_seq, saved))
         for call in calls:
-            self.emit(ev.CallRecorded(self.debate_id, call.entry))
+            self.emit(ev.CallSaved(self.debate_id, call.entry))
 
     def defer(self, change: Change, event: ev.Event | None = None) -> None:
         """Save ``change`` with the cursor move that ends this node (one transaction), then announce ``event``."""
@@ -147,7 +156,7 @@ class RunContext:
     ) -> T:
         """Await one LLM call between ``AgentStarted`` and ``AgentCompleted`` (``ok`` says how it ended).
 
-        The reply streams as :class:`~dialectic.events.TokenDelta` events while a subscriber wants
+        The reply streams as :class:`~dialectic.core.events.TokenDelta` events while a subscriber wants
         them. A pausing run refuses the call before it starts (:class:`PauseRequested`). Every
         provider request the call makes is observed (:class:`~dialectic.engine.calls.CallScope`):
         the budget is asked first, the tokens and cost are counted, the watchers are told; the

@@ -20,7 +20,7 @@ import yaml
 from pydantic import ValidationError
 
 from dialectic.agents.templates import FALLBACK_ROLE, known_roles
-from dialectic.config import (
+from dialectic.core.config import (
     CONTEXT_MODES,
     DEFAULT_MODELS,
     FORMATS,
@@ -31,10 +31,10 @@ from dialectic.config import (
     min_rounds,
     too_few_rounds,
 )
-from dialectic.config_keys import unknown_key_warnings
-from dialectic.errors import ConfigError, DialecticError, InvalidArgumentsError
+from dialectic.core.errors import ConfigError, DialecticError, InvalidArgumentsError
+from dialectic.core.files import CONFIG_FILE, PROMPT_FILE, read_user_bytes, read_user_text
 from dialectic.llm.registry import default_model_for, describe_known_providers, known_providers
-from dialectic.user_files import CONFIG_FILE, PROMPT_FILE, read_user_bytes, read_user_text
+from dialectic.loading.keys import unknown_key_warnings
 
 DEFAULT_CONFIG_FILENAME = "debate-config.json"
 FLAG_ONLY_KEYS: dict[str, str] = {

@@ -11,10 +11,16 @@ from __future__ import annotations
 import json
 import secrets
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
+
+from dialectic.core.config import SystemConfig
+
+CONFIG_DIR_KEY = "configDir"
+"""The key the directory of a debate's configuration is saved under, beside the configuration."""
 
 
 def utc_now() -> datetime:
@@ -526,7 +532,7 @@ class DebateState(Model):
     """Agents out of the debate, in the order they were dropped (a resumed failed debate clears them)."""
     discarded: list[DiscardedWork] = Field(default_factory=list)
     ledger: list[LedgerEntry] = Field(default_factory=list)
-    """Every call the debate made, in the order they were saved (see :mod:`dialectic.ledger`)."""
+    """Every call the debate made, in the order they were saved (see :mod:`dialectic.core.ledger`)."""
     windows: dict[str, WindowUse] = Field(default_factory=dict)
     """Participant id → how much of its context window its prompts took (see :class:`WindowUse`)."""
     trace_id: str | None = None
@@ -535,7 +541,8 @@ class DebateState(Model):
     agents: list[Participant] = Field(default_factory=list)
     judge: Participant | None = None
     config: dict[str, Any] = Field(default_factory=dict)
-    """The resolved configuration (camelCase) the debate runs with; resume rebuilds from it."""
+    """The resolved configuration (camelCase, the seed's shape) the debate runs with; resume rebuilds from
+    it. Read it through :meth:`saved_config` and :meth:`config_dir`, typed."""
     error: str | None = None
     failure_reason: str | None = None
     """Why a failed debate stopped, when it is a reason a user acts on (``budget``)."""
@@ -543,6 +550,14 @@ class DebateState(Model):
     """The node the runner will execute next; ``None`` once the debate has ended."""
     created_at: datetime = Field(default_factory=utc_now)
     updated_at: datetime = Field(default_factory=utc_now)
+
+    def saved_config(self) -> SystemConfig | None:
+        """The configuration the debate runs with, typed (``None`` when none was saved)."""
+        return SystemConfig.model_validate(self.config) if self.config else None
+
+    def config_dir(self) -> Path:
+        """The directory the saved configuration's prompt and context paths resolve in."""
+        return Path(str(self.config.get(CONFIG_DIR_KEY, ".")))
 
     def round(self, number: int) -> DebateRound:
         found = self.find_round(number)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Literal, assert_never
 
 from pydantic import Field, TypeAdapter
 
-from dialectic.domain import (
+from dialectic.core.domain import (
     AgentClarifications,
     Contribution,
     DebateRound,
@@ -230,67 +230,72 @@ def dump_change(change: Change) -> str:
 
 
 def apply_change(state: DebateState | None, change: Change) -> DebateState:
-    """Apply one change. Only :class:`DebateCreated` may start from ``None``. Mutates and returns ``state``."""
+    """Apply one change. Only :class:`DebateCreated` may start from ``None``. Mutates and returns ``state``.
+
+    One case per kind of change; the type checker proves the cases total (``assert_never``)."""
     if isinstance(change, DebateCreated):
         return change.state.model_copy(deep=True)
     if state is None:
         raise ValueError(f"change '{change.kind}' before the debate was created")
-    if isinstance(change, StatusChanged):
-        state.status = change.status
-        state.error = change.error
-        state.failure_reason = change.reason
-    elif isinstance(change, RoundStarted):
-        started = _round_at(state, change.round_number, change.at)
-        started.phase = change.phase or started.phase
-        state.current_round = max(state.current_round, change.round_number)
-    elif isinstance(change, ContributionRecorded):
-        _round_at(state, change.round_number, change.at).contributions.append(change.contribution)
-    elif isinstance(change, SummaryRecorded):
-        _round_at(state, change.round_number, change.at).summaries[change.summary.agent_id] = change.summary
-    elif isinstance(change, JudgeSummaryRecorded):
-        state.judge_summary = change.summary
-    elif isinstance(change, QuestionsAsked):
-        _merge_questions(state, change.groups)
-        state.clarification_iterations = max(state.clarification_iterations, change.iteration)
-    elif isinstance(change, AnswersRecorded):
-        for item in state.clarification_items():
-            if item.id in change.answers:
-                item.answer = change.answers[item.id]
-    elif isinstance(change, EvaluationRecorded):
-        state.round(change.round_number).evaluation = change.evaluation
-    elif isinstance(change, SolutionRecorded):
-        state.final_solution = change.solution
-    elif isinstance(change, ParticipantDropped):
-        if change.dropped.agent_id not in state.dropped_ids():
-            state.dropped.append(change.dropped)
-    elif isinstance(change, ParticipantsReinstated):
-        state.dropped = [d for d in state.dropped if d.agent_id not in change.agent_ids]
-    elif isinstance(change, WorkDiscarded):
-        state.discarded.append(change.discarded)
-    elif isinstance(change, PersonasAssigned):
-        by_id = {s.agent_id: s for s in change.stances}
-        for agent in state.agents:
-            if agent.id in by_id:
-                agent.position, agent.persona = by_id[agent.id].position, by_id[agent.id].persona
-        state.personas_assigned = True
-    elif isinstance(change, AssessmentRecorded):
-        _round_at(state, change.assessment.round_number, change.at).assessment = change.assessment
-    elif isinstance(change, DebateStoppedEarly):
-        state.stopped_early = change.stop
-    elif isinstance(change, VoteRecorded):
-        state.vote = change.outcome
-    elif isinstance(change, VerdictRecorded):
-        state.verdict = change.verdict
-    elif isinstance(change, CallRecorded):
-        state.ledger.append(change.entry)
-    elif isinstance(change, BudgetChanged):
-        _set_budget(state, change)
-    elif isinstance(change, WindowNoted):
-        state.windows[change.use.agent_id] = change.use
-    elif isinstance(change, WindowsSized):
-        _set_windows(state, change)
-    elif isinstance(change, CursorMoved):
-        state.next_node = change.next_node
+    match change:
+        case StatusChanged():
+            state.status = change.status
+            state.error = change.error
+            state.failure_reason = change.reason
+        case RoundStarted():
+            started = _round_at(state, change.round_number, change.at)
+            started.phase = change.phase or started.phase
+            state.current_round = max(state.current_round, change.round_number)
+        case ContributionRecorded():
+            _round_at(state, change.round_number, change.at).contributions.append(change.contribution)
+        case SummaryRecorded():
+            _round_at(state, change.round_number, change.at).summaries[change.summary.agent_id] = change.summary
+        case JudgeSummaryRecorded():
+            state.judge_summary = change.summary
+        case QuestionsAsked():
+            _merge_questions(state, change.groups)
+            state.clarification_iterations = max(state.clarification_iterations, change.iteration)
+        case AnswersRecorded():
+            for item in state.clarification_items():
+                if item.id in change.answers:
+                    item.answer = change.answers[item.id]
+        case EvaluationRecorded():
+            state.round(change.round_number).evaluation = change.evaluation
+        case SolutionRecorded():
+            state.final_solution = change.solution
+        case ParticipantDropped():
+            if change.dropped.agent_id not in state.dropped_ids():
+                state.dropped.append(change.dropped)
+        case ParticipantsReinstated():
+            state.dropped = [d for d in state.dropped if d.agent_id not in change.agent_ids]
+        case WorkDiscarded():
+            state.discarded.append(change.discarded)
+        case PersonasAssigned():
+            by_id = {s.agent_id: s for s in change.stances}
+            for agent in state.agents:
+                if agent.id in by_id:
+                    agent.position, agent.persona = by_id[agent.id].position, by_id[agent.id].persona
+            state.personas_assigned = True
+        case AssessmentRecorded():
+            _round_at(state, change.assessment.round_number, change.at).assessment = change.assessment
+        case DebateStoppedEarly():
+            state.stopped_early = change.stop
+        case VoteRecorded():
+            state.vote = change.outcome
+        case VerdictRecorded():
+            state.verdict = change.verdict
+        case CallRecorded():
+            state.ledger.append(change.entry)
+        case BudgetChanged():
+            _set_budget(state, change)
+        case WindowNoted():
+            state.windows[change.use.agent_id] = change.use
+        case WindowsSized():
+            _set_windows(state, change)
+        case CursorMoved():
+            state.next_node = change.next_node
+        case _:
+            assert_never(change)
     state.updated_at = change.at
     return state
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from typing import Protocol
 
-from dialectic.domain import RoundAssessment
+from dialectic.core.domain import RoundAssessment
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOPWORDS = frozenset(

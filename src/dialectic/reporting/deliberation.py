@@ -1,6 +1,6 @@
 """The report's sections for what the protocols add: round assessments, the vote, the verdict, stances.
 
-Pure rendering, used by :mod:`dialectic.report`; names come in through ``name`` so both
+Pure rendering, used by :mod:`dialectic.reporting.report`; names come in through ``name`` so both
 modules show participants the same way.
 """
 
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dialectic.domain import RUBRIC, DebateState, RoundAssessment, Verdict, VoteOutcome
+from dialectic.core.domain import RUBRIC, DebateState, RoundAssessment, Verdict, VoteOutcome
 
 Name = Callable[[str], str]
 
@@ -103,7 +103,7 @@ def verdict_blocks(verdict: Verdict, name: Name) -> list[str]:
 
 def protocol_facts(state: DebateState) -> list[str]:
     """Header lines: the format and why the debate stopped early, when it did."""
-    fmt = str(state.config.get("debate", {}).get("format", "critique-refine"))
+    fmt = debate_format(state)
     facts = [f"- **Format:** {fmt}"]
     if state.stopped_early is not None:
         facts.append(
@@ -119,3 +119,9 @@ def stance_rows(state: DebateState) -> list[str]:
         for a in state.agents
         if a.position or a.persona
     ]
+
+
+def debate_format(state: DebateState) -> str:
+    """The deliberation protocol the debate runs (``critique-refine`` when none was saved)."""
+    saved = state.saved_config()
+    return saved.debate.format if saved is not None else "critique-refine"

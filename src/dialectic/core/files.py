@@ -21,7 +21,7 @@ import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from dialectic.errors import ConfigError, DialecticError, InvalidArgumentsError
+from dialectic.core.errors import ConfigError, DialecticError, InvalidArgumentsError
 
 KB = 1024
 MB = 1024 * KB

@@ -16,8 +16,8 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from dialectic.changes import Change
-from dialectic.domain import (
+from dialectic.core.changes import Change
+from dialectic.core.domain import (
     AgentClarifications,
     Contribution,
     DebateSummary,
@@ -65,7 +65,7 @@ class DebateStarted(Event):
 
 
 @dataclass(frozen=True)
-class RoundStarted(Event):
+class RoundBegan(Event):
     round_number: int
     total_rounds: int
 
@@ -101,7 +101,7 @@ class NodeFinished(Event):
 
 
 @dataclass(frozen=True)
-class CallRecorded(Event):
+class CallSaved(Event):
     """A call's ledger entry was saved (with the result it paid for)."""
 
     entry: LedgerEntry
@@ -148,19 +148,19 @@ class TokenDelta(Event):
 
 
 @dataclass(frozen=True)
-class ParticipantDropped(Event):
+class ParticipantRemoved(Event):
     agent_name: str
     dropped: DroppedParticipant
     remaining: int
 
 
 @dataclass(frozen=True)
-class WorkDiscarded(Event):
+class WorkAbandoned(Event):
     discarded: DiscardedWork
 
 
 @dataclass(frozen=True)
-class PersonasAssigned(Event):
+class PersonasGiven(Event):
     agents: tuple[Participant, ...]
     """Every agent, with the position and persona the judge gave it."""
 
