@@ -26,10 +26,12 @@ LAYERS: dict[str, int] = {
     "tracing": 5,
     "loading": 5,  # configuration files in, a checked configuration out
     "testing": 5,  # the scripted model and fake servers that ship for tests
-    "bench": 6,
-    "eval": 6,
-    "web": 6,
-    "cli": 7,  # the command line: may start any of the entry points below it
+    "front": 6,  # the public Python API (``import dialectic``)
+    "bench": 7,
+    "eval": 7,
+    "web": 7,
+    "mcp_server": 7,
+    "cli": 8,  # the command line: may start any of the entry points below it
 }
 """Each package's layer: it may import only from lower layers (and itself)."""
 ROOT_MODULES = {"__init__", "__main__"}

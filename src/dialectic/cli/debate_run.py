@@ -84,13 +84,14 @@ def run_debate(
         context_dir=context,
         context_mode=context_mode,
     )
-    prepared = prepare_config(config, overrides, size_local=True)
+    prepared = prepare_config(config, overrides, size_local=True, check=False)
+    resolved = prepared.config
+    text = resolve_problem(problem, problem_file, resolved.limits)
     for line in prepared.notes:
         term.line(line)
     for warning in prepared.warnings:
         term.warning(warning)
-    resolved = prepared.config
-    text = resolve_problem(problem, problem_file, resolved.limits)
+    check_ready(resolved, prepared.directory)
     asks = clarify or resolved.debate.interactive_clarifications
     if answer_book is not None and not asks:
         term.warning("--answers is not used without --clarify: no clarifying questions will be asked")

@@ -65,7 +65,7 @@ class PreparedConfig:
 
 
 def prepare_config(
-    path: Path | None = None, overrides: Overrides | None = None, *, size_local: bool = False
+    path: Path | None = None, overrides: Overrides | None = None, *, size_local: bool = False, check: bool = True
 ) -> PreparedConfig:
     """Load ``path`` (else ``./debate-config.json`` if it exists, else the defaults), apply ``overrides``, check.
 
@@ -73,7 +73,8 @@ def prepare_config(
     it (a key in the environment, else the embedded local model), and said in ``notes``. With
     ``size_local`` a debate on the local model without a file is sized to a few minutes on a CPU
     (unless the overrides chose rounds or roles). Raises the configuration's errors (exit 2 or 4):
-    nothing is created before they pass."""
+    nothing is created before they pass. ``check=False`` leaves :func:`check_ready` to the caller
+    (the CLI checks the problem first, so that a mistake in it is the first thing said)."""
     wanted = overrides or Overrides()
     loaded = load_config(path or Path(DEFAULT_CONFIG_FILENAME), explicit=path is not None)
     warnings = list(loaded.warnings)
@@ -100,7 +101,8 @@ def prepare_config(
         notes += [sizing] if sizing else []
     resolved = with_limits(with_local_limits(resolved), wanted.budget_usd, wanted.budget_tokens)
     resolved = with_context_flags(resolved, wanted.context_dir, wanted.context_mode, config_dir=loaded.directory)
-    check_ready(resolved, loaded.directory)
+    if check:
+        check_ready(resolved, loaded.directory)
     return PreparedConfig(resolved, loaded.directory, loaded.path, warnings + override_warnings, notes)
 
 

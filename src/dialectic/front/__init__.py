@@ -1,0 +1,1 @@
+"""The public Python API: what ``import dialectic`` offers (see :mod:`dialectic`)."""

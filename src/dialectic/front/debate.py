@@ -1,0 +1,263 @@
+"""``Debate``: run, stream, resume and read debates from a Python program.
+
+One object holds what a debate runs with (a configuration, from a file or built here) and where
+debates are kept (the store the CLI uses, unless told otherwise). ``run`` and ``run_sync`` give
+a :class:`~dialectic.front.results.DebateResult`; ``stream`` yields the engine's typed events as
+they happen (token deltas included) and ends with :class:`~dialectic.front.results.Finished`.
+Configurations go through the same front door as ``dialectic debate``
+(:func:`dialectic.loading.setup.prepare_config`): a provider is chosen as the CLI chooses it
+when nothing names one, and everything is checked before a debate is created.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from dialectic.core.config import AgentConfig, SystemConfig
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import InvalidArgumentsError
+from dialectic.core.events import Event, EventBus
+from dialectic.engine.api import DebateEngine, DebateRequest
+from dialectic.front.results import DebateResult, Finished
+from dialectic.llm.registry import ProviderPool, default_model_for
+from dialectic.loading.setup import Overrides, check_ready, prepare_config
+from dialectic.store import MEMORY_LOCATION, DebateListing, DebateStore, MemoryStore, open_store
+
+T = TypeVar("T")
+StoreChoice = DebateStore | str | Path | None
+"""A store, or where one is: ``None`` for the CLI's (``$DIALECTIC_HOME`` or the user's data directory),
+a directory or database path, or ``":memory:"``."""
+
+
+@dataclass(frozen=True)
+class Agent:
+    """A participant to build a configuration from: a role, and whatever differs from the defaults."""
+
+    role: str
+    name: str | None = None
+    provider: str | None = None
+    """``None``: the provider the configuration's first agent uses (chosen as the CLI chooses it)."""
+    model: str | None = None
+    temperature: float | None = None
+    max_tokens: int | None = None
+    base_url: str | None = None
+    id: str | None = None
+
+    def config(self, template: AgentConfig, taken: set[str]) -> AgentConfig:
+        """This agent as a configuration entry, filling what it leaves out from ``template``."""
+        role = self.role.strip().lower()
+        values: dict[str, Any] = {
+            "id": self.id or _fresh_id(f"agent-{role}", taken),
+            "name": self.name or role.replace("-", " ").title(),
+            "role": role,
+            "provider": self.provider or template.provider,
+            "model": self.model or (default_model_for(self.provider) if self.provider else template.model),
+            "temperature": self.temperature if self.temperature is not None else template.temperature,
+            "max_tokens": self.max_tokens if self.max_tokens is not None else template.max_tokens,
+            "base_url": self.base_url or (template.base_url if not self.provider else None),
+        }
+        return AgentConfig.model_validate({k: v for k, v in values.items() if v is not None})
+
+
+@dataclass(frozen=True)
+class Judge(Agent):
+    """The participant that synthesizes, scores and names a winner."""
+
+    role: str = "generalist"
+
+
+def _fresh_id(wanted: str, taken: set[str]) -> str:
+    chosen, number = wanted, 1
+    while chosen in taken:
+        number += 1
+        chosen = f"{wanted}-{number}"
+    taken.add(chosen)
+    return chosen
+
+
+def load_config(path: str | Path | None = None, **overrides: Any) -> SystemConfig:
+    """The configuration in ``path`` (else ``./debate-config.json``, else the defaults with a provider chosen
+    as the CLI chooses it), with ``overrides`` (``rounds``, ``roles``, ``provider``, ``model``,
+    ``debate_format``, ``budget_usd``, …: the fields of :class:`~dialectic.loading.setup.Overrides`), checked."""
+    return prepare_config(Path(path) if path is not None else None, Overrides(**overrides)).config
+
+
+class Debate:
+    """Debates on one configuration, kept in one store.
+
+    >>> from dialectic import Debate, Agent
+    >>> debate = Debate(agents=[Agent("architect"), Agent("security")], provider="scripted", rounds=1,
+    ...                 store=":memory:")
+    >>> result = debate.run_sync("Design a rate limiter")
+    >>> result.status
+    'completed'
+    """
+
+    def __init__(
+        self,
+        config: SystemConfig | None = None,
+        *,
+        agents: Sequence[Agent | AgentConfig] | None = None,
+        judge: Agent | AgentConfig | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        rounds: int | None = None,
+        format: str | None = None,
+        config_dir: str | Path = ".",
+        store: StoreChoice = None,
+        providers: ProviderPool | None = None,
+    ) -> None:
+        """Without ``config``, the defaults (a provider chosen as the CLI chooses it unless ``provider`` is
+        given), with ``agents``, ``judge``, ``rounds`` and ``format`` laid over it. ``providers`` lets a
+        program share (or stand in for) the provider clients."""
+        directory = Path(config_dir)
+        if config is None:
+            overrides = Overrides(provider=provider, model=model, rounds=rounds, debate_format=format)
+            prepared = prepare_config(None, overrides, check=False)
+            config, directory = prepared.config, Path(config_dir) if config_dir != "." else prepared.directory
+        elif provider or model or rounds or format:
+            config = load_config_over(config, provider=provider, model=model, rounds=rounds, debate_format=format)
+        if agents is not None or judge is not None:
+            config = _with_participants(config, agents, judge)
+        check_ready(config, directory)
+        self.config = config
+        self.config_dir = directory
+        self._store_choice = store
+        self._memory = MemoryStore() if store == MEMORY_LOCATION else None
+        self._providers = providers
+
+    @classmethod
+    def from_config(cls, path: str | Path, *, store: StoreChoice = None, **overrides: Any) -> Debate:
+        """Debates on the configuration file ``path`` (JSON, YAML or TOML), with ``overrides`` as
+        :func:`load_config` takes them."""
+        prepared = prepare_config(Path(path), Overrides(**overrides))
+        return cls(prepared.config, config_dir=prepared.directory, store=store)
+
+    async def run(self, problem: str, *, clarify: bool = False) -> DebateResult:
+        """Run a debate on ``problem`` until it completes (or, with ``clarify``, stops for answers:
+        then ``status`` is ``suspended`` and :meth:`resume` takes the answers). A failure raises the
+        error the CLI would report (the debate is saved and can be resumed)."""
+        return await self._with_engine(lambda engine: engine.start(self._request(problem, clarify)))
+
+    def run_sync(self, problem: str, *, clarify: bool = False) -> DebateResult:
+        """:meth:`run`, for code that is not async."""
+        return _run_sync(self.run(problem, clarify=clarify))
+
+    async def stream(self, problem: str, *, clarify: bool = False) -> AsyncIterator[Event]:
+        """The debate's events as they happen (token deltas included), then :class:`Finished` with the result."""
+        async for event in self._streamed(lambda engine: engine.start(self._request(problem, clarify))):
+            yield event
+
+    async def resume(self, debate_id: str, answers: Mapping[str, str] | None = None) -> DebateResult:
+        """Go on with a saved debate: a suspended one with ``answers`` (question id → answer), or one that
+        was interrupted or failed, from where it stopped."""
+        return await self._with_engine(lambda engine: engine.resume(debate_id, answers))
+
+    def resume_sync(self, debate_id: str, answers: Mapping[str, str] | None = None) -> DebateResult:
+        return _run_sync(self.resume(debate_id, answers))
+
+    def load(self, debate_id: str) -> DebateResult:
+        """A saved debate (``DebateNotFoundError`` if there is none)."""
+        with self._store() as store:
+            return DebateResult(store.load(debate_id))
+
+    def list(self, *, status: str | None = None, limit: int | None = 20) -> list[DebateListing]:
+        """Saved debates, newest first."""
+        with self._store() as store:
+            return store.list(status=status, limit=limit)
+
+    def _request(self, problem: str, clarify: bool) -> DebateRequest:
+        text = problem.strip()
+        if not text:
+            raise InvalidArgumentsError("the problem is empty")
+        return DebateRequest(problem=text, config=self.config, config_dir=self.config_dir, clarify=clarify)
+
+    async def _with_engine(self, run: Callable[[DebateEngine], Awaitable[DebateState]]) -> DebateResult:
+        with self._store() as store:
+            pool = self._providers or ProviderPool()
+            try:
+                return DebateResult(await run(DebateEngine(store, pool, EventBus())))
+            finally:
+                if self._providers is None:
+                    await pool.aclose()
+
+    async def _streamed(self, run: Callable[[DebateEngine], Awaitable[DebateState]]) -> AsyncIterator[Event]:
+        events: asyncio.Queue[Event] = asyncio.Queue()
+        bus = EventBus()
+        bus.subscribe(events.put_nowait, deltas=True)
+        with self._store() as store:
+            pool = self._providers or ProviderPool()
+            task = asyncio.ensure_future(run(DebateEngine(store, pool, bus)))
+            try:
+                while not (task.done() and events.empty()):
+                    getter = asyncio.ensure_future(events.get())
+                    await asyncio.wait({getter, task}, return_when=asyncio.FIRST_COMPLETED)
+                    if getter.done():
+                        yield getter.result()
+                    else:
+                        getter.cancel()
+                yield Finished(task.result().id, DebateResult(task.result()))
+            finally:
+                if not task.done():
+                    task.cancel()
+                    await asyncio.wait({task})
+                if self._providers is None:
+                    await pool.aclose()
+
+    @contextmanager
+    def _store(self) -> Iterator[DebateStore]:
+        if self._memory is not None:
+            yield self._memory
+        elif isinstance(self._store_choice, DebateStore):
+            yield self._store_choice
+        else:
+            store = open_store(self._store_choice)
+            try:
+                yield store
+            finally:
+                store.close()
+
+
+def load_config_over(config: SystemConfig, **overrides: Any) -> SystemConfig:
+    """``config`` with the overrides :func:`load_config` takes."""
+    from dialectic.loading.config import apply_overrides
+
+    resolved, _ = apply_overrides(config, **{k: v for k, v in overrides.items() if v is not None})
+    return resolved
+
+
+def _with_participants(
+    config: SystemConfig, agents: Sequence[Agent | AgentConfig] | None, judge: Agent | AgentConfig | None
+) -> SystemConfig:
+    template = (config.participants() or [config.judge])[0]
+    taken: set[str] = set()
+    built = config.agents
+    if agents is not None:
+        if not agents:
+            raise InvalidArgumentsError("agents: give at least one agent")
+        built = [a if isinstance(a, AgentConfig) else a.config(template, taken) for a in agents]
+    chosen = config.judge
+    if judge is not None:
+        chosen = judge if isinstance(judge, AgentConfig) else judge.config(template, taken)
+    return SystemConfig.model_validate({**config.model_dump(), "agents": built, "judge": chosen})
+
+
+def _run_sync(work: Awaitable[T]) -> T:
+    """``work`` run to its end on a new event loop; a clear error inside one that is running."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(_awaited(work))
+    if inspect.iscoroutine(work):
+        work.close()  # never started: nothing to clean up, and no "never awaited" warning
+    raise InvalidArgumentsError("run_sync cannot run inside an event loop: await run() instead")
+
+
+async def _awaited(work: Awaitable[T]) -> T:
+    return await work

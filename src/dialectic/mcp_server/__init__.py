@@ -1,0 +1,1 @@
+"""The MCP server: debates as job-style tools for assistants (``dialectic mcp``)."""
