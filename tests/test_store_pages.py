@@ -149,7 +149,9 @@ def test_details_follow_every_append_as_folding_does(store: DebateStore) -> None
         assert entry.listing == store.list()[0]
     (entry,) = store.page(limit=1)
     assert entry.details is not None and entry.details.agents == ("System Architect", "Security Expert")
-    assert entry.details.rounds == 2 and entry.details.format is None
+    assert (
+        entry.details.rounds == 2 and entry.details.format == "critique-refine"
+    )  # read typed: the default when none was saved
     assert entry.details.updated_at == tick(19) and entry.details.tokens.totals().total == 150
 
 

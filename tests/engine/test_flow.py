@@ -283,7 +283,7 @@ def test_events_arrive_in_a_sensible_order(harness: Callable[..., Harness]) -> N
     state = h.start(make_config(rounds=1))
     kinds = [type(e).__name__ for e in h.events]
     assert kinds[0] == "DebateStarted" and kinds[-1] == "DebateCompleted"
-    assert kinds.index("RoundStarted") < kinds.index("ContributionAdded") < kinds.index("SynthesisStarted")
+    assert kinds.index("RoundBegan") < kinds.index("ContributionAdded") < kinds.index("SynthesisStarted")
     assert all(e.debate_id == state.id for e in h.events)
 
 
