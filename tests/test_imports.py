@@ -66,6 +66,10 @@ NOT_FOR_A_COMMANDS_HELP = (
     "starlette",
     "dialectic.web",
     "dialectic.cli.serve_run",
+    "mcp",
+    "dialectic.mcp_server",
+    "dialectic.cli.mcp_run",
+    "dialectic.front",
 )
 NOT_FOR_HELP = (*NOT_FOR_A_COMMANDS_HELP, "pydantic")
 """A command's own ``--help`` does load pydantic: typer coerces the unset ``--help`` flag of the
@@ -124,7 +128,9 @@ def test_help_and_version_load_nothing_heavy(argv: list[str], tmp_path: Path) ->
     assert loaded.among(NOT_FOR_HELP) == []
 
 
-@pytest.mark.parametrize("command", ["debate", "resume", "list", "show", "export", "report", "eval", "bench", "serve"])
+@pytest.mark.parametrize(
+    "command", ["debate", "resume", "list", "show", "export", "report", "eval", "bench", "serve", "mcp"]
+)
 def test_a_commands_help_loads_none_of_its_implementation(command: str, tmp_path: Path) -> None:
     loaded = run_cli([command, "--help"], tmp_path)
     assert loaded.code == 0, loaded.stderr

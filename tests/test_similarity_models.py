@@ -326,7 +326,7 @@ def test_the_install_command_skips_the_packages_declared_dependencies() -> None:
 def test_without_the_extra_the_lexical_fallback_is_used_and_says_so() -> None:
     chosen = choose_similarity(finder({"tokenizers": None}))  # type: ignore[arg-type]
     assert isinstance(chosen, LexicalSimilarity)
-    assert chosen.name == "lexical TF-IDF cosine: install dialectic[embeddings] for semantic similarity"
+    assert chosen.name == "lexical TF-IDF cosine: install dialectic-debate[embeddings] for semantic similarity"
 
 
 def test_without_the_model_data_the_fallback_names_the_install_command() -> None:

@@ -233,7 +233,7 @@ def test_plot_without_matplotlib_names_the_plot_extra(invoke: Invoke, monkeypatc
     out = invoke("arithmetic", "-n", "2", "--arms", "single", *SCRIPTED_ARGS, "--plot", "p.png")
     assert out.code == 4
     message = "--plot needs the 'plot' extra, which is not installed (no module named 'matplotlib'): "
-    with pytest.raises(MissingExtraError, match=re.escape(message + "pip install 'dialectic[plot]'")):
+    with pytest.raises(MissingExtraError, match=re.escape(message + "pip install 'dialectic-debate[plot]'")):
         require_matplotlib()
 
 

@@ -35,6 +35,12 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 HOSTILE = "<script>window.__owned = true; alert('owned')</script>"
+SERVER_TZ = "Europe/Paris"
+"""The zone ``dialectic serve`` (and the command line beside it) runs in: not the browser's."""
+BROWSER_TZ = "Pacific/Auckland"
+"""The browser's zone: times on the page must not follow it."""
+PRICE = {"input": 3.0, "output": 15.0}
+"""Dollars per million tokens of the fake model, so that a debate has a cost."""
 STARTUP_LINE = "Serving on "
 
 
@@ -61,6 +67,7 @@ class Served:
     url: str
     root: Path
     process: subprocess.Popen[str]
+    env: dict[str, str]
 
     def text(self, path: str) -> str:
         with urllib.request.urlopen(self.url.rstrip("/") + path, timeout=30) as response:
@@ -89,10 +96,11 @@ def served(llm_server: FakeLLMServer, tmp_path_factory: pytest.TempPathFactory) 
         ],
         "judge": {"id": "judge-main", "name": "Technical Judge", "role": "generalist", **endpoint},
         "debate": {"rounds": 1},
+        "pricing": {"openai/fake-model": PRICE},
     }
     (root / "debate-config.json").write_text(json.dumps(config), encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "ANTHROPIC_", "DIALECTIC_TOKEN"))}
-    env.update(OPENAI_API_KEY="test-key", DIALECTIC_HOME=str(root / "home"))
+    env.update(OPENAI_API_KEY="test-key", DIALECTIC_HOME=str(root / "home"), TZ=SERVER_TZ)
     executable = str(Path(sys.executable).parent / "dialectic")
     process = subprocess.Popen(
         [executable, "serve", "--port", "0", "--store", str(root / "store")],
@@ -109,7 +117,7 @@ def served(llm_server: FakeLLMServer, tmp_path_factory: pytest.TempPathFactory) 
         process.kill()
         pytest.fail(f"dialectic serve did not start: {line!r} {(root / 'serve.stderr').read_text()}")
     url = line[len(STARTUP_LINE) :].split()[0]
-    yield Served(url, root, process)
+    yield Served(url, root, process, env)
     process.send_signal(signal.SIGTERM)
     # uvicorn shuts down gracefully, then ends by the signal it caught (exit 143 in a shell)
     assert process.wait(timeout=30) == -signal.SIGTERM
@@ -134,6 +142,7 @@ def browser_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
             args=CHROMIUM_ARGS,
             accept_downloads=True,
             viewport={"width": 1200, "height": 900},
+            timezone_id=BROWSER_TZ,
         )
         context.set_default_timeout(30_000)
         yield context

@@ -85,7 +85,7 @@ def test_version_comes_from_the_package_metadata(capsys: pytest.CaptureFixture[s
 
     code, out, err = run(["--version"], capsys)
     assert code == 0 and err == ""
-    assert out == f"dialectic {metadata.version('dialectic')}\n"
+    assert out == f"dialectic {metadata.version('dialectic-debate')}\n"
 
 
 def test_help_shows_flags_without_a_value_type(capsys: pytest.CaptureFixture[str]) -> None:

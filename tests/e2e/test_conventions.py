@@ -27,7 +27,7 @@ def saved_id(stderr: str) -> str:
 def test_version(workspace: Workspace) -> None:
     result = workspace.run("--version")
     assert result.returncode == 0
-    assert result.stdout == f"dialectic {metadata.version('dialectic')}\n"
+    assert result.stdout == f"dialectic {metadata.version('dialectic-debate')}\n"
 
 
 def test_the_readmes_piped_answers_example_produces_a_solution(workspace: Workspace, server: FakeLLMServer) -> None:

@@ -64,7 +64,7 @@ def test_without_the_sdk_asking_is_an_error_and_the_environment_only_a_warning(
     monkeypatch.delenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", raising=False)
     monkeypatch.delenv("OTEL_SDK_DISABLED", raising=False)
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318")
-    with pytest.raises(ConfigError, match=r"--trace needs the OpenTelemetry SDK.*dialectic\[tracing\]"):
+    with pytest.raises(ConfigError, match=r"--trace needs the OpenTelemetry SDK.*dialectic-debate\[tracing\]"):
         tracing_flags.tracing_for(True, False, Terminal())
     assert tracing_flags.tracing_for(False, False, Terminal()) is None
     assert "this run is not traced" in capsys.readouterr().err

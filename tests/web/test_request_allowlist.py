@@ -12,9 +12,9 @@ from pydantic import BaseModel
 
 from dialectic.core.config import AgentConfig, SystemConfig
 from dialectic.core.errors import InvalidArgumentsError
+from dialectic.loading.client_config import CLIENT_SETTINGS, Endpoint, SettingsSpec, parse_endpoint
 from dialectic.testing.harness import make_config
 from dialectic.web import new_debate
-from dialectic.web.client_config import CLIENT_SETTINGS, Endpoint, SettingsSpec, parse_endpoint
 from dialectic.web.new_debate import MAX_LIST_ITEMS, ServerConfig
 from tests.web.conftest import Api
 from tests.web.test_new_debate_validation import post

@@ -8,13 +8,14 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
+from dialectic.core.binding import check_bind, is_loopback
 from dialectic.core.errors import InvalidArgumentsError
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import ScriptedProvider, default_reply
 from dialectic.web.app import create_app
 from dialectic.web.errors import ApiError, ErrorScrubber
 from dialectic.web.markdown import render_markdown
-from dialectic.web.security import SESSION_COOKIE, TokenCheck, check_bind, is_loopback
+from dialectic.web.security import SESSION_COOKIE, TokenCheck
 from dialectic.web.state import ServeSettings
 from tests.web.conftest import BASE_URL, Api
 

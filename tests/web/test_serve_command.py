@@ -89,7 +89,7 @@ def test_without_the_web_extra_serve_names_it(tmp_path: Path, module: str) -> No
     assert result.returncode == 4, result.stderr
     assert result.stderr == (
         f"error: dialectic serve needs the 'web' extra, which is not installed (no module named '{module}'): "
-        "pip install 'dialectic[web]'\n"
+        "pip install 'dialectic-debate[web]'\n"
     )
 
 

@@ -27,6 +27,7 @@ from dialectic.cli.commands import debate, resume
 from dialectic.cli.eval_command import evaluate
 from dialectic.cli.interruptions import EXIT_INTERRUPTED, InterruptedRun, Terminated, exit_code_for, signal_name
 from dialectic.cli.leaderboard_command import leaderboard
+from dialectic.cli.mcp_command import mcp
 from dialectic.cli.models_command import models
 from dialectic.cli.serve_command import serve
 from dialectic.core.errors import EXIT_GENERAL_ERROR, EXIT_INVALID_ARGS, DialecticError
@@ -48,7 +49,7 @@ def package_version() -> str:
     from importlib import metadata  # only --version pays for it
 
     try:
-        return metadata.version("dialectic")
+        return metadata.version("dialectic-debate")
     except metadata.PackageNotFoundError:
         return "unknown (not installed)"
 
@@ -80,6 +81,7 @@ app.command("bench")(bench)
 app.command("leaderboard")(leaderboard)
 app.command("serve")(serve)
 app.command("models")(models)
+app.command("mcp")(mcp)
 
 
 def _error(message: str) -> None:

@@ -17,12 +17,12 @@ from urllib.parse import urlsplit
 
 from dialectic.cli.command_setup import load_environment, open_debate_store
 from dialectic.cli.console import Terminal
+from dialectic.core.binding import TOKEN_ENV, check_bind
 from dialectic.core.errors import InvalidArgumentsError
+from dialectic.loading.client_config import parse_endpoint
 from dialectic.loading.setup import prepare_config
 from dialectic.store import DebateStore
-from dialectic.web.client_config import parse_endpoint
 from dialectic.web.new_debate import ServerConfig
-from dialectic.web.security import TOKEN_ENV, check_bind
 from dialectic.web.state import ServeSettings, build_context
 
 MIN_BODY_BYTES = 1024

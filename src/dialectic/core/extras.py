@@ -16,6 +16,7 @@ from dialectic.core.errors import ConfigError
 EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "web": ("fastapi", "uvicorn", "sse_starlette", "markdown_it", "nh3"),
     "plot": ("matplotlib",),
+    "mcp": ("mcp",),
 }
 """The top-level modules each extra installs that dialectic imports (``pyproject.toml``'s extras)."""
 
@@ -33,7 +34,7 @@ class MissingExtraError(ConfigError):
 
 
 def install_hint(extra: str) -> str:
-    return f"pip install 'dialectic[{extra}]'"
+    return f"pip install 'dialectic-debate[{extra}]'"
 
 
 def missing_module(modules: Sequence[str]) -> str | None:

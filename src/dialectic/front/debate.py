@@ -159,6 +159,11 @@ class Debate:
         was interrupted or failed, from where it stopped."""
         return await self._with_engine(lambda engine: engine.resume(debate_id, answers))
 
+    async def stream_resume(self, debate_id: str, answers: Mapping[str, str] | None = None) -> AsyncIterator[Event]:
+        """:meth:`resume`, yielding the run's events as :meth:`stream` does, then :class:`Finished`."""
+        async for event in self._streamed(lambda engine: engine.resume(debate_id, answers)):
+            yield event
+
     def resume_sync(self, debate_id: str, answers: Mapping[str, str] | None = None) -> DebateResult:
         return _run_sync(self.resume(debate_id, answers))
 

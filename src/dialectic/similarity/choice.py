@@ -22,7 +22,7 @@ def choose_similarity(find: Finder = importlib.util.find_spec) -> SimilarityMode
     numpy and the model are imported only here, when a round is first assessed.
     """
     if not libraries_installed(find):
-        return LexicalSimilarity("install dialectic[embeddings] for semantic similarity")
+        return LexicalSimilarity("install dialectic-debate[embeddings] for semantic similarity")
     from dialectic.similarity.minilm import load_encoder
 
     try:

@@ -27,7 +27,7 @@ from dialectic.core.errors import ConfigError
 DEFAULT_ENDPOINT = "http://localhost:4318/v1/traces"
 LANGFUSE_CLOUD = "https://cloud.langfuse.com"
 LANGFUSE_OTLP_PATH = "/api/public/otel/v1/traces"
-INSTALL_HINT = "pip install 'dialectic[tracing]'"
+INSTALL_HINT = "pip install 'dialectic-debate[tracing]'"
 SDK_MODULES = ("opentelemetry.sdk", "opentelemetry.exporter.otlp.proto.http")
 
 

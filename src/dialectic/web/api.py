@@ -68,7 +68,7 @@ def health(ctx: Ctx) -> dict[str, Any]:
     from importlib import metadata
 
     try:
-        version = metadata.version("dialectic")
+        version = metadata.version("dialectic-debate")
     except metadata.PackageNotFoundError:
         version = "unknown"
     return {

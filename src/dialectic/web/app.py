@@ -12,6 +12,7 @@ from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 
+from dialectic.core.binding import is_loopback
 from dialectic.core.domain import utc_now
 from dialectic.core.errors import DialecticError
 from dialectic.store import MEMORY_LOCATION
@@ -19,7 +20,7 @@ from dialectic.store.base import DebateStore
 from dialectic.store.leases import STALE
 from dialectic.web.api import router, session_router
 from dialectic.web.errors import install_error_handlers
-from dialectic.web.security import PAGE_HEADERS, RequestGuard, is_loopback
+from dialectic.web.security import PAGE_HEADERS, RequestGuard
 from dialectic.web.state import ServerState
 from dialectic.web.views import shown
 

@@ -9,7 +9,7 @@ message is returned at once.
 What a request may never do: name files on the server's disk (prompt files; the server's own
 configuration may), set or name API keys (they stay in the server's environment), send the
 server's keys to an endpoint of its choosing (only the endpoints the server's configuration
-uses), or raise the server's limits (see :mod:`dialectic.web.client_config`).
+uses), or raise the server's limits (see :mod:`dialectic.loading.client_config`).
 
 Sizes are checked before any work: the schema caps every list and short text
 (:data:`MAX_LIST_ITEMS`, :data:`MAX_NAME_CHARS`), then the number of agents is held to the
@@ -30,6 +30,7 @@ from dialectic.core.config import AgentConfig, LimitsConfig, SystemConfig, Termi
 from dialectic.core.errors import ConfigError, DialecticError, InvalidArgumentsError
 from dialectic.engine import DebateRequest
 from dialectic.llm.registry import default_model_for, describe_known_providers, known_providers
+from dialectic.loading.client_config import Endpoint, check_endpoints, check_settings, endpoints_of, url_for
 from dialectic.loading.config import (
     apply_overrides,
     check_prompt_files,
@@ -37,7 +38,6 @@ from dialectic.loading.config import (
     with_local_limits,
 )
 from dialectic.loading.setup import check_providers
-from dialectic.web.client_config import Endpoint, check_endpoints, check_settings, endpoints_of, url_for
 from dialectic.web.errors import fields_error
 from dialectic.web.validation import encodable
 
@@ -224,7 +224,7 @@ def _termination(choice: TerminationChoice | None) -> TerminationCondition | Non
 
 def submitted_config(data: dict[str, Any], server: ServerConfig) -> SystemConfig:
     """A configuration sent with the request, held to what a client may set
-    (:data:`~dialectic.web.client_config.CLIENT_SETTINGS`), on the server's limits and prices."""
+    (:data:`~dialectic.loading.client_config.CLIENT_SETTINGS`), on the server's limits and prices."""
     check_settings(data)
     try:
         config = SystemConfig.model_validate(

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import secrets
 from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
@@ -25,12 +24,10 @@ from urllib.parse import urlsplit
 
 from fastapi import Request
 
-from dialectic.core.errors import InvalidArgumentsError
+from dialectic.core.binding import is_loopback
 from dialectic.web.errors import NOSNIFF, ApiError, error_response
 
-TOKEN_ENV = "DIALECTIC_TOKEN"
 SESSION_COOKIE = "dialectic_session"
-MIN_TOKEN_CHARS = 16
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 
 Scope = MutableMapping[str, Any]
@@ -38,31 +35,6 @@ Message = MutableMapping[str, Any]
 Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` (a name or an address) only ever means this machine."""
-    name = host.strip().strip("[]").lower()
-    if name == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(name).is_loopback
-    except ValueError:
-        return False
-
-
-def check_bind(host: str, token: str | None) -> None:
-    """Refuse to serve on a non-loopback address without a token, or with a token too short to be one."""
-    if token is not None and len(token) < MIN_TOKEN_CHARS:
-        raise InvalidArgumentsError(
-            f"the token must have at least {MIN_TOKEN_CHARS} characters; make one with: "
-            'python -c "import secrets; print(secrets.token_urlsafe(24))"'
-        )
-    if token is None and not is_loopback(host):
-        raise InvalidArgumentsError(
-            f"--host {host} would let other machines reach the server: give a token with --token "
-            f"or the {TOKEN_ENV} environment variable (or keep the default --host 127.0.0.1)"
-        )
 
 
 class TokenCheck:

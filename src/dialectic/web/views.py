@@ -10,13 +10,14 @@ from dialectic.agents.templates import known_roles
 from dialectic.core.config import FORMATS, AgentConfig, TerminationCondition
 from dialectic.core.domain import DebateState, DebateStatus
 from dialectic.llm.registry import known_providers
+from dialectic.loading.client_config import CLIENT_SETTINGS, SettingsSpec
 from dialectic.reporting.export import export_json
 from dialectic.reporting.report import render_report
 from dialectic.store.base import DebateListing, DebateStore, headline
 from dialectic.store.leases import STALE, owner_process_gone, shown_status
-from dialectic.web.client_config import CLIENT_SETTINGS, SettingsSpec
 from dialectic.web.new_debate import ServerConfig
 from dialectic.web.presenter import token_totals
+from dialectic.web.time_zone import server_time_zone
 
 PROBLEM_CHARS = 140
 """The most of a problem's first line a line of the debates list shows."""
@@ -67,7 +68,7 @@ def options(server: ServerConfig) -> dict[str, Any]:
     limits, and the settings a whole configuration sent over the API may have (``configurable``).
 
     The providers are those with an endpoint a request may use (see
-    :mod:`dialectic.web.client_config`); the endpoints and key variables themselves are left out.
+    :mod:`dialectic.loading.client_config`); the endpoints and key variables themselves are left out.
     """
     config = server.config
     debate = config.debate
@@ -87,6 +88,7 @@ def options(server: ServerConfig) -> dict[str, Any]:
         "limits": config.limits.to_json_dict(),
         "statuses": list(STATUSES),
         "configurable": configurable(CLIENT_SETTINGS),
+        "timeZone": server_time_zone(),
     }
 
 

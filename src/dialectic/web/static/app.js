@@ -31,11 +31,73 @@
   }
 
   const number = (n) => (n || 0).toLocaleString("en-US");
-  const when = (iso) => (iso ? new Date(iso).toLocaleString() : "");
   const KIND_LABELS = {
     proposal: "Proposal", critique: "Critique", refinement: "Refinement", response: "Turn",
     opening: "Opening statement", rebuttal: "Rebuttal", closing: "Closing statement", summary: "Summary",
   };
+
+  // Times as the dialectic command shows them on the server's machine: in the server's local zone
+  // (GET /api/options gives its IANA name, or failing that its offset now), "2025-06-01 14:03:22" in
+  // `show`, without the seconds in `list` (dialectic.cli.stored_views). Not the browser's zone: the
+  // same debate reads the same in a terminal on the server and on the page.
+  let serverZone = null;
+  let zoneFormat = null;
+  const pad = (n) => String(n).padStart(2, "0");
+
+  function zoneParts(date) {
+    if (serverZone && serverZone.name && zoneFormat !== false) {
+      try {
+        zoneFormat = zoneFormat || new Intl.DateTimeFormat("en-US", {
+          timeZone: serverZone.name, hourCycle: "h23",
+          year: "numeric", month: "2-digit", day: "2-digit", hour: "2-digit", minute: "2-digit", second: "2-digit",
+        });
+        const parts = Object.fromEntries(zoneFormat.formatToParts(date).map((p) => [p.type, p.value]));
+        return [parts.year, parts.month, parts.day, parts.hour, parts.minute, parts.second];
+      } catch (error) {
+        zoneFormat = false; // a zone this browser does not know: its offset, below
+      }
+    }
+    const shifted = new Date(date.getTime() + ((serverZone && serverZone.offsetMinutes) || 0) * 60_000);
+    return [shifted.getUTCFullYear(), pad(shifted.getUTCMonth() + 1), pad(shifted.getUTCDate()),
+      pad(shifted.getUTCHours()), pad(shifted.getUTCMinutes()), pad(shifted.getUTCSeconds())];
+  }
+
+  /** "2025-06-01 14:03:22" (or without the seconds) in the server's zone, for an ISO time. */
+  function when(iso, seconds = true) {
+    const date = iso ? new Date(iso) : null;
+    if (!date || Number.isNaN(date.getTime())) return "";
+    const [y, mo, d, h, mi, s] = zoneParts(date);
+    return `${y}-${mo}-${d} ${h}:${mi}${seconds ? `:${s}` : ""}`;
+  }
+
+  function zoneName() {
+    if (!serverZone) return "the server's time zone";
+    if (serverZone.name && zoneFormat !== false) return serverZone.name;
+    const minutes = Math.abs(serverZone.offsetMinutes || 0);
+    const sign = (serverZone.offsetMinutes || 0) < 0 ? "-" : "+";
+    return `UTC${sign}${pad(Math.floor(minutes / 60))}:${pad(minutes % 60)}`;
+  }
+
+  /** A <time> showing `iso` as the command line would; its tooltip names the zone. */
+  function timeNode(node, iso, seconds = true) {
+    node.dateTime = iso || "";
+    node.textContent = when(iso, seconds);
+    node.title = `${zoneName()}: the server's time zone, as the dialectic command shows times`;
+    return node;
+  }
+
+  // A problem's first non-blank line, cut to `width` characters as the server cuts it (dialectic.store.base.headline).
+  function firstLine(text) {
+    return (text || "").split(/\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/).map((line) => line.trim()).find(Boolean) || "";
+  }
+
+  function cutLine(line, width) {
+    const chars = Array.from(line);
+    return chars.length <= width ? line : chars.slice(0, width - 1).join("").trimEnd() + "…";
+  }
+
+  const TITLE_CHARS = 140; // as the debates list shows a problem (dialectic.web.views.PROBLEM_CHARS)
+  const TAB_TITLE_CHARS = 60;
 
   // ---------------------------------------------------------------- the API
 
@@ -107,7 +169,14 @@
   // ---------------------------------------------------------------- views and routing
 
   let options = null;
-  const getOptions = async () => (options = options || (await api("/options")));
+  async function getOptions() {
+    if (!options) {
+      options = await api("/options");
+      serverZone = options.timeZone || null;
+      zoneFormat = null;
+    }
+    return options;
+  }
 
   function show(viewId, title) {
     for (const view of document.querySelectorAll(".view")) view.hidden = view.id !== viewId;
@@ -158,7 +227,7 @@
           el("td", {}, el("a", { href: `#/debates/${encodeURIComponent(item.id)}`, text: item.problem || item.id })),
           el("td", { class: "num", text: `${item.currentRound} / ${item.rounds ?? "?"}` }),
           el("td", { text: item.agents.join(", ") }),
-          el("td", { class: "num" }, el("time", { datetime: item.createdAt, text: when(item.createdAt) })),
+          el("td", { class: "num" }, timeNode(el("time"), item.createdAt, false)),
           el("td", { class: "num", text: number(item.tokens.total) }),
         ),
       );
@@ -295,19 +364,40 @@
   }
 
   async function showDebate(id) {
-    show("view-debate", id);
-    current = {
+    show("view-debate", "Debate");
+    const debate = current = {
       id, state: null, lastSeq: 0, live: new Map(), warnings: [], note: "", phase: null,
       ended: false, stream: null, dirty: false, answersShown: "", pauseAsked: false,
+      rounds: new Map(), chosenOpen: new Map(), watched: false,
     };
-    $("debate-rounds").replaceChildren();
-    $("debate-warnings").replaceChildren();
+    for (const node of ["debate-rounds", "debate-loose", "debate-warnings", "outcome-facts", "outcome-body"]) $(node).replaceChildren();
+    renderHead({ id, problem: "" });
+    $("debate-problem-full").open = false;
+    $("outcome-pending").hidden = true;
     note("Loading…");
     $("dl-export").href = `/api/debates/${encodeURIComponent(id)}/export`;
     $("dl-report").href = `/api/debates/${encodeURIComponent(id)}/report`;
-    await api(`/debates/${encodeURIComponent(id)}`); // 404 (or the sign-in) before the stream opens
+    // 404 (or the sign-in) before the stream opens; the problem and times titled before the heading takes focus
+    const [state] = await Promise.all([api(`/debates/${encodeURIComponent(id)}`), getOptions()]);
+    if (current !== debate) return;
+    renderHead(state);
     openStream();
-    $("debate-title").focus?.();
+    // For screen readers: the new view starts at its heading. It is no control, so no focus ring frames it (style.css).
+    $("debate-title").focus();
+  }
+
+  /** The problem as the page's heading and the tab's title; the id and times below it. */
+  function renderHead(s) {
+    const line = firstLine(s.problem);
+    const title = line ? cutLine(line, TITLE_CHARS) : `Debate ${s.id}`;
+    if ($("debate-title").textContent !== title) $("debate-title").textContent = title;
+    document.title = `${line ? cutLine(line, TAB_TITLE_CHARS) : `Debate ${s.id}`} · dialectic`;
+    $("debate-id").textContent = s.id;
+    timeNode($("debate-created"), s.createdAt);
+    timeNode($("debate-updated"), s.updatedAt);
+    const whole = (s.problem || "").trim();
+    $("debate-problem-full").hidden = !whole || whole === title;
+    $("debate-problem").textContent = s.problem || "";
   }
 
   const CHANGE_KINDS = [
@@ -315,6 +405,7 @@
     "judge_summary_recorded", "questions_asked", "answers_recorded", "evaluation_recorded", "solution_recorded",
     "participant_dropped", "participants_reinstated", "work_discarded", "personas_assigned", "assessment_recorded",
     "debate_stopped_early", "vote_recorded", "verdict_recorded", "window_noted", "windows_sized", "cursor_moved",
+    "call_recorded", "budget_changed",
   ];
   const LIVE_HANDLERS = {
     agent_started: onAgentStarted, token: onToken, agent_completed: onAgentCompleted,
@@ -446,6 +537,8 @@
       case "window_noted": (s.windows = s.windows || {})[c.use.agentId] = c.use; break;
       case "windows_sized": break; // the saved configuration's contextWindow: nothing the page shows
       case "cursor_moved": s.nextNode = c.nextNode || null; break;
+      case "call_recorded": (s.ledger = s.ledger || []).push(c.entry); break;
+      case "budget_changed": break; // the saved configuration's limits: nothing the page shows
       default: break;
     }
     s.updatedAt = c.at;
@@ -454,6 +547,7 @@
   // -- live calls: a card block per call, its text written at each piece's offset
 
   function onAgentStarted(e) {
+    current.watched = true;
     const key = liveKey(e.agentId, e.roundNumber, e.kind, e.targetId);
     current.live.set(key, { ...e, text: "", done: false, node: null });
     schedule();
@@ -462,6 +556,7 @@
   function onToken(e) {
     const key = liveKey(e.agentId, e.roundNumber, e.kind, e.targetId);
     let entry = current.live.get(key);
+    current.watched = true;
     if (!entry) {
       entry = { ...e, agentName: e.agentName || e.agentId, activity: e.kind, text: "", done: false, node: null };
       current.live.set(key, entry);
@@ -492,18 +587,79 @@
     });
   }
 
-  function tokenTotals(s) {
-    const calls = s.rounds.flatMap((r) => r.contributions.map((c) => c.metadata || {}));
-    if (s.finalSolution) calls.push(s.finalSolution.metadata || {});
-    const summaries = s.rounds.flatMap((r) => Object.values(r.summaries || {}).map((x) => x.metadata || {}));
-    if (s.judgeSummary) summaries.push(s.judgeSummary.metadata || {});
-    const tokens = (m) => (m.tokensUsed ?? (m.inputTokens || 0) + (m.outputTokens || 0));
-    return {
-      input: calls.reduce((t, m) => t + (m.inputTokens || 0), 0),
-      output: calls.reduce((t, m) => t + (m.outputTokens || 0), 0),
-      total: calls.reduce((t, m) => t + tokens(m), 0) + summaries.reduce((t, m) => t + (m.tokensUsed || 0), 0),
-      calls: calls.filter((m) => !m.carriedOver).length + summaries.length,
+  // -- usage: the ledger's calls, tokens and cost, counted and written as the command line and the
+  // report count and write them (dialectic.core.ledger: ledger_totals, cost_text, usd)
+
+  /** The debate's ledger; for one saved before there was a ledger, the one its saved metadata gives (entries_of). */
+  function ledgerOf(s) {
+    if ((s.ledger && s.ledger.length) || !hasCallMetadata(s)) return s.ledger || [];
+    const entries = [];
+    const summary = (m) => {
+      const unsplit = m.inputTokens == null && m.outputTokens == null; // a bare total is counted as input
+      entries.push({ inputTokens: (unsplit ? m.tokensUsed : m.inputTokens) || 0, outputTokens: m.outputTokens || 0, status: "ok" });
     };
+    for (const r of s.rounds) {
+      for (const x of Object.values(r.summaries || {})) summary(x.metadata || {});
+      for (const c of r.contributions) {
+        const m = c.metadata || {};
+        if (!m.carriedOver) entries.push({ inputTokens: m.inputTokens || 0, outputTokens: m.outputTokens || 0, status: c.status === "failed" ? "failed" : "ok" });
+      }
+    }
+    if (s.judgeSummary) summary(s.judgeSummary.metadata || {});
+    if (s.finalSolution) {
+      const m = s.finalSolution.metadata || {};
+      entries.push({ inputTokens: m.inputTokens || 0, outputTokens: m.outputTokens || 0, status: "ok" });
+    }
+    return entries;
+  }
+
+  function hasCallMetadata(s) {
+    return s.rounds.some((r) => r.contributions.some((c) => {
+      const m = c.metadata || {};
+      return !m.carriedOver && (m.latencyMs != null || m.tokensUsed != null);
+    }));
+  }
+
+  function ledgerTotals(entries) {
+    const t = { calls: 0, input: 0, output: 0, cached: 0, cost: 0, unpriced: 0, failed: 0, discarded: 0 };
+    for (const e of entries) {
+      t.calls += 1;
+      t.input += e.inputTokens || 0;
+      t.output += e.outputTokens || 0;
+      t.cached += e.cachedInputTokens || 0;
+      if (e.costUsd === undefined || e.costUsd === null) t.unpriced += 1;
+      else t.cost += e.costUsd;
+      if ((e.status || "ok") !== "ok") t.failed += 1;
+      if (e.discarded) t.discarded += 1;
+    }
+    return t;
+  }
+
+  function usd(amount) {
+    if (amount === 0) return "$0.00";
+    if (amount < 0.01) return "$" + amount.toFixed(6).replace(/0+$/, "");
+    if (amount < 1) {
+      const digits = amount.toFixed(4).replace(/0+$/, "");
+      return "$" + ((digits.split(".")[1] || "").length >= 2 ? digits : amount.toFixed(2));
+    }
+    return "$" + amount.toLocaleString("en-US", { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+  }
+
+  function costText(t) {
+    if (t.unpriced === 0) return usd(t.cost);
+    if (t.unpriced === t.calls) return "unknown";
+    return `${usd(t.cost)} + unknown (${t.unpriced} calls on models without a price)`;
+  }
+
+  function tokensText(t) {
+    return `${number(t.input + t.output)} (${number(t.input)} input · ${number(t.output)} output${t.cached ? ` · ${number(t.cached)} cached` : ""})`;
+  }
+
+  function callsText(t) {
+    const extras = [];
+    if (t.failed) extras.push(`${t.failed} failed`);
+    if (t.discarded) extras.push(`${t.discarded} discarded`);
+    return number(t.calls) + (extras.length ? ` (${extras.join(", ")})` : "");
   }
 
   function shownStatus(debate) {
@@ -515,27 +671,36 @@
     const s = debate.state;
     if (!s) return;
     const status = shownStatus(debate);
-    $("debate-title").textContent = `Debate ${s.id}`;
-    $("debate-problem").textContent = s.problem;
+    renderHead(s);
     const badge = $("debate-status");
     badge.textContent = status;
     badge.className = `badge ${status}`;
     const total = (s.config && s.config.debate && s.config.debate.rounds) || "?";
     const phase = debate.phase && !debate.ended ? ` · ${debate.phase.phase}` : s.nextNode ? ` · next: ${s.nextNode}` : "";
-    $("debate-progress").textContent = `round ${s.currentRound} of ${total}${phase}`;
+    const progress = `round ${s.currentRound} of ${total}${phase}`;
+    $("debate-progress").textContent = progress;
     $("debate-format").textContent = (s.config && s.config.debate && s.config.debate.format) || "critique-refine";
-    const totals = tokenTotals(s);
-    $("debate-tokens").textContent = `${number(totals.total)} (${number(totals.input)} in · ${number(totals.output)} out)`;
-    $("debate-calls").textContent = number(totals.calls);
     renderControls(debate, status);
     $("debate-warnings").replaceChildren(...debate.warnings.map((text) => el("li", { text })));
-    if (s.error && ["failed", "interrupted"].includes(status)) {
-      $("debate-live").textContent = debate.note || `Stopped: ${s.error}`;
-    }
     renderQuestions(debate);
+    renderOutcome(debate, status, progress);
     renderStances(s);
-    renderRounds(debate);
-    renderOutcome(s);
+    renderRounds(debate, status);
+  }
+
+  /** Where the debate stands while it has no outcome yet; "" once it is completed. */
+  function pendingText(s, status, progress) {
+    switch (status) {
+      case "completed": return "";
+      case "pending": return "Not started yet.";
+      case "running": return `Running: ${progress}. The outcome appears here when the debate ends.`;
+      case "suspended": return "Waiting for the answers to the clarifying questions above.";
+      case "paused": return `Paused at ${progress}. Resume it to reach an outcome.`;
+      case "failed": return `Failed at ${progress}${s.error ? `: ${s.error}` : "."} Retry to go on from there.`;
+      case "interrupted": return `Interrupted at ${progress}${s.error ? `: ${s.error}` : "."} Resume it to go on.`;
+      case "stale": return `Saved as running at ${progress}, but no process runs it any more. Resume it to go on.`;
+      default: return `${status}: ${progress}.`;
+    }
   }
 
   function renderControls(debate, status) {
@@ -586,21 +751,74 @@
     return agent ? agent.name : id;
   }
 
-  function renderRounds(debate) {
+  // Each round is a <details> the page keeps while the debate is shown (so a reader's focus and choice
+  // stay put); its contents are redrawn. Folded by default once the debate is completed (the outcome
+  // is on top), except the last round of one watched as it ran; otherwise the latest round is open.
+  // A round the reader opened or folded stays so.
+  function renderRounds(debate, status) {
     const s = debate.state;
     const numbers = new Set(s.rounds.map((r) => r.roundNumber));
     for (const entry of debate.live.values()) if (entry.roundNumber) numbers.add(entry.roundNumber);
-    const sections = [...numbers].sort((a, b) => a - b).map((n) => {
+    const sorted = [...numbers].sort((a, b) => a - b);
+    const latest = sorted[sorted.length - 1];
+    const container = $("debate-rounds");
+    sorted.forEach((n, index) => {
       const round = s.rounds.find((r) => r.roundNumber === n) || { roundNumber: n, contributions: [], summaries: {} };
-      return renderRound(debate, round);
+      const node = roundNode(debate, n);
+      fillRound(debate, round, node);
+      const open = debate.chosenOpen.has(n) ? debate.chosenOpen.get(n) : n === latest && (status !== "completed" || debate.watched);
+      node.wanted = open;
+      if (node.details.open !== open) node.details.open = open;
+      // moved only when out of place: a node taken out of the page loses the focus it had
+      if (container.children[index] !== node.details) container.insertBefore(node.details, container.children[index] || null);
     });
-    const loose = [...debate.live.values()].filter((e) => !e.roundNumber);
-    if (loose.length) {
-      sections.push(el("section", { class: "round", "aria-label": "Other calls in flight" },
-        el("h2", { text: "In progress" }), el("div", { class: "cards" }, loose.map((e) => el("article", { class: "card" },
-          el("h3", { text: agentName(s, e.agentId) }), liveBlock(s, e))))));
+    for (const [n, node] of debate.rounds) {
+      if (!numbers.has(n)) {
+        node.details.remove();
+        debate.rounds.delete(n);
+      }
     }
-    $("debate-rounds").replaceChildren(...sections);
+    const loose = [...debate.live.values()].filter((e) => !e.roundNumber);
+    $("debate-loose").replaceChildren(...(loose.length ? [
+      el("section", { class: "round", "aria-label": "Other calls in flight" },
+        el("h2", { text: "In progress" }), el("div", { class: "cards" }, loose.map((e) => el("article", { class: "card" },
+          el("h3", { text: agentName(s, e.agentId) }), liveBlock(s, e))))),
+    ] : []));
+  }
+
+  function roundNode(debate, n) {
+    let node = debate.rounds.get(n);
+    if (node) return node;
+    const title = el("h2", { id: `round-${n}-title`, class: "round-title" });
+    const counts = el("span", { class: "round-counts" });
+    const body = el("div", { class: "round-body" });
+    const details = el("details", { class: "round", "data-round": n }, el("summary", {}, title, counts), body);
+    node = { details, title, counts, body, wanted: null };
+    // The reader's choice is kept from then on: a click on the summary (the keyboard's too), or any
+    // other toggle the page did not ask for (find in page opens a folded round that holds a match).
+    details.firstChild.addEventListener("click", () => debate.chosenOpen.set(n, !details.open));
+    details.addEventListener("toggle", () => {
+      if (details.open !== node.wanted) debate.chosenOpen.set(n, details.open);
+    });
+    debate.rounds.set(n, node);
+    return node;
+  }
+
+  const plural = (count, word) => `${count} ${word}${count === 1 ? "" : "s"}`;
+
+  /** The round's summary line: what it holds by kind, as `dialectic show` counts it, and what is under way. */
+  function roundCounts(debate, round) {
+    const kinds = [];
+    for (const c of round.contributions) if (c.status !== "failed" && !kinds.includes(c.type)) kinds.push(c.type);
+    const parts = kinds.map((kind) => plural(round.contributions.filter((c) => c.type === kind && c.status !== "failed").length,
+      (KIND_LABELS[kind] || kind).toLowerCase()));
+    const failed = round.contributions.filter((c) => c.status === "failed").length;
+    if (failed) parts.push(`${failed} failed`);
+    const live = [...debate.live.values()].filter((e) => e.roundNumber === round.roundNumber).length;
+    if (live) parts.push(`${live} under way`);
+    if (round.evaluation) parts.push(`judge's confidence ${round.evaluation.confidence}%`);
+    if (round.assessment) parts.push(`quality ${Number(round.assessment.quality).toFixed(1)} / 10`);
+    return parts.join(" · ") || "nothing yet";
   }
 
   // How much of its context window a participant's prompts took (dialectic.reporting.windows says it the same way).
@@ -627,11 +845,10 @@
     return rounds.length ? Math.max(...rounds) : null;
   }
 
-  function renderRound(debate, round) {
+  function fillRound(debate, round, node) {
     const s = debate.state;
     const dropped = new Set(s.dropped.map((d) => d.agentId));
     const heading = `Round ${round.roundNumber}${round.phase ? ` · ${round.phase}` : ""}`;
-    const headingId = `round-${round.roundNumber}-title`;
     const cards = s.agents.map((agent) => {
       const mine = round.contributions.filter((c) => c.agentId === agent.id);
       const live = [...debate.live.values()].filter((e) => e.agentId === agent.id && e.roundNumber === round.roundNumber);
@@ -646,11 +863,10 @@
         dropped.has(agent.id) ? el("p", { class: "meta", text: "Dropped from the debate." }) : null,
       );
     }).filter(Boolean);
-    return el("section", { class: "round", "aria-labelledby": headingId },
-      el("h2", { id: headingId, text: heading }),
-      el("div", { class: "cards" }, cards),
-      judgeBlock(s, round),
-    );
+    if (node.title.textContent !== heading) node.title.textContent = heading;
+    const counts = roundCounts(debate, round);
+    if (node.counts.textContent !== counts) node.counts.textContent = counts;
+    node.body.replaceChildren(...[el("div", { class: "cards" }, cards), judgeBlock(s, round)].filter(Boolean));
   }
 
   function kindHeading(s, kind, target) {
@@ -735,25 +951,39 @@
     return el("div", {}, el("h4", { text: title }), el("ul", {}, htmlItems.map((html) => rendered("li", "", html))));
   }
 
-  function renderOutcome(s) {
-    const parts = [];
-    if (s.stoppedEarly) parts.push(el("p", { text: `Stopped after round ${s.stoppedEarly.roundNumber}: ${s.stoppedEarly.reason}` }));
-    if (s.vote) {
-      const v = s.vote;
-      parts.push(el("section", { "aria-label": "The vote" }, el("h3", { text: `The vote (${v.rule})` }),
-        el("p", { text: v.winnerId ? `${agentName(s, v.winnerId)} won${v.consensus ? " with consensus" : " without consensus"}.` : v.tie ? "A tie." : "No winner." }),
-        el("ul", {}, Object.entries(v.tally || {}).map(([id, votes]) => el("li", { text: `${agentName(s, id)}: ${votes}` })))));
-    }
+  function tallyText(s, v) {
+    return Object.entries(v.tally || {}).sort((a, b) => b[1] - a[1]).map(([id, votes]) => `${agentName(s, id)} ${votes}`).join(" · ");
+  }
+
+  function voteResult(s, v) {
+    if (v.winnerId) return `${agentName(s, v.winnerId)} won${v.consensus ? " with consensus" : " without consensus"}`;
+    return v.tie ? "A tie" : "No winner";
+  }
+
+  /** At the top of the debate: its usage and, once there is one, its result (solution, verdict, vote);
+   * while it has none, where it stands. */
+  function renderOutcome(debate, status, progress) {
+    const s = debate.state;
+    const pending = pendingText(s, status, progress);
+    $("outcome-pending").textContent = pending;
+    $("outcome-pending").hidden = !pending;
+    const totals = ledgerTotals(ledgerOf(s));
+    const fact = (label, value, id) => el("div", {}, el("dt", { text: label }), el("dd", { id, text: value }));
+    const facts = [
+      fact("Cost", costText(totals), "debate-cost"),
+      fact("Tokens", tokensText(totals), "debate-tokens"),
+      fact("Calls", callsText(totals), "debate-calls"),
+    ];
+    if (s.finalSolution) facts.push(fact("Confidence", `${s.finalSolution.confidence}%`, "debate-confidence"));
     if (s.verdict) {
       const v = s.verdict;
-      parts.push(el("section", { "aria-label": "The verdict" }, el("h3", { text: "The judge's verdict" }),
-        rendered("div", "body", v.html ? v.html.summary : ""),
-        v.winnerId ? el("p", {}, el("strong", { text: `Winner: ${agentName(s, v.winnerId)}` }), v.winnerReasoning ? ` — ${v.winnerReasoning}` : "") : null,
-        listOf("Agreements", v.html && v.html.agreements), listOf("Disagreements", v.html && v.html.disagreements),
-        listOf("Insights", v.html && v.html.insights),
-        el("p", { class: "meta", text: `Debate quality ${v.quality} / 100` }),
-        v.judgeSharesModelWith && v.judgeSharesModelWith.length ? el("p", { class: "meta", text: `The judge runs on the same model as ${v.judgeSharesModelWith.map((id) => agentName(s, id)).join(", ")}: self-preference is a known bias.` }) : null));
+      facts.push(fact("Verdict", `${v.winnerId ? `${agentName(s, v.winnerId)} won · ` : ""}quality ${v.quality} / 100`, "debate-verdict"));
     }
+    if (s.vote) facts.push(fact("Vote", `${voteResult(s, s.vote)}${tallyText(s, s.vote) ? ` (${tallyText(s, s.vote)})` : ""}`, "debate-vote"));
+    $("outcome-facts").replaceChildren(...facts);
+
+    const parts = [];
+    if (s.stoppedEarly) parts.push(el("p", { text: `Stopped after round ${s.stoppedEarly.roundNumber}: ${s.stoppedEarly.reason}` }));
     if (s.finalSolution) {
       const f = s.finalSolution;
       const html = f.html || {};
@@ -767,10 +997,25 @@
         s.judge ? windowBlock(s, s.judge.id) : null,
         toolCallList(f.toolCalls)));
     }
+    if (s.verdict) {
+      const v = s.verdict;
+      parts.push(el("section", { class: "verdict", "aria-label": "The verdict" }, el("h3", { text: "The judge's verdict" }),
+        rendered("div", "body", v.html ? v.html.summary : ""),
+        v.winnerId ? el("p", {}, el("strong", { text: `Winner: ${agentName(s, v.winnerId)}` }), v.winnerReasoning ? ` — ${v.winnerReasoning}` : "") : null,
+        listOf("Agreements", v.html && v.html.agreements), listOf("Disagreements", v.html && v.html.disagreements),
+        listOf("Insights", v.html && v.html.insights),
+        el("p", { class: "meta", text: `Debate quality ${v.quality} / 100` }),
+        v.judgeSharesModelWith && v.judgeSharesModelWith.length ? el("p", { class: "meta", text: `The judge runs on the same model as ${v.judgeSharesModelWith.map((id) => agentName(s, id)).join(", ")}: self-preference is a known bias.` }) : null));
+    }
+    if (s.vote) {
+      const v = s.vote;
+      parts.push(el("section", { class: "vote", "aria-label": "The vote" }, el("h3", { text: `The vote (${v.rule})` }),
+        el("p", { text: `${voteResult(s, v)}.` }),
+        el("ul", { class: "tally" }, Object.entries(v.tally || {}).map(([id, votes]) => el("li", { text: `${agentName(s, id)}: ${votes}` })))));
+    }
     if (s.judgeSummary) parts.push(el("details", {}, el("summary", { text: "The judge's summary of the final round" }), rendered("div", "body", s.judgeSummary.summaryHtml)));
     for (const d of s.dropped) parts.push(el("p", { class: "meta", text: `${agentName(s, d.agentId)} was dropped in round ${d.roundNumber}: ${d.reason}` }));
     for (const w of s.discarded) parts.push(el("p", { class: "meta", text: `Round ${w.roundNumber} was worked on ahead and thrown away: ${w.calls} call(s), ${w.cancelledCalls} cancelled.` }));
-    $("outcome").hidden = parts.length === 0;
     $("outcome-body").replaceChildren(...parts);
   }
 
