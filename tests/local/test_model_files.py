@@ -240,7 +240,7 @@ def test_gguf_context_length_is_read_from_the_header(tmp_path: Path) -> None:
 
 
 def test_the_extras_install_what_the_catalogue_and_provider_expect() -> None:
-    requirements = importlib.metadata.requires("dialectic") or []
+    requirements = importlib.metadata.requires("dialectic-debate") or []
     by_extra: dict[str, set[str]] = {}
     for requirement in requirements:
         spec, _, marker = requirement.partition(";")
