@@ -7,38 +7,9 @@ from typing import Any
 
 import pytest
 
-from dialectic.core.binding import check_bind, is_loopback
-from dialectic.core.errors import InvalidArgumentsError
 from dialectic.mcp_server.security import BearerGuard
 
 TOKEN = "a-token-of-enough-characters"
-
-
-@pytest.mark.parametrize(
-    ("host", "loopback"),
-    [
-        ("127.0.0.1", True),
-        ("127.3.4.5", True),
-        ("localhost", True),
-        ("::1", True),
-        ("[::1]", True),
-        ("0.0.0.0", False),
-        ("192.168.1.2", False),
-        ("example.org", False),
-        ("", False),
-    ],
-)
-def test_loopback_names_and_addresses(host: str, loopback: bool) -> None:
-    assert is_loopback(host) is loopback
-
-
-def test_binding_elsewhere_needs_a_long_enough_token() -> None:
-    check_bind("127.0.0.1", None)
-    check_bind("0.0.0.0", TOKEN)
-    with pytest.raises(InvalidArgumentsError, match="--host 0.0.0.0 would let other machines reach the server"):
-        check_bind("0.0.0.0", None)
-    with pytest.raises(InvalidArgumentsError, match="at least 16 characters"):
-        check_bind("127.0.0.1", "short")
 
 
 def answered(guard: BearerGuard, headers: list[tuple[bytes, bytes]]) -> tuple[int, list[str]]:

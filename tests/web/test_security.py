@@ -8,8 +8,6 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from dialectic.core.binding import check_bind, is_loopback
-from dialectic.core.errors import InvalidArgumentsError
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import ScriptedProvider, default_reply
 from dialectic.web.app import create_app
@@ -177,22 +175,6 @@ def test_no_response_carries_a_key_or_the_token(serve: Callable[..., None], monk
         assert "[redacted]" in bodies[0]
 
     serve(scenario, settings=ServeSettings(token=TOKEN), provider=ScriptedProvider(leaky))  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize(("host", "loopback"), [("127.0.0.1", True), ("localhost", True), ("::1", True),
-                                                ("[::1]", True), ("127.8.0.1", True), ("0.0.0.0", False),
-                                                ("192.168.1.4", False), ("example.org", False)])  # fmt: skip
-def test_loopback_addresses(host: str, loopback: bool) -> None:
-    assert is_loopback(host) is loopback
-
-
-def test_binding_beyond_loopback_needs_a_long_enough_token() -> None:
-    check_bind("127.0.0.1", None)
-    check_bind("0.0.0.0", TOKEN)
-    with pytest.raises(InvalidArgumentsError, match="--host 0.0.0.0 would let other machines reach the server"):
-        check_bind("0.0.0.0", None)
-    with pytest.raises(InvalidArgumentsError, match="at least 16 characters"):
-        check_bind("127.0.0.1", "short")
 
 
 def test_the_session_cookie_holds_a_keyed_hash_not_the_token(serve: Callable[..., None]) -> None:

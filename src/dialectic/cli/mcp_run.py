@@ -17,7 +17,7 @@ from pathlib import Path
 
 from dialectic.cli.command_setup import load_environment, open_debate_store
 from dialectic.cli.console import Terminal
-from dialectic.core.binding import TOKEN_ENV, check_bind
+from dialectic.core.binding import TOKEN_ENV, check_bind, listen
 from dialectic.loading.setup import prepare_config
 
 
@@ -45,7 +45,7 @@ def run_mcp(
         term.warning(warning)
 
     from dialectic.mcp_server.server import DebateService, build_server
-    from dialectic.mcp_server.transports import listen, serve_http, serve_stdio
+    from dialectic.mcp_server.transports import serve_http, serve_stdio
 
     listening = listen(host, port) if http else None
     debate_store, _ = open_debate_store(store)

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from dialectic.cli.command_setup import load_environment, open_debate_store
 from dialectic.cli.console import Terminal
-from dialectic.core.binding import TOKEN_ENV, check_bind
+from dialectic.core.binding import TOKEN_ENV, check_bind, listen
 from dialectic.core.errors import InvalidArgumentsError
 from dialectic.loading.client_config import parse_endpoint
 from dialectic.loading.setup import prepare_config
@@ -62,7 +62,7 @@ def run_server(
         max_body_bytes=max_body,
         resume_orphans=resume_orphans,
     )
-    listening = _listen(host, port)
+    listening = listen(host, port, backlog=2048)
     debate_store, _ = open_debate_store(store)
     try:
         server = ServerConfig(prepared.config, prepared.directory, extra_endpoints)
@@ -119,18 +119,3 @@ def _check_flags(
         parts = urlsplit(origin)
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/") or parts.query:
             raise InvalidArgumentsError(f"--cors {origin}: give an origin such as https://example.org")
-
-
-def _listen(host: str, port: int) -> socket.socket:
-    """The listening socket, bound before anything else starts (so a taken port fails at once)."""
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host.strip("[]"), port))
-    except OSError as exc:
-        sock.close()
-        raise InvalidArgumentsError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    sock.listen(2048)
-    sock.set_inheritable(True)
-    return sock

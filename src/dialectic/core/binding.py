@@ -7,6 +7,7 @@ Shared by ``dialectic serve`` (:mod:`dialectic.web.security`) and ``dialectic mc
 from __future__ import annotations
 
 import ipaddress
+import socket
 
 from dialectic.core.errors import InvalidArgumentsError
 
@@ -37,3 +38,20 @@ def check_bind(host: str, token: str | None) -> None:
             f"--host {host} would let other machines reach the server: give a token with --token "
             f"or the {TOKEN_ENV} environment variable (or keep the default --host 127.0.0.1)"
         )
+
+
+def listen(host: str, port: int, *, backlog: int = 128) -> socket.socket:
+    """The listening socket, bound before anything else starts (so a taken port fails at once, exit 2)."""
+    if not 0 <= port <= 65535:
+        raise InvalidArgumentsError(f"--port must be between 0 and 65535 (got {port})")
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host.strip("[]"), port))
+    except OSError as exc:
+        sock.close()
+        raise InvalidArgumentsError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    sock.listen(backlog)
+    sock.set_inheritable(True)
+    return sock

@@ -21,7 +21,6 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
 from dialectic.core.binding import is_loopback
-from dialectic.core.errors import InvalidArgumentsError
 from dialectic.mcp_server.security import ASGIApp, BearerGuard
 from dialectic.mcp_server.server import DebateService
 
@@ -66,20 +65,3 @@ async def serve_http(server: MCPServer, service: DebateService, sock: socket.soc
         await uvicorn.Server(config).serve(sockets=[sock])
     finally:
         await service.close()  # a second time does nothing; this one covers a start that failed
-
-
-def listen(host: str, port: int) -> socket.socket:
-    """The listening socket, bound before anything else starts (so a taken port fails at once)."""
-    if not 0 <= port <= 65535:
-        raise InvalidArgumentsError(f"--port must be between 0 and 65535 (got {port})")
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind((host.strip("[]"), port))
-    except OSError as exc:
-        sock.close()
-        raise InvalidArgumentsError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
-    sock.listen(128)
-    sock.set_inheritable(True)
-    return sock
