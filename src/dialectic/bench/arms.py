@@ -6,6 +6,12 @@
 * ``debate:AxR`` — the simultaneous-talk protocol of Du et al. (2023): in round 1 each of A
   agents answers; in every later round each agent sees the others' previous replies and
   updates its own; the final answer is the majority of the last round;
+* ``adaptive[:M]`` — the adaptive answer protocol (:mod:`dialectic.engine.adaptive`): blind
+  answers, the first greedy, drawn until the leading answer cannot lose within M (default 5) or
+  holds 80% of them; one anonymised, correction-biased exchange only when they stay split; the
+  final answer by a vote over every answer, weighted by the answer tokens' probability. With a
+  configuration of several agents (``-c``), answer ``k`` comes from agent ``k`` (cycling), each at
+  its own temperature: a heterogeneous panel;
 * ``dialectic`` — our propose → critique → refine → judge flow (see :mod:`.dialectic_arm`);
 * ``format:NAME`` — the same engine running another deliberation protocol (``free-form``,
   ``round-limited``, ``structured``, ``convergence-seeking``, ``simultaneous``, ``vote``),
@@ -27,6 +33,7 @@ from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
+from dialectic.agents.templates import render as render_agents
 from dialectic.bench.dialectic_arm import run_dialectic
 from dialectic.bench.environment import ArmEnv
 from dialectic.bench.extract import extract_answer, is_correct
@@ -35,14 +42,24 @@ from dialectic.bench.metering import Meter, MeteredProvider
 from dialectic.bench.records import ItemResult, Outcome, Reply
 from dialectic.bench.tasks import Item
 from dialectic.bench.templates import render
-from dialectic.bench.vote import majority_vote
+from dialectic.bench.vote import Vote, majority_vote
 from dialectic.core.config import FORMATS, AgentConfig
 from dialectic.core.errors import InvalidArgumentsError, ProviderError
+from dialectic.engine.adaptive import (
+    EXCHANGE_TEMPLATE,
+    AdaptivePlan,
+    Ballot,
+    confidence,
+    exchange_options,
+    is_split,
+    sampling_done,
+    weighted_vote,
+)
 from dialectic.llm.base import CompletionRequest, Message
 from dialectic.llm.client import LLMClient
 
 T = TypeVar("T")
-ArmKind = Literal["single", "majority", "self-consistency", "debate", "dialectic", "format"]
+ArmKind = Literal["single", "majority", "self-consistency", "debate", "adaptive", "dialectic", "format"]
 
 DEFAULT_MAJORITY = 3
 DEFAULT_DEBATE = (3, 2)
@@ -76,6 +93,8 @@ class ArmSpec:
             return f"debate:{self.agents}x{self.rounds}"
         if self.kind == "format":
             return f"format:{self.protocol}"
+        if self.kind == "adaptive":
+            return "adaptive" if self.samples == AdaptivePlan().most else f"adaptive:{self.samples}"
         return self.kind
 
     @property
@@ -83,7 +102,7 @@ class ArmSpec:
         """Calls per item when no reply is cut off; ``None`` for the engine-driven dialectic arm."""
         if self.kind == "debate":
             return self.agents * self.rounds
-        if self.kind in ("dialectic", "format"):
+        if self.kind in ("dialectic", "format", "adaptive"):
             return None
         return self.samples
 
@@ -125,6 +144,11 @@ def _parse_one(name: str) -> ArmSpec:
         return ArmSpec("single")
     if kind == "dialectic" and not arg:
         return ArmSpec("dialectic")
+    if kind == "adaptive":
+        most = _count(arg, AdaptivePlan().most, name)
+        if most < AdaptivePlan().first:
+            raise InvalidArgumentsError(f"arm '{name}': adaptive draws at least {AdaptivePlan().first} answers")
+        return ArmSpec("adaptive", samples=most)
     if kind == "majority":
         return ArmSpec("majority", samples=_count(arg, DEFAULT_MAJORITY, name))
     if kind == "self-consistency":
@@ -143,7 +167,7 @@ def _parse_one(name: str) -> ArmSpec:
         if arg not in FORMATS:
             raise InvalidArgumentsError(f"arm '{name}': the formats are {', '.join(FORMATS)}")
         return ArmSpec("format", protocol=arg)
-    known = "single, majority:K, self-consistency[:K], debate:AxR, dialectic, format:NAME"
+    known = "single, majority:K, self-consistency[:K], debate:AxR, adaptive[:M], dialectic, format:NAME"
     raise InvalidArgumentsError(f"unknown arm '{name}' (known: {known})")
 
 
@@ -171,6 +195,9 @@ async def run_arm(spec: ArmSpec, item: Item, env: ArmEnv) -> ItemResult:
     if spec.kind == "debate":
         stages, rounds = await _debate(spec, item, env, meter)
         return _result(spec, item, stages, rounds, meter, started)
+    if spec.kind == "adaptive":
+        stages, rounds = await _adaptive(spec, item, env, meter)
+        return _result(spec, item, stages, rounds, meter, started, weighted=True)
     stages, rounds, judge = await run_dialectic(item, env, meter, protocol=spec.protocol or None)
     return _result(spec, item, stages, rounds, meter, started, judge=judge)
 
@@ -220,6 +247,40 @@ async def _debate(spec: ArmSpec, item: Item, env: ArmEnv, meter: Meter) -> tuple
     return [f"round {r}" for r in range(1, spec.rounds + 1)], rounds
 
 
+def _panel_member(env: ArmEnv, k: int) -> tuple[AgentConfig, float]:
+    """Answer ``k``'s agent and temperature: the run's temperature with one agent; each agent's own in a panel."""
+    agent = env.agents[k % len(env.agents)]
+    return agent, (env.temperature if len(env.agents) == 1 else agent.temperature)
+
+
+async def _adaptive(spec: ArmSpec, item: Item, env: ArmEnv, meter: Meter) -> tuple[list[str], list[list[Reply]]]:
+    plan = AdaptivePlan(most=spec.samples)
+
+    async def answer(k: int) -> Reply:
+        agent, temperature = _panel_member(env, k)
+        if k == 0:
+            temperature = GREEDY_TEMPERATURE  # the model's most likely answer comes first, and wins ties
+        return await _ask(env, meter, item, agent, _first_turn(item), temperature, spec, f"sample-{k + 1}")
+
+    replies = await gather_or_cancel(answer(k) for k in range(plan.first))
+    while not sampling_done([r.answer for r in replies], plan):
+        replies.append(await answer(len(replies)))
+    answers = [r.answer for r in replies]
+    if not is_split(answers, plan):
+        return ["samples"], [replies]
+    options = exchange_options(answers, [r.text for r in replies])
+
+    async def review(k: int) -> Reply:
+        agent, temperature = _panel_member(env, k)
+        prompt = render_agents(
+            EXCHANGE_TEMPLATE, problem=item.question, options=options, own=replies[k % len(replies)].answer
+        )
+        return await _ask(env, meter, item, agent, (Message("user", prompt),), temperature, spec, f"reviewer-{k + 1}")
+
+    reviews = await gather_or_cancel(review(k) for k in range(plan.reviewers))
+    return ["samples", "exchange"], [replies, reviews]
+
+
 def _own(reply: Reply) -> tuple[Message, ...]:
     """The agent's previous reply as its turn in the conversation (nothing when that call failed)."""
     return (Message("assistant", reply.text),) if reply.error is None else ()
@@ -252,6 +313,7 @@ async def _ask(
         max_tokens=env.max_tokens or agent.max_tokens,
         timeout_s=agent.timeout / 1000 if agent.timeout else None,
         tag=tag,
+        logprobs=True,
     )
     client = LLMClient(MeteredProvider(env.pool.get(agent), meter), retry=env.retry)
     try:
@@ -268,6 +330,7 @@ async def _ask(
         method=extraction.method,
         finish_reason=completion.finish_reason,
         truncated=completion.truncated,
+        confidence=confidence(completion.text, completion.logprobs),
     )
 
 
@@ -280,10 +343,16 @@ def _result(
     started: float,
     *,
     judge: Reply | None = None,
+    weighted: bool = False,
 ) -> ItemResult:
-    """Decide the final answer: the judge's when there is one, else the last stage's majority."""
-    deciding = [judge] if judge is not None else rounds[-1]
-    vote = majority_vote([r.answer for r in deciding])
+    """Decide the final answer: the judge's when there is one; with ``weighted``, every reply's answer
+    weighted by its confidence (the adaptive arm); else the last stage's majority."""
+    deciding = [judge] if judge is not None else ([r for stage in rounds for r in stage] if weighted else rounds[-1])
+    if weighted:
+        tally = weighted_vote([Ballot(r.answer, r.confidence) for r in deciding])
+        vote = Vote(tally.winner, tally.counts, tally.tied)
+    else:
+        vote = majority_vote([r.answer for r in deciding])
     outcome: Outcome
     if vote.winner is None:
         if any(r.truncated for r in deciding):

@@ -47,7 +47,7 @@ async def run_dialectic(
     try:
         engine = DebateEngine(store, env.pool, EventBus(), retry=env.retry)
         request = DebateRequest(
-            problem=render("dialectic_problem", question=item.question), config=config, config_dir=env.config_dir
+            problem=render("answer", question=item.question), config=config, config_dir=env.config_dir
         )
         try:
             state = await engine.start(request)

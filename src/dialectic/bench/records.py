@@ -52,6 +52,9 @@ class Reply(BaseModel):
     method: Method
     finish_reason: str | None = None
     truncated: bool = False
+    confidence: float | None = None
+    """How sure the model was of this answer (0–1): the answer tokens' probability, else a stated
+    confidence; ``None`` when neither is known. Only the adaptive arm's vote uses it."""
     error: str | None = None
     """Why there is no reply: the provider failed or refused the request, the debate failed (the
     judge's reply), or the engine recorded a failed contribution."""

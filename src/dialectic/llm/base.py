@@ -85,6 +85,9 @@ class CompletionRequest:
     """What the call is for (e.g. ``proposal:architect``); used by logs and the scripted model."""
     tools: tuple[ToolSpec, ...] = ()
     """Tools the model may call in this reply (native tool calling); empty: none."""
+    logprobs: bool = False
+    """Ask for each generated token's log-probability (:attr:`Completion.logprobs`) where the provider
+    returns them (Chat Completions servers such as llama-server do); a provider that cannot ignores it."""
 
     @property
     def system(self) -> str:
@@ -106,6 +109,14 @@ class CompletionRequest:
 
 
 @dataclass(frozen=True)
+class TokenLogprob:
+    """One generated token and its natural-log probability under the model."""
+
+    token: str
+    logprob: float
+
+
+@dataclass(frozen=True)
 class Completion:
     text: str
     model: str
@@ -123,6 +134,9 @@ class Completion:
     served_model: str | None = None
     """The model name the server reported, when it differs from :attr:`model` (llama-server reports the
     GGUF file it loaded)."""
+    logprobs: tuple[TokenLogprob, ...] = ()
+    """The reply's tokens with their log-probabilities, when the request asked and the provider returned
+    them; empty otherwise (and after a cut-off reply was continued: the pieces do not join exactly)."""
 
     @property
     def cut_off(self) -> bool:

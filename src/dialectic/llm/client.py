@@ -174,6 +174,7 @@ class LLMClient:
             latency_ms=latency,
             truncated=last.cut_off,
             attempts=calls,
+            logprobs=last.logprobs if calls == 1 else (),
         )
 
     async def _complete_tool_step(self, request: CompletionRequest, on_retry: RetryHook | None) -> Completion:

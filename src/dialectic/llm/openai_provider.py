@@ -56,6 +56,7 @@ from dialectic.llm.base import (
     Delta,
     JsonSchema,
     Message,
+    TokenLogprob,
     ToolCall,
 )
 from dialectic.llm.json_text import parse_json_text
@@ -265,6 +266,18 @@ def _chat_tool_calls(message: dict[str, Any]) -> tuple[ToolCall, ...]:
         if function is not None:
             calls.append(tool_call(call["id"], function["name"], function.get("arguments")))
     return tuple(calls)
+
+
+def chat_logprobs(block: object) -> tuple[TokenLogprob, ...]:
+    """``choices[0].logprobs.content`` of a Chat Completion as tokens with log-probabilities (none: empty)."""
+    content = block.get("content") if isinstance(block, dict) else None
+    if not isinstance(content, list):
+        return ()
+    return tuple(
+        TokenLogprob(str(entry["token"]), float(entry["logprob"]))
+        for entry in content
+        if isinstance(entry, dict) and isinstance(entry.get("logprob"), int | float) and "token" in entry
+    )
 
 
 def _with_calls(finish: str, calls: tuple[ToolCall, ...]) -> str:
@@ -624,6 +637,7 @@ class OpenAIProvider:
                 latency_ms=latency_ms,
                 finish=_with_calls(_chat_finish(choice.get("finish_reason")), calls),
                 tool_calls=calls,
+                logprobs=chat_logprobs(choice.get("logprobs")),
             )
         except (AttributeError, TypeError, KeyError) as error:
             raise self._invalid(request, "the completion lacks expected fields") from error
@@ -639,6 +653,8 @@ class OpenAIProvider:
                 }
                 for tool in request.tools
             ]
+        if request.logprobs:
+            options["logprobs"] = True
         if request.max_tokens is not None:
             # OpenAI's own endpoint wants the newer name (its reasoning models refuse the old one);
             # compatible servers know only max_tokens.
@@ -655,6 +671,7 @@ class OpenAIProvider:
         latency_ms: int,
         finish: str,
         tool_calls: tuple[ToolCall, ...] = (),
+        logprobs: tuple[TokenLogprob, ...] = (),
     ) -> Completion:
         structured = parse_json_text(text) if request.json_schema is not None else None
         usage = usage if usage.total_tokens else estimated_usage(request, text)
@@ -667,6 +684,7 @@ class OpenAIProvider:
             finish_reason=reached_limit(finish, usage, request.max_tokens),
             structured=structured,
             tool_calls=tool_calls,
+            logprobs=logprobs,
         )
 
     def _invalid(self, request: CompletionRequest, why: str) -> InvalidResponse:

@@ -415,7 +415,8 @@ class _Handler(BaseHTTPRequestHandler):
         elif api == "responses":
             self._send_json(200, responses_body(completion, body, always_completed=strict))
         elif api == "chat":
-            self._send_json(200, chat_body(completion) | ({"timings": timings(completion)} if strict else {}))
+            scored = chat_body(completion, logprobs=body.get("logprobs") is True)
+            self._send_json(200, scored | ({"timings": timings(completion)} if strict else {}))
         else:
             self._send_json(200, anthropic_body(completion, request))
 

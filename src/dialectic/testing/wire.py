@@ -303,16 +303,27 @@ def _chat_tool_calls(c: Completion) -> list[dict[str, Any]]:
     ]
 
 
-def chat_body(c: Completion) -> dict[str, Any]:
+FAKE_LOGPROB = -0.05
+"""The log-probability the fake server gives every token when a request asks for them."""
+
+
+def chat_logprobs(text: str) -> dict[str, Any]:
+    """``choices[0].logprobs`` as llama-server writes it: the reply cut into 3-character tokens."""
+    pieces = [text[i : i + 3] for i in range(0, len(text), 3)]
+    return {"content": [{"token": piece, "logprob": FAKE_LOGPROB, "top_logprobs": []} for piece in pieces]}
+
+
+def chat_body(c: Completion, *, logprobs: bool = False) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": c.text if c.text or not c.tool_calls else None}
     if c.tool_calls:
         message["tool_calls"] = _chat_tool_calls(c)
+    scores = chat_logprobs(c.text) if logprobs and c.text else None
     return {
         "id": _new_id("chatcmpl-"),
         "object": "chat.completion",
         "created": int(time.time()),
         "model": c.model,
-        "choices": [{"index": 0, "message": message, "finish_reason": _chat_finish(c), "logprobs": None}],
+        "choices": [{"index": 0, "message": message, "finish_reason": _chat_finish(c), "logprobs": scores}],
         "usage": _chat_usage(c),
     }
 

@@ -1,0 +1,213 @@
+"""The adaptive answer protocol's rules, as pure functions: when to stop sampling, when answers
+are split, how the exchange presents them, and the confidence-weighted vote that decides.
+
+The protocol, for a question with one right answer (Choi et al., "Debate or Vote", 2025;
+Kaesberg et al., "Voting or Consensus?", 2025; adaptive-consistency):
+
+1. **Blind first round.** Independent answers, no peers, no roles, drawn ``first`` at once, then
+   one at a time, until the leading answer cannot lose within ``most`` answers or holds
+   ``stop_share`` of them.
+2. **One exchange, only when split.** When sampling ends with no answer holding ``split_share``,
+   ``reviewers`` participants see the distinct answers, anonymised ("answer A, given by 3"), each
+   with one worked solution, and are asked to find the first wrong step, keeping their answer
+   unless they can show it is wrong (a correction-biased update: discussion alone does not move
+   the odds, correction does).
+3. **The vote.** Every answer given, first round included, counts, weighted by its confidence: the
+   probability the model gave the answer's tokens where the provider returns token
+   probabilities, else a confidence the reply states, else 1.
+
+Both the bench's ``adaptive`` arm and the engine's ``adaptive`` format follow these rules.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dialectic.llm.base import TokenLogprob
+
+
+@dataclass(frozen=True)
+class AdaptivePlan:
+    """The protocol's numbers (defaults: at most 5 first-round answers, 3 drawn at once)."""
+
+    first: int = 3
+    """Answers drawn at once before any stopping check."""
+    most: int = 5
+    """The most first-round answers drawn."""
+    stop_share: float = 0.8
+    """Stop early once the leader holds this share of the answers drawn (3 of 3, 4 of 5)."""
+    split_share: float = 0.6
+    """Below this share for the leader when sampling ends, the answers are split: one exchange follows."""
+    reviewers: int = 3
+    """Participants in the exchange."""
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.first <= self.most:
+            raise ValueError("an adaptive plan needs 1 ≤ first ≤ most")
+        if self.reviewers < 0:
+            raise ValueError("reviewers cannot be negative")
+
+
+@dataclass(frozen=True)
+class Ballot:
+    """One answer given, with the weight it votes with."""
+
+    answer: str | None
+    confidence: float | None = None
+    """In [0, 1]; ``None``: unknown (votes with weight 1)."""
+
+    @property
+    def weight(self) -> float:
+        return 1.0 if self.confidence is None else self.confidence
+
+
+@dataclass(frozen=True)
+class Tally:
+    winner: str | None
+    """``None`` when no ballot carried an answer."""
+    counts: dict[str, int]
+    """Ballots per answer, in the order the answers were first given."""
+    weights: dict[str, float]
+    """Summed confidence per answer, same order."""
+    agreeing: int
+    """Ballots for the winner."""
+    answered: int
+    """Ballots that carried an answer."""
+    tied: bool
+    """More than one answer had the top weight; the earliest given won."""
+
+    @property
+    def agreement(self) -> str:
+        """``"5 of 7 agree"``."""
+        return f"{self.agreeing} of {self.answered} agree"
+
+
+def _leaders(answers: Sequence[str | None]) -> tuple[int, int]:
+    counts = sorted((answers.count(a) for a in set(answers) if a is not None), reverse=True)
+    return (counts[0] if counts else 0), (counts[1] if len(counts) > 1 else 0)
+
+
+def sampling_done(answers: Sequence[str | None], plan: AdaptivePlan) -> bool:
+    """Whether the first round may stop: budget spent, the leader cannot lose, or it holds ``stop_share``."""
+    drawn = len(answers)
+    if drawn >= plan.most:
+        return True
+    if drawn < plan.first:
+        return False
+    leader, runner_up = _leaders(answers)
+    if leader - runner_up > plan.most - drawn:
+        return True
+    return leader > 0 and leader / drawn >= plan.stop_share
+
+
+def is_split(answers: Sequence[str | None], plan: AdaptivePlan) -> bool:
+    """Whether the first round ended without a clear leader (an exchange follows)."""
+    if not answers:
+        return False
+    leader, runner_up = _leaders(answers)
+    return leader == runner_up or leader / len(answers) < plan.split_share
+
+
+@dataclass(frozen=True)
+class Option:
+    """One distinct answer as the exchange shows it: a letter, how many gave it, one worked solution."""
+
+    label: str
+    answer: str
+    given_by: int
+    working: str
+
+
+def exchange_options(answers: Sequence[str | None], texts: Sequence[str]) -> list[Option]:
+    """The distinct answers, most given first (ties: earliest), each with the first reply that gave it."""
+    order: dict[str, int] = {}
+    for index, answer in enumerate(answers):
+        if answer is not None and answer not in order:
+            order[answer] = index
+    ranked = sorted(order, key=lambda a: (-answers.count(a), order[a]))
+    return [
+        Option(label=chr(ord("A") + i), answer=answer, given_by=answers.count(answer), working=texts[order[answer]])
+        for i, answer in enumerate(ranked[:26])
+    ]
+
+
+def weighted_vote(ballots: Sequence[Ballot]) -> Tally:
+    """The answer with the most summed confidence; a tie goes to the tied answer given earliest."""
+    counts: dict[str, int] = {}
+    weights: dict[str, float] = {}
+    for ballot in ballots:
+        if ballot.answer is None:
+            continue
+        counts[ballot.answer] = counts.get(ballot.answer, 0) + 1
+        weights[ballot.answer] = weights.get(ballot.answer, 0.0) + ballot.weight
+    if not counts:
+        return Tally(None, {}, {}, 0, 0, False)
+    top = max(weights.values())
+    leaders = [a for a, w in weights.items() if math.isclose(w, top, rel_tol=1e-9, abs_tol=1e-12)]
+    winner = leaders[0]
+    return Tally(
+        winner=winner,
+        counts=counts,
+        weights={a: round(w, 6) for a, w in weights.items()},
+        agreeing=counts[winner],
+        answered=sum(counts.values()),
+        tied=len(leaders) > 1,
+    )
+
+
+_BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
+_STATED = re.compile(r"confidence\s*(?:level)?\s*(?:is|of)?\s*[:=]?\s*(\d{1,3}(?:\.\d+)?)\s*(%?)", re.IGNORECASE)
+MIN_CONFIDENCE = 0.01
+"""The least weight a ballot carries: one improbable token must not silence an answer."""
+
+
+def answer_confidence(text: str, logprobs: Sequence[TokenLogprob]) -> float | None:
+    """The probability the model gave the tokens of the last ``\\boxed{…}`` answer in ``text``.
+
+    The tokens are laid end to end to find which of them spell the answer; ``None`` when there
+    are no token probabilities, no boxed answer, or the tokens do not spell ``text``.
+    """
+    if not logprobs:
+        return None
+    matches = list(_BOXED.finditer(text))
+    if not matches:
+        return None
+    joined = "".join(t.token for t in logprobs)
+    offset = joined.find(text) if joined != text else 0
+    if offset < 0:
+        return None
+    start, end = matches[-1].span(1)
+    start, end = start + offset, end + offset
+    total = 0.0
+    position = 0
+    for token in logprobs:
+        token_end = position + len(token.token)
+        if token_end > start and position < end:
+            total += token.logprob
+        position = token_end
+    return max(MIN_CONFIDENCE, min(1.0, math.exp(total)))
+
+
+def stated_confidence(text: str) -> float | None:
+    """A confidence the reply states ("Confidence: 80%", "confidence 0.7"), in [0, 1]; ``None`` when none."""
+    found = _STATED.findall(text)
+    if not found:
+        return None
+    number, percent = found[-1]
+    value = float(number)
+    if percent or value > 1:
+        value /= 100
+    return max(MIN_CONFIDENCE, min(1.0, value)) if value <= 1 else None
+
+
+def confidence(text: str, logprobs: Sequence[TokenLogprob]) -> float | None:
+    """The token-probability confidence where there is one, else the stated one, else ``None``."""
+    measured = answer_confidence(text, logprobs)
+    return measured if measured is not None else stated_confidence(text)
+
+
+EXCHANGE_TEMPLATE = "reasoning/exchange.md.j2"
+"""The exchange's prompt (``agents/prompts``): ``problem``, ``options`` (:class:`Option`), ``own``."""
