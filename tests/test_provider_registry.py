@@ -25,7 +25,7 @@ from dialectic.llm.registry import (
 from dialectic.llm.scripted import ScriptedProvider
 from dialectic.loading.config import apply_overrides, load_config
 
-BUILTINS = {"anthropic", "llamacpp", "lmstudio", "local", "ollama", "openai", "openrouter", "scripted", "vllm"}
+BUILTINS = {"anthropic", "human", "llamacpp", "lmstudio", "local", "ollama", "openai", "openrouter", "scripted", "vllm"}
 
 
 def echo_factory(settings: ProviderSettings) -> ScriptedProvider:
@@ -106,7 +106,7 @@ def test_a_broken_plugin_is_named_in_the_unknown_provider_message(entry_points: 
         provider_spec("nope")
     message = raised.value.message
     assert message.startswith(
-        "unknown provider 'nope' (known: anthropic, llamacpp, lmstudio, local, ollama, openai, openrouter, "
+        "unknown provider 'nope' (known: anthropic, human, llamacpp, lmstudio, local, ollama, openai, openrouter, "
         "scripted, vllm;"
     )
     assert "broken (fake_plugin:broken): ImportError: no module named x" in message
@@ -143,7 +143,8 @@ def test_config_rejects_an_unknown_provider_naming_the_field_and_the_plugins(
     with pytest.raises(ConfigError) as raised:
         load_config(path, explicit=True)
     assert raised.value.exit_code == 4
-    assert "agents[1].provider: unknown provider 'gemini' (known: anthropic, echo, llamacpp" in raised.value.message
+    known = "(known: anthropic, echo, human, llamacpp"
+    assert f"agents[1].provider: unknown provider 'gemini' {known}" in raised.value.message
 
 
 def test_a_plugin_without_a_default_model_needs_one_named(entry_points: list[FakeEntryPoint], tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from dialectic.core.changes import (
     dump_change,
     fold,
 )
+from dialectic.core.config import SystemConfig
 from dialectic.core.domain import DebateRound, DebateState, DebateSummary, Solution, SummaryMetadata
 from dialectic.store import AbsentStore, DebateStore, MemoryStore, SqliteStore
 from dialectic.store.base import (
@@ -150,7 +151,7 @@ def test_details_follow_every_append_as_folding_does(store: DebateStore) -> None
     (entry,) = store.page(limit=1)
     assert entry.details is not None and entry.details.agents == ("System Architect", "Security Expert")
     assert (
-        entry.details.rounds == 2 and entry.details.format == "critique-refine"
+        entry.details.rounds == 2 and entry.details.format == SystemConfig().debate.format
     )  # read typed: the default when none was saved
     assert entry.details.updated_at == tick(19) and entry.details.tokens.totals().total == 150
 

@@ -30,6 +30,8 @@ _EXPORTS = {
     "SystemConfig": "dialectic.core.config",
     "AgentConfig": "dialectic.core.config",
     "DebateState": "dialectic.core.domain",
+    "HumanTurn": "dialectic.core.domain",
+    "TurnChannel": "dialectic.engine.seats",
     "Event": "dialectic.core.events",
     "events": "dialectic.core.events",
     "DialecticError": "dialectic.core.errors",
@@ -50,9 +52,11 @@ __all__ = [
     "DialecticError",
     "Event",
     "Finished",
+    "HumanTurn",
     "Judge",
     "ProviderError",
     "SystemConfig",
+    "TurnChannel",
     "__version__",
     "events",
     "load_config",
@@ -61,9 +65,10 @@ __all__ = [
 if TYPE_CHECKING:
     from dialectic.core import events
     from dialectic.core.config import AgentConfig, SystemConfig
-    from dialectic.core.domain import DebateState
+    from dialectic.core.domain import DebateState, HumanTurn
     from dialectic.core.errors import BudgetExceeded, ConfigError, DebateNotFoundError, DialecticError, ProviderError
     from dialectic.core.events import Event
+    from dialectic.engine.seats import TurnChannel
     from dialectic.front.debate import Agent, Debate, Judge, load_config
     from dialectic.front.results import DebateResult, Finished
 

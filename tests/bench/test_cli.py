@@ -237,9 +237,11 @@ def test_plot_without_matplotlib_names_the_plot_extra(invoke: Invoke, monkeypatc
         require_matplotlib()
 
 
-def test_plot_is_written_when_matplotlib_is_installed(invoke: Invoke, use_provider: Any, home: Path) -> None:
+def test_plots_are_written_when_matplotlib_is_installed(invoke: Invoke, use_provider: Any, home: Path) -> None:
     pytest.importorskip("matplotlib")
     use_provider(ScriptedProvider(designed))
-    out = invoke("arithmetic", "-n", "10", "--arms", "single,majority:3", *SCRIPTED_ARGS, "--plot", "p.png")
+    arms = "single,majority:3,self-consistency,debate:3x2"
+    out = invoke("arithmetic", "-n", "10", "--arms", arms, *SCRIPTED_ARGS, "--plot", "plots/p.png")
     assert out.code == 0, out.stderr
-    assert (home / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (home / "plots" / "p.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (home / "plots" / "p-pareto.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from dialectic.bench.stats import bootstrap_ci, paired_bootstrap
+from dialectic.bench.stats import bootstrap_ci, mcnemar, mcnemar_exact_p, paired_bootstrap
 
 
 def test_constant_data_gives_a_zero_width_interval() -> None:
@@ -74,3 +74,41 @@ def test_pairing_is_narrower_than_independent_intervals_when_arms_agree() -> Non
 def test_paired_samples_must_have_the_same_length() -> None:
     with pytest.raises(ValueError):
         paired_bootstrap([1.0], [1.0, 0.0])
+
+
+@pytest.mark.parametrize(
+    ("b", "c", "p"),
+    [
+        (10, 2, 0.03857421875),  # 2 · (1 + 12 + 66) / 2^12
+        (2, 10, 0.03857421875),
+        (5, 5, 1.0),
+        (0, 6, 0.03125),
+        (0, 0, 1.0),
+        (1, 0, 1.0),
+        (0, 5, 0.0625),
+        (3, 1, 0.625),
+    ],
+)
+def test_exact_mcnemar_p_values(b: int, c: int, p: float) -> None:
+    assert mcnemar_exact_p(b, c) == pytest.approx(p, rel=1e-12)
+
+
+def test_exact_mcnemar_holds_for_many_discordant_items() -> None:
+    assert mcnemar_exact_p(600, 400) == pytest.approx(2.9e-10, rel=0.1)  # z ≈ 6.3
+    assert mcnemar_exact_p(5000, 5000) == 1.0
+    assert mcnemar_exact_p(3000, 0) == 0.0  # far below the smallest float: no overflow
+
+
+def test_exact_mcnemar_refuses_negative_counts() -> None:
+    with pytest.raises(ValueError):
+        mcnemar_exact_p(-1, 3)
+
+
+def test_mcnemar_counts_the_discordant_items_of_two_arms() -> None:
+    a = [True, True, False, False, True, True, True]
+    b = [True, False, True, False, False, False, False]
+    test = mcnemar(a, b)
+    assert (test.only_this, test.only_reference) == (4, 1)
+    assert test.p_value == pytest.approx(mcnemar_exact_p(4, 1)) == pytest.approx(0.375)
+    with pytest.raises(ValueError):
+        mcnemar([True], [True, False])

@@ -216,7 +216,7 @@ def test_camel_case_field_paths_and_extra_errors_are_counted(tmp_path: Path) -> 
 def test_unknown_provider_is_a_config_error(tmp_path: Path) -> None:
     agents = [{**AGENTS[0], "provider": "gemini"}]
     path = write(tmp_path, "c.json", json.dumps({"agents": agents, "judge": JUDGE, "debate": DEBATE}))
-    known = r"\(known: anthropic, llamacpp, lmstudio, local, ollama, openai, openrouter, scripted, vllm\)"
+    known = r"\(known: anthropic, human, llamacpp, lmstudio, local, ollama, openai, openrouter, scripted, vllm\)"
     with pytest.raises(ConfigError, match=r"agents\[0\]\.provider: unknown provider 'gemini' " + known):
         load_config(path, explicit=True)
 

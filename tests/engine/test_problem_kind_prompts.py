@@ -25,7 +25,7 @@ def test_phase_templates_per_kind() -> None:
 
 def test_a_calculation_gets_reasoning_prompts_in_every_phase(harness: Callable[..., Harness]) -> None:
     h = harness()
-    state = h.start(make_config(agents=2, rounds=1), problem=ARITHMETIC)
+    state = h.start(make_config(agents=2, rounds=1, format="critique-refine"), problem=ARITHMETIC)
     assert state.config["debate"]["problemKind"] == "reasoning"
     notices = [e.message for e in h.of(ev.Notice)]
     assert any("problem kind: reasoning" in m for m in notices)
@@ -50,7 +50,8 @@ def test_a_design_problem_keeps_the_design_prompts(harness: Callable[..., Harnes
 
 def test_the_configured_kind_wins_over_detection(harness: Callable[..., Harness]) -> None:
     h = harness()
-    h.start(make_config(agents=2, rounds=1, problemKind="reasoning"), problem="Design a cache for sessions")
+    config = make_config(agents=2, rounds=1, problemKind="reasoning", format="critique-refine")
+    h.start(config, problem="Design a cache for sessions")
     proposal = next(c for c in h.provider.calls if c.tag.startswith("proposal"))
     assert "## Question" in proposal.last_user
 
@@ -89,7 +90,7 @@ def test_a_resumed_debate_keeps_its_kind(harness: Callable[..., Harness]) -> Non
 
     h = harness(judge_down)
     with pytest.raises(ProviderAuthError):
-        h.start(make_config(agents=2, rounds=1), problem=ARITHMETIC)
+        h.start(make_config(agents=2, rounds=1, format="critique-refine"), problem=ARITHMETIC)
     debate_id = h.of(ev.DebateStarted)[0].debate_id
     resumed = h.resume(debate_id, provider=ScriptedProvider())
     assert resumed.status == "completed"

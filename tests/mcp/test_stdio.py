@@ -21,6 +21,7 @@ TOOLS = {
     "debate_status",
     "wait_for_debate",
     "answer_questions",
+    "submit_turn",
     "get_result",
     "cancel_debate",
     "list_debates",

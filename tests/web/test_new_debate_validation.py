@@ -49,8 +49,8 @@ def test_every_wrong_field_is_named_with_its_message_and_nothing_is_created(serv
     assert body["fields"] == {
         "problem": "the problem is empty",
         "rounds": "--rounds must be at least 1 (got 0)",
-        "format": "--format shouting: unknown format (known: critique-refine, free-form, round-limited, structured, "
-        "convergence-seeking, simultaneous, vote)",
+        "format": "--format shouting: unknown format (known: auto, adaptive, critique-refine, free-form, "
+        "round-limited, structured, convergence-seeking, simultaneous, vote)",
         "roles": "--agents poet: no enabled agent has that role (roles available: architect, performance)",
     }
     assert body["detail"] == "the problem is empty"

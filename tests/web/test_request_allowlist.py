@@ -127,7 +127,7 @@ def test_allow_endpoint_widens_what_a_request_may_use(serve: Callable[..., None]
             api.ctx, "server", ServerConfig(openai_server(), tmp_path, frozenset({Endpoint("anthropic")}))
         )
         options = (await api.client.get("/api/options")).json()
-        assert options["providers"] == ["anthropic", "openai"]
+        assert options["providers"] == ["anthropic", "human", "openai"]
         response = await api.client.post(
             "/api/debates",
             json={"problem": "Design a cache", "agents": [{"role": "architect", "provider": "anthropic"}]},
@@ -163,7 +163,7 @@ def test_keys_a_client_may_not_send_are_refused_not_ignored(
 def test_options_list_what_a_client_may_configure(serve: Callable[..., None]) -> None:
     async def scenario(api: Api) -> None:
         options = (await api.client.get("/api/options")).json()
-        assert options["providers"] == ["openai"]
+        assert options["providers"] == ["human", "openai"]  # human: a seat a person plays on the page
         configurable = options["configurable"]
         assert set(configurable) == {"agents", "judge", "debate"}
         assert "apiKeyEnv" not in configurable["agents"] and "systemPromptPath" not in configurable["agents"]

@@ -27,6 +27,44 @@ model's arithmetic benchmark, round-1 turns taken with them were right 38 times 
 33 in 39 for critique-refine's reasoning proposals on the same questions."""
 
 
+ANSWER_TEMPLATE = "reasoning/answer.md.j2"
+"""A blind answer of the adaptive protocol: no peers, no role, the working first, the answer boxed."""
+EXCHANGE_TEMPLATE = "reasoning/exchange.md.j2"
+"""The adaptive protocol's exchange over split answers (see :mod:`dialectic.engine.adaptive`)."""
+
+
+async def answer_blind(
+    agent: DebateAgent,
+    *,
+    problem: str,
+    clarifications: str,
+    greedy: bool,
+    on_retry: RetryHook | None = None,
+) -> AgentReply:
+    """One independent answer (``greedy``: at temperature 0), asking for the tokens' probabilities."""
+    user = render(
+        ANSWER_TEMPLATE, problem=problem, clarifications=clarifications, word_limit=agent.word_limit(TURN_WORDS)
+    )
+    request = agent.request(user, "answer").with_changes(logprobs=True)
+    if greedy:
+        request = request.with_changes(temperature=0.0)
+    return AgentReply(await agent.client.complete(request, on_retry=on_retry))
+
+
+async def review_answers(
+    agent: DebateAgent,
+    *,
+    problem: str,
+    options: Sequence[object],
+    own: str | None,
+    on_retry: RetryHook | None = None,
+) -> AgentReply:
+    """The exchange: the distinct answers, anonymised, each with one worked solution; correct, don't conform."""
+    user = render(EXCHANGE_TEMPLATE, problem=problem, options=options, own=own)
+    request = agent.request(user, "review").with_changes(logprobs=True)
+    return AgentReply(await agent.client.complete(request, on_retry=on_retry))
+
+
 @dataclass(frozen=True)
 class LabelledText:
     label: str

@@ -33,20 +33,20 @@ from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
 from typing import Literal, TypeVar
 
+from dialectic.agents.deliberation import EXCHANGE_TEMPLATE
 from dialectic.agents.templates import render as render_agents
 from dialectic.bench.dialectic_arm import run_dialectic
 from dialectic.bench.environment import ArmEnv
-from dialectic.bench.extract import extract_answer, is_correct
 from dialectic.bench.failures import fails_only_the_item, failure_note
 from dialectic.bench.metering import Meter, MeteredProvider
 from dialectic.bench.records import ItemResult, Outcome, Reply
 from dialectic.bench.tasks import Item
 from dialectic.bench.templates import render
 from dialectic.bench.vote import Vote, majority_vote
+from dialectic.core.answers import extract_answer, is_correct
 from dialectic.core.config import FORMATS, AgentConfig
 from dialectic.core.errors import InvalidArgumentsError, ProviderError
 from dialectic.engine.adaptive import (
-    EXCHANGE_TEMPLATE,
     AdaptivePlan,
     Ballot,
     confidence,

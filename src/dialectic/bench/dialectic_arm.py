@@ -13,12 +13,12 @@ the debate had saved, and the run goes on.
 from __future__ import annotations
 
 from dialectic.bench.environment import ArmEnv
-from dialectic.bench.extract import extract_answer
 from dialectic.bench.failures import fails_only_the_item, failure_note
 from dialectic.bench.metering import Meter
 from dialectic.bench.records import Reply
 from dialectic.bench.tasks import Item
 from dialectic.bench.templates import render
+from dialectic.core.answers import extract_answer
 from dialectic.core.config import min_rounds
 from dialectic.core.domain import TURN_KINDS, Contribution, DebateState, Solution
 from dialectic.core.errors import ProviderError
@@ -38,6 +38,8 @@ async def run_dialectic(
     off in every arm (it does not change the answer, only the cost).
     """
     update: dict[str, object] = {"interactive_clarifications": False, "verdict": "off"}
+    if protocol is None and env.dialectic_config.debate.format == "auto":
+        protocol = "critique-refine"  # the dialectic arm is the critique-refine flow; format:adaptive is its own arm
     if protocol is not None:
         update["format"] = protocol
         update["rounds"] = max(env.dialectic_config.debate.rounds, min_rounds(protocol))

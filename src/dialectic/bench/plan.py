@@ -3,6 +3,10 @@
 Options the user did not give are ``None`` here, so on resume only what was given is
 checked against the stored run — repeating the original command with ``--resume ID``
 appended works, and changing the questions, arms or model of a run half-way is refused.
+Resuming from a results file (``--resume results.json``, :func:`resume_from_results`) may
+also extend the run with ``-n`` (the first items of a larger ``-n`` are the items of a
+smaller one) and read a jsonl dataset from another path, as long as the questions the file
+answered are the same.
 """
 
 from __future__ import annotations
@@ -13,18 +17,21 @@ from pathlib import Path
 from typing import cast
 
 from dialectic.bench.arms import DEFAULT_ARMS, DEFAULT_SAMPLING_TEMPERATURE, parse_arms
-from dialectic.bench.extract import MATCH_MODES, MatchMode
 from dialectic.bench.records import RunSpec
+from dialectic.bench.results_file import ResultsFile
 from dialectic.bench.store import new_run_id
 from dialectic.bench.tasks import (
     DEFAULT_ARITHMETIC_ITEMS,
+    DEFAULT_GENERATED_ITEMS,
     MAX_OPERANDS,
     TASK_NAMES,
     Task,
     TaskName,
-    arithmetic_task,
+    check_difficulty,
+    generated_task,
     jsonl_task,
 )
+from dialectic.core.answers import MATCH_MODES, MatchMode
 from dialectic.core.config import SystemConfig
 from dialectic.core.errors import ConfigError, InvalidArgumentsError
 from dialectic.loading.config import apply_overrides, load_config
@@ -38,6 +45,7 @@ class BenchOptions:
     n: int | None = None
     seed: int | None = None
     operands: int | None = None
+    difficulty: int | None = None
     match: str | None = None
     temperature: float | None = None
     max_tokens: int | None = None
@@ -82,13 +90,22 @@ def new_spec(options: BenchOptions) -> tuple[RunSpec, Task, list[str]]:
     arms = [a.name for a in parse_arms(options.arms or DEFAULT_ARMS)]
     seed = options.seed if options.seed is not None else 0
     operands = options.operands if options.operands is not None else MAX_OPERANDS
-    if task_name == "arithmetic":
+    difficulty: int | None = None
+    if task_name != "jsonl":
         if options.dataset is not None:
-            raise InvalidArgumentsError("the arithmetic task takes no PATH (did you mean: dialectic bench jsonl PATH?)")
+            raise InvalidArgumentsError(
+                f"the {task_name} task takes no PATH (did you mean: dialectic bench jsonl PATH?)"
+            )
         if match is not None:
-            raise InvalidArgumentsError("--match applies to the jsonl task; arithmetic answers are integers")
-        count = options.n if options.n is not None else DEFAULT_ARITHMETIC_ITEMS
-        task = arithmetic_task(count, seed, operands)
+            raise InvalidArgumentsError(
+                f"--match applies to the jsonl task; {task_name} items are scored by their kind"
+            )
+        difficulty = _difficulty(task_name, options)
+        if task_name == "arithmetic":
+            operands = difficulty
+        default_count = DEFAULT_ARITHMETIC_ITEMS if task_name == "arithmetic" else DEFAULT_GENERATED_ITEMS
+        count = options.n if options.n is not None else default_count
+        task = generated_task(task_name, count, seed, difficulty)
         n: int | None = count
         dataset = None
     else:
@@ -96,6 +113,8 @@ def new_spec(options: BenchOptions) -> tuple[RunSpec, Task, list[str]]:
             raise InvalidArgumentsError("the jsonl task needs the dataset's PATH: dialectic bench jsonl PATH")
         if options.operands is not None:
             raise InvalidArgumentsError("--operands applies to the arithmetic task only")
+        if options.difficulty is not None:
+            raise InvalidArgumentsError("--difficulty applies to the generated tasks; a jsonl dataset has none")
         n = options.n
         task = jsonl_task(options.dataset, n, match)
         dataset = str(options.dataset.expanduser().absolute())
@@ -108,6 +127,7 @@ def new_spec(options: BenchOptions) -> tuple[RunSpec, Task, list[str]]:
         n=n,
         seed=seed,
         operands=operands,
+        difficulty=difficulty,
         match=match,
         arms=arms,
         temperature=options.temperature if options.temperature is not None else DEFAULT_SAMPLING_TEMPERATURE,
@@ -120,14 +140,18 @@ def new_spec(options: BenchOptions) -> tuple[RunSpec, Task, list[str]]:
     return spec, task, models.warnings
 
 
-def check_resume(stored: RunSpec, options: BenchOptions) -> None:
-    """Refuse options that contradict the stored run (a resumed run keeps what it started with)."""
+def check_resume(stored: RunSpec, options: BenchOptions, *, extendable: bool = False) -> None:
+    """Refuse options that contradict the stored run (a resumed run keeps what it started with).
+
+    ``extendable`` (resuming from a results file) lets ``-n`` and the dataset's PATH differ: the
+    questions are then checked one by one (:func:`resume_from_results`)."""
     given: list[tuple[str, object, object]] = [
         ("TASK", options.task and _task_name(options.task), stored.task),
         ("PATH", options.dataset and str(options.dataset.expanduser().absolute()), stored.dataset),
         ("-n", options.n, stored.n),
         ("--seed", options.seed, stored.seed),
         ("--operands", options.operands, stored.operands),
+        ("--difficulty", options.difficulty, stored_difficulty(stored)),
         ("--match", _match(options.match), stored.match),
         ("--temperature", options.temperature, stored.temperature),
         ("--max-tokens", options.max_tokens, stored.max_tokens),
@@ -136,11 +160,125 @@ def check_resume(stored: RunSpec, options: BenchOptions) -> None:
     if options.provider or options.model or options.config:
         given.append(("--provider/--model/-c", load_models(options).agent_dicts(), stored.agents))
     for flag, value, kept in given:
+        if extendable and flag in ("-n", "PATH"):
+            continue
         if value is not None and value != kept:
             shown = ",".join(kept) if isinstance(kept, list) and all(isinstance(k, str) for k in kept) else kept
             raise InvalidArgumentsError(
                 f"run {stored.id} was started with {flag} {_describe(shown)}; drop {flag} or give the same value"
             )
+
+
+def resume_from_results(loaded: ResultsFile, options: BenchOptions) -> tuple[RunSpec, Task]:
+    """The run of a results file, to be continued here: its definition, with ``-n`` (and a jsonl
+    dataset's PATH) as given now, and its questions rebuilt.
+
+    Refused, in one line: options that contradict the run (as for ``--resume RUN_ID``), questions that
+    changed (the same ``-n`` with another fingerprint), and a finished item the rebuilt questions do not
+    ask in the same words and with the same answer, or by an arm the run does not have.
+    """
+    stored, where = loaded.spec, loaded.path
+    check_resume(stored, options, extendable=True)
+    n = options.n if options.n is not None else stored.n
+    update: dict[str, object] = {"n": n}
+    if stored.task != "jsonl":
+        count = n if n is not None else DEFAULT_ARITHMETIC_ITEMS
+        task = generated_task(stored.task, count, stored.seed, stored_difficulty(stored))
+    else:
+        if options.dataset is not None:
+            dataset = options.dataset.expanduser().absolute()
+        else:
+            dataset = Path(stored.dataset or "")
+            if not dataset.is_file():
+                raise InvalidArgumentsError(
+                    f"run {stored.id} read its questions from {dataset}, which is not here; "
+                    f"give the dataset: dialectic bench jsonl PATH --resume {where}"
+                )
+        task = jsonl_task(dataset, n, stored.match)
+        update["dataset"] = str(dataset)
+    if n == stored.n and task.fingerprint != stored.fingerprint:
+        raise InvalidArgumentsError(
+            f"the questions of run {stored.id} have changed since {where} was written "
+            f"({update.get('dataset') or stored.task}); start a new run instead of resuming"
+        )
+    check_results_fit(loaded, task)
+    if options.config is not None:
+        update["config_dir"] = str(load_models(options).directory)
+    update["fingerprint"] = task.fingerprint
+    return stored.model_copy(update=update), task
+
+
+SAME_RUN_FIELDS = (
+    "created_at",
+    "task",
+    "seed",
+    "operands",
+    "difficulty",
+    "match",
+    "arms",
+    "temperature",
+    "max_tokens",
+    "agents",
+)
+"""What two definitions of one run id must share: all but what a resume from a file may change
+(``n``, the dataset's path, the fingerprint that follows from them, the config's directory)."""
+
+
+def same_run(kept: RunSpec, other: RunSpec) -> bool:
+    """Whether ``other`` is ``kept`` (the same run, possibly extended or moved), not another run of the same id."""
+    return kept.id == other.id and all(getattr(kept, key) == getattr(other, key) for key in SAME_RUN_FIELDS)
+
+
+def check_results_fit(loaded: ResultsFile, task: Task) -> None:
+    """Every finished result of the file is by an arm of its run, on an item ``task`` asks the same way."""
+    arms = set(loaded.spec.arms)
+    items = {item.id: item for item in task.items}
+    for result in loaded.results:
+        if result.arm not in arms:
+            raise InvalidArgumentsError(
+                f"{loaded.path} has results of arm {result.arm}, which run {loaded.spec.id} does not have "
+                f"(its arms: {','.join(loaded.spec.arms)})"
+            )
+        item = items.get(result.item_id)
+        if item is None:
+            raise InvalidArgumentsError(
+                f"{loaded.path} has a result for item {result.item_id}, which this run's {len(items)} items do "
+                "not include; give a larger -n"
+            )
+        if (item.index, item.question, item.truth, item.match) != (
+            result.index,
+            result.question,
+            result.truth,
+            result.match,
+        ):
+            raise InvalidArgumentsError(
+                f"item {result.item_id} of {loaded.path} is not the item {item.id} of these questions "
+                "(another question or answer); start a new run instead of resuming"
+            )
+
+
+def stored_difficulty(spec: RunSpec) -> int | None:
+    """The run's level: stored since generated tasks other than arithmetic; before, arithmetic's operands."""
+    if spec.difficulty is not None:
+        return spec.difficulty
+    return spec.operands if spec.task == "arithmetic" else None
+
+
+def _difficulty(task_name: TaskName, options: BenchOptions) -> int:
+    """The level of a generated task: ``--difficulty``, else arithmetic's ``--operands``, else the task's default."""
+    if task_name != "arithmetic":
+        if options.operands is not None:
+            raise InvalidArgumentsError(
+                f"--operands applies to the arithmetic task only; use --difficulty for {task_name}"
+            )
+        return check_difficulty(task_name, options.difficulty)
+    if options.operands is not None and options.difficulty is not None and options.operands != options.difficulty:
+        raise InvalidArgumentsError(
+            f"--operands {options.operands} and --difficulty {options.difficulty} disagree: give one of them"
+        )
+    if options.operands is not None:
+        return check_difficulty(task_name, options.operands, "--operands")
+    return check_difficulty(task_name, options.difficulty)
 
 
 def _describe(value: object) -> str:

@@ -1,11 +1,25 @@
-"""``--plot``: a PNG of accuracy per arm with its 95% CI (needs the optional ``plot`` extra)."""
+"""``--plot``: PNGs of a run (needs the optional ``plot`` extra).
+
+``--plot PATH`` writes two figures: PATH, the accuracy of each arm with its 95% CI, and beside it
+``<stem>-pareto.png`` (:func:`pareto_path`), accuracy against cost — mean calls per item on the left
+panel, mean tokens (input + output) per item on the right — with the Pareto frontier drawn
+(:mod:`dialectic.bench.pareto`).
+"""
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
+from dialectic.bench.pareto import COSTS, Cost, cost_points, frontier
 from dialectic.bench.summary import BenchSummary
 from dialectic.core.extras import require_extra
+
+PARETO_SUFFIX = "-pareto"
+_COST_LABELS: dict[Cost, str] = {
+    "calls": "mean provider calls per item",
+    "tokens": "mean tokens per item (input + output)",
+}
 
 
 def require_matplotlib() -> None:
@@ -13,13 +27,29 @@ def require_matplotlib() -> None:
     require_extra("--plot", "plot")
 
 
-def write_plot(summary: BenchSummary, path: Path) -> None:
+def pareto_path(path: Path) -> Path:
+    """Where ``--plot PATH`` puts the accuracy-against-cost figure: ``results.png`` → ``results-pareto.png``."""
+    return path.with_name(f"{path.stem}{PARETO_SUFFIX}{path.suffix or '.png'}")
+
+
+def _pyplot() -> Any:
     require_matplotlib()
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    return plt
+
+
+def write_plot(summary: BenchSummary, path: Path) -> None:
+    """The accuracy bars to ``path`` and the Pareto figure to :func:`pareto_path` of it."""
+    write_accuracy(summary, path)
+    write_pareto(summary, pareto_path(path))
+
+
+def write_accuracy(summary: BenchSummary, path: Path) -> None:
+    plt = _pyplot()
     arms = [a for a in summary.arms if a.accuracy is not None]
     names = [a.arm for a in arms]
     means = [100 * a.accuracy.estimate for a in arms if a.accuracy]
@@ -39,3 +69,58 @@ def write_plot(summary: BenchSummary, path: Path) -> None:
         figure.savefig(path, dpi=120)
     finally:
         plt.close(figure)
+
+
+def write_pareto(summary: BenchSummary, path: Path) -> None:
+    """Accuracy (95% CI bars) against mean calls and mean tokens per item, one panel each, the arms on
+    the Pareto frontier joined by a line and drawn filled, the dominated ones hollow; every arm labelled."""
+    plt = _pyplot()
+    figure, panels = plt.subplots(1, 2, figsize=(11.0, 4.6), sharey=True)
+    try:
+        for axes, cost in zip(panels, COSTS, strict=True):
+            _pareto_panel(axes, summary, cost)
+        panels[0].set_ylabel("accuracy (%), 95% bootstrap CI")
+        figure.suptitle(f"{summary.task} — run {summary.spec.id}: accuracy against cost", fontsize=9)
+        figure.tight_layout()
+        figure.savefig(path, dpi=120)
+    finally:
+        plt.close(figure)
+
+
+def _pareto_panel(axes: Any, summary: BenchSummary, cost: Cost) -> None:
+    points = cost_points(summary.arms, cost)
+    best = frontier(points)
+    on_frontier = {p.arm for p in best}
+    for p in points:
+        kept = p.arm in on_frontier
+        axes.errorbar(
+            [p.cost],
+            [100 * p.accuracy],
+            yerr=[[100 * (p.accuracy - p.low)], [100 * (p.high - p.accuracy)]],
+            fmt="o",
+            capsize=4,
+            color="#C44E52" if kept else "#4C72B0",
+            markerfacecolor="#C44E52" if kept else "white",
+            zorder=3,
+        )
+        axes.annotate(
+            p.arm, (p.cost, 100 * p.accuracy), textcoords="offset points", xytext=(6, 4), fontsize=8, zorder=4
+        )
+    if best:
+        axes.plot(
+            [p.cost for p in best],
+            [100 * p.accuracy for p in best],
+            linestyle="--",
+            color="#C44E52",
+            linewidth=1.2,
+            label="Pareto frontier (filled: not dominated)",
+            zorder=2,
+        )
+        axes.legend(loc="lower right", fontsize=8)
+    costs = [p.cost for p in points if p.cost > 0]
+    if costs and len(costs) == len(points) and max(costs) / min(costs) >= 10:
+        axes.set_xscale("log")
+    axes.set_xlabel(_COST_LABELS[cost] + (" (log scale)" if axes.get_xscale() == "log" else ""))
+    axes.margins(x=0.15)  # room for the labels of the costliest arms
+    axes.set_ylim(0, 105)
+    axes.grid(True, alpha=0.3)

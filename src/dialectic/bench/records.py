@@ -7,7 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from dialectic.bench.extract import MatchMode, Method
+from dialectic.bench.tasks import TaskName
+from dialectic.core.answers import MatchMode, Method
 
 Outcome = Literal["correct", "wrong", "unparsed", "truncated", "failed"]
 """``unparsed``: no answer could be found; ``truncated``: no answer, and a reply that counted was
@@ -22,11 +23,14 @@ class RunSpec(BaseModel):
 
     id: str
     created_at: datetime
-    task: Literal["arithmetic", "jsonl"]
+    task: TaskName
     dataset: str | None = None
     n: int | None = None
     seed: int = 0
     operands: int = 6
+    """The arithmetic task's difficulty (kept when ``difficulty`` is also stored, for older runs)."""
+    difficulty: int | None = None
+    """The level of a generated task (arithmetic: its operands); ``None`` for jsonl and older runs."""
     match: MatchMode | None = None
     arms: list[str]
     temperature: float

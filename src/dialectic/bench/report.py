@@ -8,13 +8,12 @@ from dataclasses import asdict
 from typing import Any
 
 from dialectic.bench.arms import GREEDY_TEMPERATURE
-from dialectic.bench.extract import NUMERIC_TOLERANCE
 from dialectic.bench.records import ItemResult
-from dialectic.bench.stats import Interval
+from dialectic.bench.results_file import ITEM_KEYS
+from dialectic.bench.stats import Interval, McNemar
 from dialectic.bench.summary import ArmSummary, BenchSummary, Decisions
 from dialectic.bench.vote import TIE_RULE
-
-_ITEM_KEYS = ("arm", "item_id", "index", "question", "truth", "match")
+from dialectic.core.answers import NUMERIC_TOLERANCE
 
 
 def to_json(summary: BenchSummary, results: Sequence[ItemResult]) -> str:
@@ -24,7 +23,7 @@ def to_json(summary: BenchSummary, results: Sequence[ItemResult]) -> str:
             r.item_id,
             {"id": r.item_id, "index": r.index, "question": r.question, "truth": r.truth, "match": r.match, "arms": {}},
         )
-        entry["arms"][r.arm] = {"correct": r.correct, **r.model_dump(mode="json", exclude=set(_ITEM_KEYS))}
+        entry["arms"][r.arm] = {"correct": r.correct, **r.model_dump(mode="json", exclude=set(ITEM_KEYS))}
     document = {
         "run": summary.spec.model_dump(mode="json"),
         "task": summary.task,
@@ -102,8 +101,8 @@ def _row(a: ArmSummary) -> str:
         f"[{_percent(accuracy.low, sign=False, unit='')}, {_percent(accuracy.high, sign=False, unit='')}]"
         if accuracy
         else "—",
-        _delta(a.vs_single),
-        _delta(a.vs_self_consistency),
+        comparison(a.vs_single, a.vs_single_mcnemar),
+        comparison(a.vs_self_consistency, a.vs_self_consistency_mcnemar),
         standing(a.vs_self_consistency),
         str(a.wrong),
         str(a.unparsed),
@@ -146,12 +145,62 @@ def standing(difference: Interval | None) -> str:
     return "level"
 
 
+def comparison(interval: Interval | None, test: McNemar | None) -> str:
+    """A Δ cell: ``+3.8 pp [−1.9, +9.6] · 7/3 · p=0.34`` — the paired-bootstrap difference with its
+    interval, the items only this arm / only the reference got right, and the exact McNemar p-value."""
+    cell = _delta(interval)
+    if test is None:
+        return cell
+    return f"{cell} · {test.only_this}/{test.only_reference} · {p_value(test.p_value)}"
+
+
+def p_value(p: float) -> str:
+    """``p=0.34``, ``p=0.039``, ``p=1``; ``p<0.001`` below a thousandth."""
+    return "p<0.001" if p < 0.001 else f"p={p:.2g}"
+
+
 def _delta(interval: Any) -> str:
     if interval is None:
         return "—"
     low = _percent(interval.low, sign=True, unit="")
     high = _percent(interval.high, sign=True, unit="")
     return f"{_percent(interval.estimate, sign=True, unit=' pp')} [{low}, {high}]"
+
+
+def comparison_table(summary: BenchSummary) -> list[str]:
+    """The compact table of a run (``benchmarks/bench_tables.py``): per arm the items, the accuracy with its
+    95% CI, the differences from ``single`` and from self-consistency (paired bootstrap, discordant items,
+    McNemar p) and the mean calls and tokens (input + output) per item."""
+    sc = summary.self_consistency_arm or "self-consistency"
+    lines = [
+        f"| Arm | n | Accuracy [95% CI] | Δ vs single | Δ vs {sc} | Calls / item | Tokens / item |",
+        "|---|--:|--:|--:|--:|--:|--:|",
+    ]
+    for a in summary.arms:
+        accuracy = a.accuracy
+        cells = [
+            a.arm,
+            str(a.items),
+            f"{_percent(accuracy.estimate)} [{_percent(accuracy.low, unit='')}, {_percent(accuracy.high, unit='')}]"
+            if accuracy
+            else "—",
+            comparison(a.vs_single, a.vs_single_mcnemar),
+            comparison(a.vs_self_consistency, a.vs_self_consistency_mcnemar),
+            f"{a.calls / a.items:.1f}" if a.items else "—",
+            f"{(a.input_tokens + a.output_tokens) / a.items:,.0f}" if a.items else "—",
+        ]
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines
+
+
+def comparison_legend(summary: BenchSummary) -> str:
+    """What the cells of :func:`comparison_table` mean, in one paragraph."""
+    return (
+        f"Accuracy: share of items right, percentile-bootstrap 95% CI ({summary.resamples} resamples, seed "
+        f"{summary.spec.seed}). Δ: accuracy difference in percentage points with a paired-bootstrap 95% CI over the "
+        "items both arms finished · b/c: items only this arm / only the other arm got right · p: two-sided exact "
+        "McNemar test on b and c. Calls and tokens (input + output): means per item, every provider call counted."
+    )
 
 
 def _percent(value: float, *, sign: bool = False, unit: str = "%") -> str:
@@ -171,7 +220,10 @@ def _notes(summary: BenchSummary) -> list[str]:
         "*Wrong* answers; the run goes on past a failed item. The *Replies* table counts the same at the level "
         "of single replies, where a cut-off reply may still have stated its answer.",
         f"- 95% CI: percentile bootstrap over items ({summary.resamples} resamples, seed {summary.spec.seed}). "
-        "Δ: difference in accuracy (percentage points) from a paired bootstrap over the items both arms finished. "
+        "Δ: difference in accuracy (percentage points) from a paired bootstrap over the items both arms finished, "
+        "then *b*/*c*: of those items, how many only this arm got right and how many only the other arm, and "
+        "*p*: the two-sided exact McNemar test on *b* and *c* (the chance of a split at least this uneven if "
+        "both arms were equally good; p=1 when no item tells them apart). "
         "*Against* self-consistency: *loses* or *wins* when the whole interval of Δ is below or above zero; "
         "*behind* or *ahead* when Δ is negative or positive but its interval includes zero (these items do not "
         "tell it from chance).",

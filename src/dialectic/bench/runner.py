@@ -18,7 +18,7 @@ from typing import Protocol
 from dialectic.bench.arms import ArmEnv, ArmSpec, gather_or_cancel, parse_arms, run_arm
 from dialectic.bench.records import ItemResult, RunSpec
 from dialectic.bench.store import BenchStore
-from dialectic.bench.tasks import Item, Task, arithmetic_task, jsonl_task
+from dialectic.bench.tasks import Item, Task, generated_task, jsonl_task
 from dialectic.core.config import AgentConfig, SystemConfig
 from dialectic.core.errors import InvalidArgumentsError
 from dialectic.llm.registry import ProviderPool
@@ -47,10 +47,11 @@ class ProgressSink(Protocol):
 
 def task_for(spec: RunSpec) -> Task:
     """Rebuild the run's questions; a resumed run must get exactly the ones it started with."""
-    if spec.task == "arithmetic":
-        task = arithmetic_task(spec.n or 0, spec.seed, spec.operands)
-    else:
+    if spec.task == "jsonl":
         task = jsonl_task(Path(spec.dataset or ""), spec.n, spec.match)
+    else:
+        level = spec.operands if spec.task == "arithmetic" else spec.difficulty
+        task = generated_task(spec.task, spec.n or 0, spec.seed, level)
     if task.fingerprint != spec.fingerprint:
         raise InvalidArgumentsError(
             f"the questions of run {spec.id} have changed since it started ({spec.dataset or spec.task}); "

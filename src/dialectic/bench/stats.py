@@ -1,8 +1,11 @@
-"""Percentile-bootstrap confidence intervals, plain and paired, with a seeded RNG (pure Python).
+"""Percentile-bootstrap confidence intervals, plain and paired, with a seeded RNG, and the exact
+McNemar test (pure Python).
 
 The paired version resamples *items*, keeping each item's two outcomes together, so the
 interval of a difference between two arms reflects that both answered the same questions
 (much narrower than two independent intervals would suggest when the arms agree a lot).
+McNemar's test asks the same question of the same pairs, with no resampling: of the items
+exactly one of the two arms got right, is the split further from even than chance would make it?
 """
 
 from __future__ import annotations
@@ -68,3 +71,40 @@ def paired_bootstrap(
         raise ValueError(f"paired samples differ in length ({len(a)} and {len(b)})")
     differences = [x - y for x, y in zip(a, b, strict=True)]
     return bootstrap_ci(differences, resamples=resamples, confidence=confidence, seed=seed)
+
+
+@dataclass(frozen=True)
+class McNemar:
+    """The discordant pairs of two arms on the same items, and the exact McNemar p-value."""
+
+    only_this: int
+    """Items this arm got right and the reference arm got wrong (*b*)."""
+    only_reference: int
+    """Items the reference arm got right and this arm got wrong (*c*)."""
+    p_value: float
+    """Two-sided exact p-value: :func:`mcnemar_exact_p` of the two counts."""
+
+
+def mcnemar_exact_p(b: int, c: int) -> float:
+    """Two-sided exact McNemar p-value: ``min(1, 2·P(X ≤ min(b, c)))`` for ``X ~ Binomial(b + c, ½)``.
+
+    ``b`` and ``c`` are the discordant counts (items only one of the two arms got right); with
+    none (``b + c = 0``) there is no evidence either way and the p-value is 1. Computed in exact
+    integer arithmetic, so it holds for any number of items.
+    """
+    if b < 0 or c < 0:
+        raise ValueError(f"discordant counts must not be negative (got {b} and {c})")
+    n = b + c
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, k) for k in range(min(b, c) + 1))
+    return min(1.0, 2 * tail / 2**n)
+
+
+def mcnemar(a: Sequence[bool], b: Sequence[bool]) -> McNemar:
+    """McNemar's test of ``a[i]`` against ``b[i]`` (right or wrong on the same item ``i``)."""
+    if len(a) != len(b):
+        raise ValueError(f"paired samples differ in length ({len(a)} and {len(b)})")
+    only_a = sum(1 for x, y in zip(a, b, strict=True) if x and not y)
+    only_b = sum(1 for x, y in zip(a, b, strict=True) if y and not x)
+    return McNemar(only_a, only_b, mcnemar_exact_p(only_a, only_b))

@@ -3,12 +3,15 @@
 Results are only ever inserted, each in its own transaction as soon as its item finishes,
 so an interrupted run loses at most the items that were in flight; ``--resume`` runs only
 the (arm, item) pairs that have no row yet. A second row for the same pair is refused.
+A run can also be imported from its results file (:meth:`BenchStore.import_run`), so that
+``--resume results.json`` continues it in a store that never saw it.
 """
 
 from __future__ import annotations
 
 import secrets
 import sqlite3
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
@@ -75,6 +78,33 @@ class BenchStore:
         if row is None:
             raise InvalidArgumentsError(f"no bench run {run_id} in {self.path}")
         return RunSpec.model_validate_json(row[0])
+
+    def find_run(self, run_id: str) -> RunSpec | None:
+        row = self._db.execute("SELECT spec FROM bench_runs WHERE id = ?", (run_id,)).fetchone()
+        return None if row is None else RunSpec.model_validate_json(row[0])
+
+    def import_run(self, spec: RunSpec, results: Sequence[ItemResult]) -> int:
+        """Record ``spec`` (as a new run, or replacing the definition of the run with its id) and the
+        results it does not have yet, in one transaction; return how many results were added."""
+        added = 0
+        now = datetime.now(UTC).isoformat()
+        try:
+            with self._db:
+                self._db.execute(
+                    "INSERT INTO bench_runs (id, created_at, spec) VALUES (?, ?, ?) "
+                    "ON CONFLICT (id) DO UPDATE SET spec = excluded.spec",
+                    (spec.id, spec.created_at.isoformat(), spec.model_dump_json()),
+                )
+                for result in results:
+                    cursor = self._db.execute(
+                        "INSERT OR IGNORE INTO bench_results (run_id, arm, item_id, created_at, result) "
+                        "VALUES (?, ?, ?, ?, ?)",
+                        (spec.id, result.arm, result.item_id, now, result.model_dump_json()),
+                    )
+                    added += cursor.rowcount
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot import run {spec.id} into {self.path}: {exc}") from None
+        return added
 
     def save(self, run_id: str, result: ItemResult) -> None:
         """Record one finished (arm, item), durably, before the next one is reported done."""

@@ -6,9 +6,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dialectic.bench.arms import ArmSpec
-from dialectic.bench.extract import is_correct
 from dialectic.bench.records import ItemResult, RunSpec
-from dialectic.bench.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, Interval, bootstrap_ci, paired_bootstrap
+from dialectic.bench.stats import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    Interval,
+    McNemar,
+    bootstrap_ci,
+    mcnemar,
+    paired_bootstrap,
+)
+from dialectic.core.answers import is_correct
 
 SINGLE = "single"
 
@@ -60,7 +68,11 @@ class ArmSummary:
     output_tokens: int
     wall_s: float
     vs_single: Interval | None
+    """Accuracy difference from ``single``, paired bootstrap over the items both finished."""
     vs_self_consistency: Interval | None
+    vs_single_mcnemar: McNemar | None
+    """On the same items as :attr:`vs_single`: the discordant counts and the exact McNemar p-value."""
+    vs_self_consistency_mcnemar: McNemar | None
     transitions: tuple[Transition, ...]
     agreement: float | None
     """Share of items whose last stage was unanimous (every agent gave the same answer)."""
@@ -110,6 +122,8 @@ def _arm_summary(
     ordered = sorted(mine.values(), key=lambda r: r.index)
     outcomes = [r.outcome for r in ordered]
     replies = [reply for r in ordered for reply in r.all_replies()]
+    vs_single = _paired(mine, by_arm.get(SINGLE), arm.name == SINGLE, seed, resamples)
+    vs_sc = _paired(mine, by_arm.get(sc) if sc else None, arm.name == sc, seed, resamples)
     return ArmSummary(
         arm=arm.name,
         kind=arm.kind,
@@ -131,8 +145,10 @@ def _arm_summary(
         input_tokens=sum(r.input_tokens for r in ordered),
         output_tokens=sum(r.output_tokens for r in ordered),
         wall_s=round(sum(r.wall_s for r in ordered), 3),
-        vs_single=_paired(mine, by_arm.get(SINGLE), arm.name == SINGLE, seed, resamples),
-        vs_self_consistency=_paired(mine, by_arm.get(sc) if sc else None, arm.name == sc, seed, resamples),
+        vs_single=vs_single[0],
+        vs_self_consistency=vs_sc[0],
+        vs_single_mcnemar=vs_single[1],
+        vs_self_consistency_mcnemar=vs_sc[1],
         transitions=transitions(ordered),
         agreement=agreement(ordered),
         decisions=decisions(ordered),
@@ -145,17 +161,20 @@ def _paired(
     is_reference: bool,
     seed: int,
     resamples: int,
-) -> Interval | None:
-    """Accuracy difference (this arm − reference) on the items both finished, paired by item."""
+) -> tuple[Interval | None, McNemar | None]:
+    """Accuracy difference (this arm − reference) on the items both finished, paired by item, with
+    McNemar's test on the same items; ``(None, None)`` without a reference or a common item."""
     if reference is None or is_reference:
-        return None
+        return None, None
     common = sorted(set(mine) & set(reference), key=lambda item_id: mine[item_id].index)
-    return paired_bootstrap(
-        [float(mine[i].correct) for i in common],
-        [float(reference[i].correct) for i in common],
-        resamples=resamples,
-        seed=seed,
+    if not common:
+        return None, None
+    mine_right = [mine[i].correct for i in common]
+    reference_right = [reference[i].correct for i in common]
+    interval = paired_bootstrap(
+        [float(x) for x in mine_right], [float(x) for x in reference_right], resamples=resamples, seed=seed
     )
+    return interval, mcnemar(mine_right, reference_right)
 
 
 def transitions(results: Sequence[ItemResult]) -> tuple[Transition, ...]:

@@ -17,13 +17,24 @@ from dialectic.cli.options import EnvFileOption
 DEFAULT_ARMS = "single,majority:3,self-consistency,debate:3x2,dialectic"
 """The arms the help names as the default: the same as :data:`dialectic.bench.arms.DEFAULT_ARMS`
 (a test holds them equal), written out so that the help does not load the bench harness."""
+DIFFICULTY_HELP = (
+    "arithmetic 2–6 operands, default 6; word-problems 1–5 steps, default 4; "
+    "boolean-logic 1–8 and/or operators, default 2; dates 1–6 levels of offset size and steps, default 1"
+)
+"""The generated tasks' difficulty ranges and defaults: :func:`dialectic.bench.tasks.difficulty_help` (a test
+holds them equal), written out so that the help does not load the bench harness."""
 DEFAULT_CONCURRENCY = 4
 """As the help states it: :data:`dialectic.cli.bench_run.DEFAULT_CONCURRENCY` (a test holds them equal)."""
 
 
 def bench(
     task: Annotated[
-        str | None, typer.Argument(metavar="TASK", help="arithmetic, or jsonl followed by the dataset's PATH.")
+        str | None,
+        typer.Argument(
+            metavar="TASK",
+            help="arithmetic, word-problems, boolean-logic, dates (generated from --seed at --difficulty), "
+            "or jsonl followed by the dataset's PATH.",
+        ),
     ] = None,
     dataset: Annotated[
         Path | None, typer.Argument(metavar="PATH", help='JSONL file of {"id", "question", "answer"} lines.')
@@ -38,14 +49,18 @@ def bench(
         ),
     ] = None,
     n: Annotated[
-        int | None, typer.Option("-n", "--items", help="Number of items (arithmetic default 100; jsonl: all).")
+        int | None, typer.Option("-n", "--items", help="Number of items (generated tasks: default 100; jsonl: all).")
     ] = None,
     seed: Annotated[
-        int | None, typer.Option("--seed", help="Seed of the arithmetic generator and the bootstrap (default 0).")
+        int | None, typer.Option("--seed", help="Seed of the task generator and the bootstrap (default 0).")
     ] = None,
     operands: Annotated[
         int | None,
         typer.Option("--operands", help="Arithmetic difficulty, 2–6 operands of a+b*c+d-e*f (default 6)."),
+    ] = None,
+    difficulty: Annotated[
+        int | None,
+        typer.Option("--difficulty", help=f"Level of a generated task: {DIFFICULTY_HELP}."),
     ] = None,
     match: Annotated[
         str | None,
@@ -76,15 +91,32 @@ def bench(
         ),
     ] = None,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write every item's result as JSON here.")
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            help="Write every item's result as JSON here, rewritten as items finish (every 10 s at most) and "
+            "when the run stops: commit it, and --resume FILE continues the run on any machine.",
+        ),
     ] = None,
     report: Annotated[Path | None, typer.Option("--report", help="Write the Markdown summary here.")] = None,
     plot: Annotated[
-        Path | None, typer.Option("--plot", help="Write a PNG of accuracy per arm with CIs (needs matplotlib).")
+        Path | None,
+        typer.Option(
+            "--plot",
+            help="Write a PNG of accuracy per arm with CIs here, and beside it <stem>-pareto.png: accuracy "
+            "against mean calls and mean tokens per item, with the Pareto frontier (needs matplotlib).",
+        ),
     ] = None,
     resume: Annotated[
         str | None,
-        typer.Option("--resume", metavar="RUN_ID", help="Continue an interrupted run; finished items are kept."),
+        typer.Option(
+            "--resume",
+            metavar="RUN_ID|FILE.json",
+            help="Continue an interrupted run; finished items are kept. RUN_ID: from the store. FILE.json: a "
+            "results file written by -o (e.g. committed, on a fresh machine): its finished items are imported "
+            "into the store, -n may extend the run, and FILE.json keeps being written unless -o says otherwise.",
+        ),
     ] = None,
     store: Annotated[
         str | None,
@@ -104,6 +136,7 @@ def bench(
         n=n,
         seed=seed,
         operands=operands,
+        difficulty=difficulty,
         match=match,
         temperature=temperature,
         max_tokens=max_tokens,

@@ -3,7 +3,10 @@
 The command checks everything it can before the first call (arguments, dataset, config,
 API keys, ``--plot``'s matplotlib), prints the run id with the command that resumes it,
 then runs every arm on every item with a progress bar on stderr, saving each result as it
-finishes. The Markdown summary goes to stdout; ``-o``, ``--report`` and ``--plot`` write files.
+finishes. ``-o`` is rewritten as results finish (every few seconds, :mod:`dialectic.bench.checkpoint`)
+and when the run stops, so that a committed results file can resume the run on another machine
+(``--resume results.json`` imports its finished items into the store first). The Markdown summary
+goes to stdout; ``-o``, ``--report`` and ``--plot`` write files.
 Errors are raised as ``dialectic.core.errors`` exceptions; the app turns them into exit codes.
 Imported by :mod:`dialectic.cli.bench_command` when the command runs, never while the app is
 built: no other command loads the bench harness.
@@ -14,22 +17,27 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 from dialectic.bench.arms import ArmEnv
-from dialectic.bench.plan import BenchOptions, check_resume, new_spec
-from dialectic.bench.plot import require_matplotlib, write_plot
+from dialectic.bench.checkpoint import CHECKPOINT_INTERVAL_S, Checkpoint
+from dialectic.bench.plan import BenchOptions, check_resume, new_spec, resume_from_results, same_run
+from dialectic.bench.plot import pareto_path, require_matplotlib, write_plot
 from dialectic.bench.progress import RichProgress
-from dialectic.bench.records import RunSpec
+from dialectic.bench.records import ItemResult, RunSpec
 from dialectic.bench.report import to_json, to_markdown
-from dialectic.bench.runner import arms_for, env_for, run_bench, task_for
+from dialectic.bench.results_file import ResultsFile, names_results_file, read_results
+from dialectic.bench.runner import ProgressSink, arms_for, env_for, run_bench, task_for
 from dialectic.bench.store import BenchStore, bench_database
-from dialectic.bench.summary import summarize
+from dialectic.bench.summary import BenchSummary, summarize
 from dialectic.bench.tasks import Task
 from dialectic.cli.command_setup import load_environment
 from dialectic.cli.console import Terminal
+from dialectic.cli.interruptions import Terminated
 from dialectic.cli.output import OutputTarget, check_output, write_output
+from dialectic.cli.signals import StopSignals
 from dialectic.core.config import AgentConfig
 from dialectic.core.errors import DialecticError, InvalidArgumentsError
 from dialectic.llm.registry import ProviderPool
@@ -48,6 +56,7 @@ def run_bench_command(
     n: int | None,
     seed: int | None,
     operands: int | None,
+    difficulty: int | None = None,
     match: str | None,
     temperature: float | None,
     max_tokens: int | None,
@@ -76,6 +85,7 @@ def run_bench_command(
         n=n,
         seed=seed,
         operands=operands,
+        difficulty=difficulty,
         match=match,
         temperature=temperature,
         max_tokens=max_tokens,
@@ -83,10 +93,12 @@ def run_bench_command(
         model=model,
         config=config,
     )
+    resume_file = read_results(Path(resume).expanduser()) if resume and names_results_file(resume) else None
+    if resume_file is not None and output is None:
+        output = resume_file.path  # the file the run came from is kept current as the run goes on
     data_dir = resolve_data_dir(store, os.environ)
     with BenchStore(bench_database(data_dir)) as bench_store:
-        spec, bench_task = _plan(bench_store, options, resume, term)
-        hint = _resume_hint(spec.id, data_dir)
+        spec, bench_task = _plan(bench_store, options, resume, resume_file, term)
         pool = make_pool()
         env = env_for(spec, pool, RetryPolicy())
         pool.check(_participants(spec, env))
@@ -96,25 +108,50 @@ def run_bench_command(
             check_output(path, flag) if path is not None else None
             for path, flag in ((output, "--output"), (report, "--report"), (plot, "--plot"))
         )
-        if resume is None:
+        if plot_target is not None and not plot_target.discard:
+            check_output(pareto_path(plot_target.path), "--plot")
+        if resume_file is not None:
+            added = bench_store.import_run(spec, resume_file.results)
+            term.line(f"imported {added} finished results of run {spec.id} from {resume_file.path}", style="dim")
+        elif resume is None:
             bench_store.create_run(spec)
+        hint = _resume_hint(spec.id, data_dir, output_target)
         term.line(
             f"bench run {spec.id}: {len(bench_task.items)} items × {len(spec.arms)} arms, saved in "
             f"{bench_store.path} (resume with: {hint})",
             style="dim",
         )
+        arm_specs = arms_for(spec)
+
+        def summary_of(results: list[ItemResult]) -> BenchSummary:
+            return summarize(spec, bench_task.description, len(bench_task.items), arm_specs, results)
+
+        def write_results(results: list[ItemResult]) -> None:
+            if output_target is not None and not output_target.discard:
+                write_output(output_target, to_json(summary_of(results), results))
+
+        signals = StopSignals()
         try:
-            with RichProgress(term.console) as progress:
-                asyncio.run(_execute(spec, bench_task, env, bench_store, concurrency, progress))
-        except (DialecticError, KeyboardInterrupt):
+            with signals.installed(), RichProgress(term.console) as progress:
+                checkpoint = Checkpoint(
+                    progress, bench_store.results(spec.id), write_results, interval_s=CHECKPOINT_INTERVAL_S
+                )
+                _run(signals, _execute(spec, bench_task, env, bench_store, concurrency, checkpoint))
+        except (DialecticError, KeyboardInterrupt, Terminated):
             done = len(bench_store.done(spec.id))
             total = len(bench_task.items) * len(spec.arms)
-            term.line(f"run {spec.id} stopped with {done} of {total} results saved; resume with: {hint}")
+            writes = output_target is not None and not output_target.discard
+            saved = f"; {output} holds them" if writes else ""
+            try:
+                write_results(bench_store.results(spec.id))
+            except DialecticError as exc:
+                saved = f"; could not write them to {output}: {exc}"
+            term.line(f"run {spec.id} stopped with {done} of {total} results saved{saved}; resume with: {hint}")
             raise
         results = bench_store.results(spec.id)
-    summary = summarize(spec, bench_task.description, len(bench_task.items), arms_for(spec), results)
+    summary = summary_of(results)
     markdown = to_markdown(summary)
-    _write(output_target, to_json(summary, results))
+    write_results(results)
     _write(report_target, markdown)
     if plot is not None and plot_target is not None and not plot_target.discard:
         try:
@@ -125,10 +162,41 @@ def run_bench_command(
     sys.stdout.flush()
 
 
-def _plan(bench_store: BenchStore, options: BenchOptions, resume: str | None, term: Terminal) -> tuple[RunSpec, Task]:
+def _run(signals: StopSignals, work: Coroutine[Any, Any, None]) -> None:
+    """Run ``work``; SIGTERM or SIGHUP cancels it (what was saved stays) and raises :class:`Terminated`."""
+
+    async def cancellable() -> None:
+        await signals.run_cancellable(lambda: work)
+
+    try:
+        asyncio.run(cancellable())
+    except asyncio.CancelledError:
+        if signals.received is None:
+            raise
+        raise Terminated(signals.received) from None
+
+
+def _plan(
+    bench_store: BenchStore,
+    options: BenchOptions,
+    resume: str | None,
+    resume_file: ResultsFile | None,
+    term: Terminal,
+) -> tuple[RunSpec, Task]:
+    if resume_file is not None:
+        spec, task = resume_from_results(resume_file, options)
+        kept = bench_store.find_run(spec.id)
+        if kept is not None and not same_run(kept, spec):
+            raise InvalidArgumentsError(
+                f"{bench_store.path} already holds a run {spec.id} that is not the run of {resume_file.path}; "
+                "give another --store"
+            )
+        return spec, task
     if resume is None:
         if options.task is None:
-            raise InvalidArgumentsError("give a TASK (arithmetic, or jsonl PATH), or --resume RUN_ID")
+            raise InvalidArgumentsError(
+                "give a TASK (arithmetic, word-problems, boolean-logic, dates, or jsonl PATH), or --resume RUN_ID"
+            )
         spec, task, warnings = new_spec(options)
         for warning in warnings:
             term.warning(warning)
@@ -161,7 +229,7 @@ def _participants(spec: RunSpec, env: ArmEnv) -> list[AgentConfig]:
 
 
 async def _execute(
-    spec: RunSpec, task: Task, env: ArmEnv, bench_store: BenchStore, concurrency: int, progress: RichProgress
+    spec: RunSpec, task: Task, env: ArmEnv, bench_store: BenchStore, concurrency: int, progress: ProgressSink
 ) -> None:
     try:
         await run_bench(spec, task, env, bench_store, concurrency=concurrency, progress=progress)
@@ -169,10 +237,14 @@ async def _execute(
         await env.pool.aclose()
 
 
-def _resume_hint(run_id: str, data_dir: Path) -> str:
+def _resume_hint(run_id: str, data_dir: Path, output: OutputTarget | None) -> str:
+    """The command that resumes the run here, and, with ``-o``, the one that resumes it anywhere."""
     default_dir = resolve_data_dir(None, os.environ)
     flag = "" if data_dir.absolute() == default_dir.absolute() else f" --store {data_dir}"
-    return f"dialectic bench --resume {run_id}{flag}"
+    hint = f"dialectic bench --resume {run_id}{flag}"
+    if output is not None and not output.discard:
+        hint += f"; on another machine, from the results file: dialectic bench --resume {output.path}"
+    return hint
 
 
 def _write(target: OutputTarget | None, text: str) -> None:

@@ -16,6 +16,7 @@ from dialectic.cli.options import (
     AnswersOption,
     BudgetTokensOption,
     BudgetUsdOption,
+    EditorOption,
     EnvFileOption,
     OutputOption,
     ReportOption,
@@ -26,7 +27,9 @@ from dialectic.cli.options import (
     WindowOption,
 )
 
-FORMATS_HELP = "critique-refine, free-form, round-limited, structured, convergence-seeking, simultaneous, vote"
+FORMATS_HELP = (
+    "auto, adaptive, critique-refine, free-form, round-limited, structured, convergence-seeking, simultaneous, vote"
+)
 """The formats as ``--format``'s help lists them (a test holds them equal to :data:`dialectic.core.config.FORMATS`)."""
 DEFAULT_CONFIG_FILENAME = "debate-config.json"
 """``--config``'s default as the help states it: the same as
@@ -47,7 +50,9 @@ def debate(
     debate_format: Annotated[
         str | None,
         typer.Option(
-            "--format", help=f"Deliberation protocol: {FORMATS_HELP} (default: the config's, else critique-refine)."
+            "--format",
+            help=f"Deliberation protocol: {FORMATS_HELP} (default: the config's, else auto: adaptive for a "
+            "question with one right answer, critique-refine for a design problem).",
         ),
     ] = None,
     problem_kind: Annotated[
@@ -99,6 +104,7 @@ def debate(
     budget_tokens: BudgetTokensOption = None,
     trace: TraceOption = False,
     trace_content: TraceContentOption = False,
+    editor: EditorOption = False,
 ) -> None:
     """Run a debate on a problem and print the judge's solution."""
     from dialectic.cli.debate_run import run_debate
@@ -128,6 +134,7 @@ def debate(
         budget_tokens=budget_tokens,
         trace=trace,
         trace_content=trace_content,
+        editor=editor,
     )
 
 
@@ -144,6 +151,16 @@ def resume(
     window: WindowOption = None,
     trace: TraceOption = False,
     trace_content: TraceContentOption = False,
+    turn_file: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--turn-file",
+            metavar="[KEY=]FILE",
+            help="The text of a human seat's turn the debate waits for (KEY: the turn's; without it, the turns "
+            "in the order asked); repeatable.",
+        ),
+    ] = None,
+    editor: EditorOption = False,
 ) -> None:
     """Continue a suspended, paused, interrupted or failed debate from where it stopped (a new budget or
     context window is kept)."""
@@ -162,4 +179,6 @@ def resume(
         window=window,
         trace=trace,
         trace_content=trace_content,
+        turn_files=turn_file,
+        editor=editor,
     )

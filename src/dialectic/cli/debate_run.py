@@ -25,6 +25,7 @@ from dialectic.cli.inputs import require_one_problem, resolve_problem
 from dialectic.cli.output import OutputTarget, check_output, check_report, emit_results
 from dialectic.cli.session import DebateSession
 from dialectic.cli.tracing_flags import tracing_for
+from dialectic.cli.turns import TurnWriter, read_turn_files
 from dialectic.cli.verbose import summary_lines
 from dialectic.cli.window_flags import parse_windows
 from dialectic.core.config import SystemConfig
@@ -32,6 +33,7 @@ from dialectic.core.domain import DebateState
 from dialectic.core.errors import DebateStateError, InvalidArgumentsError
 from dialectic.engine import DebateRequest
 from dialectic.engine.api import checked_windows
+from dialectic.engine.seats import turn_texts
 from dialectic.loading.setup import Overrides, check_ready, prepare_config
 from dialectic.store import DebateStore
 from dialectic.tracing.settings import TraceSettings
@@ -63,6 +65,7 @@ def run_debate(
     trace: bool = False,
     trace_content: bool = False,
     context_mode: str | None = None,
+    editor: bool = False,
 ) -> None:
     """``dialectic debate``: the flags are described in :func:`dialectic.cli.commands.debate`."""
     term = Terminal()
@@ -99,7 +102,7 @@ def run_debate(
     output_target, report_target = _check_targets(output, report)
     debate_store, store_flag = open_debate_store(store)
     request = DebateRequest(problem=text, config=resolved, config_dir=prepared.directory, clarify=clarify)
-    session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing)
+    session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing, editor=editor)
     try:
         state = session.start(request)
         if answer_book and asks:
@@ -124,6 +127,8 @@ def resume_debate(
     window: list[str] | None = None,
     trace: bool = False,
     trace_content: bool = False,
+    turn_files: list[str] | None = None,
+    editor: bool = False,
 ) -> None:
     """``dialectic resume``: the flags are described in :func:`dialectic.cli.commands.resume`."""
     term = Terminal()
@@ -131,6 +136,7 @@ def resume_debate(
     budget = checked_budget(budget_usd, budget_tokens)
     windows = parse_windows(window)
     answer_book = load_answers_file(answers) if answers is not None else None
+    written = read_turn_files(turn_files) if turn_files else None
     debate_store, store_flag = open_debate_store(store, create=False)
     try:
         state = debate_store.load(debate_id)
@@ -145,7 +151,11 @@ def resume_debate(
         if answer_book is not None:
             for warning in resume_answers_warnings(answer_book, state):
                 term.warning(warning)
-        session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing)
+        if written is not None:
+            turn_texts(state, written)  # a debate that waits for no such turn is refused before it runs
+        session = _new_session(
+            debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing, editor=editor, turns=written
+        )
         try:
             resumed = session.resume(state, budget=budget, windows=windows)
             _finish(resumed, output=output_target, report=report_target, verbose=verbose, term=term)
@@ -178,9 +188,14 @@ def _new_session(
     *,
     verbose: bool,
     tracing: TraceSettings | None,
+    editor: bool = False,
+    turns: list[tuple[str | None, str]] | None = None,
 ) -> DebateSession:
     answerer = Answerer.for_cli(answers, sys.stdin, term)
-    return DebateSession(store, term, answerer=answerer, verbose=verbose, store_flag=store_flag, tracing=tracing)
+    writer = TurnWriter(term, files=turns, stdin=sys.stdin, use_editor=editor)
+    return DebateSession(
+        store, term, answerer=answerer, verbose=verbose, store_flag=store_flag, tracing=tracing, turns=writer
+    )
 
 
 def _check_targets(output: str | None, report: str | None) -> tuple[OutputTarget | None, OutputTarget | None]:

@@ -75,3 +75,10 @@ WindowOption = Annotated[
         "debate; repeatable.",
     ),
 ]
+EditorOption = Annotated[
+    bool,
+    typer.Option(
+        "--editor",
+        help="Write a human seat's turns in $EDITOR (it opens on the turn's prompt) instead of at the terminal.",
+    ),
+]

@@ -192,6 +192,10 @@ class ProgressReporter:
         if meta.carried_over:
             return f"{c.type}: {who} carried over from the previous refinement"
         detail = f"{meta.tokens_used or 0} tokens, {_seconds(meta.latency_ms)}"
+        if meta.played_by == "person":
+            return f"{c.type}: {who} done (written by a person)"
+        if meta.played_by == "fallback":
+            detail = f"played by the fallback model {meta.model}, {detail}"
         if meta.truncated:
             return f"warning: {c.type} by {who} was cut off at the token limit ({detail})"
         return f"{c.type}: {who} done ({detail})"

@@ -22,6 +22,7 @@ from dialectic.cli.console import Terminal
 from dialectic.cli.interruptions import EXIT_INTERRUPTED, InterruptedRun, Terminated, exit_code_for, signal_name
 from dialectic.cli.progress import ProgressReporter
 from dialectic.cli.signals import StopSignals
+from dialectic.cli.turns import TurnWriter, describe_pending_turns
 from dialectic.cli.verbose import VerboseSetup
 from dialectic.core import events as ev
 from dialectic.core.domain import DebateState
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
     from dialectic.tracing.otel import DebateTracer
 
 EngineCall = Callable[[], Coroutine[Any, Any, DebateState]]
+Replies = tuple[dict[str, str] | None, dict[str, str] | None]
+"""Answers to clarifying questions, and texts of human turns, for a suspended debate."""
 
 _STATUS_OF_EVENT: dict[type[ev.Event], str] = {
     ev.DebateStarted: "running",
@@ -65,12 +68,14 @@ class DebateSession:
         verbose: bool,
         store_flag: str | None,
         tracing: TraceSettings | None = None,
+        turns: TurnWriter | None = None,
     ) -> None:
         self.store = store
         self.term = term
         self.debate_id: str | None = None
         self.status: str | None = None
         self._answerer = answerer
+        self._turns = turns or TurnWriter(term)
         self._store_flag = store_flag
         self._signals = StopSignals()
         self._interrupted = False
@@ -103,11 +108,15 @@ class DebateSession:
         self._progress.preload(state)
         with self._stoppable():
             answers: dict[str, str] | None = None
+            turns: dict[str, str] | None = None
             if state.status == "suspended":
-                answers = self._answers_for(state, already_sent=set())
-                if answers is None:
+                replies = self._replies_for(state, already_sent=set())
+                if replies is None:
                     return state
-            return self._run(lambda: self._engine.resume(state.id, answers, budget=budget, windows=windows))
+                answers, turns = replies
+            return self._run(
+                lambda: self._engine.resume(state.id, answers, budget=budget, windows=windows, turns=turns)
+            )
 
     def resume_hint(self) -> str:
         return resume_command(self.debate_id or "ID", self._store_flag)
@@ -150,11 +159,10 @@ class DebateSession:
                 state = self._advance(runner, first)
                 sent: set[str] = set()
                 while state.status == "suspended":
-                    answers = self._answers_for(state, already_sent=sent)
-                    if answers is None:
+                    replies = self._replies_for(state, already_sent=sent)
+                    if replies is None:
                         break
-                    sent |= answers.keys()
-                    state = self._advance(runner, self._resumer(state.id, answers))
+                    state = self._advance(runner, self._resumer(state.id, *replies))
                 return state
             except DebateBusyError as exc:
                 if not isinstance(exc, LeaseLostError):
@@ -165,8 +173,8 @@ class DebateSession:
                 if self._tracer is not None:
                     self._tracer.shutdown()  # every span sent before the command leaves
 
-    def _resumer(self, debate_id: str, answers: dict[str, str]) -> EngineCall:
-        return lambda: self._engine.resume(debate_id, answers)
+    def _resumer(self, debate_id: str, answers: dict[str, str] | None, turns: dict[str, str] | None) -> EngineCall:
+        return lambda: self._engine.resume(debate_id, answers, turns=turns)
 
     def _advance(self, runner: asyncio.Runner, call: EngineCall) -> DebateState:
         with self._progress.running():
@@ -176,6 +184,24 @@ class DebateSession:
         if received is not None and state.status != "completed":
             raise Terminated(received)  # it came as the engine finished a step: stop before asking for more
         return state
+
+    def _replies_for(self, state: DebateState, *, already_sent: set[str]) -> Replies | None:
+        """What a suspended debate waits for, gathered here (``already_sent`` grows with it), or ``None``
+        after telling the user how to continue."""
+        if state.pending_questions() or not state.pending_turns():
+            answers = self._answers_for(state, already_sent=already_sent)
+            if answers is None:
+                return None
+            already_sent |= answers.keys()
+            return answers, None
+        collected = self._turns.collect(state)
+        fresh = (collected.texts.keys() | {turn.key for turn in collected.passed}) - already_sent
+        if not fresh:
+            for line in describe_pending_turns(state, self.resume_hint()):
+                self.term.line(line)
+            return None
+        already_sent |= fresh
+        return None, collected.texts
 
     def _answers_for(self, state: DebateState, *, already_sent: set[str]) -> dict[str, str] | None:
         """Answers to every pending question, or ``None`` after telling the user how to continue.
@@ -207,7 +233,7 @@ class DebateSession:
         if self.debate_id is None:
             return InterruptedRun(f"{what} before the debate was created; nothing was saved", exit_code)
         if self.status == "suspended":
-            message = f"{what}; debate {self.debate_id} still waits for answers: {self.resume_hint()}"
+            message = f"{what}; debate {self.debate_id} still waits for answers or a turn: {self.resume_hint()}"
         else:
             status = self.status or "interrupted"
             message = f"{what}; debate {self.debate_id} was saved as {status}; resume it with: {self.resume_hint()}"

@@ -23,8 +23,10 @@ from dialectic.cli.console import Terminal
 from dialectic.cli.deliberation_lines import assessment_line, verdict_line, vote_line
 from dialectic.cli.output import check_output, check_report, write_output, write_report
 from dialectic.cli.session import resume_command
+from dialectic.cli.turns import turn_heading
 from dialectic.cli.verbose import participant_names
 from dialectic.core import events as ev
+from dialectic.core.config import HUMAN_PROVIDER
 from dialectic.core.domain import TURN_KINDS, DebateState, Participant, utc_now
 from dialectic.core.ledger import debate_totals, usage_text
 from dialectic.reporting.deliberation import debate_format
@@ -162,6 +164,10 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
         lines += [
             f"  {question_line(g, i)} -> {i.answer or '(unanswered)'}" for g in state.clarifications for i in g.items
         ]
+    turns = state.pending_turns()
+    if turns:
+        lines.append(f"Human turns waiting: {len(turns)} (dialectic resume {state.id} --turn-file [KEY=]FILE)")
+        lines += [f"  {turn_heading(turn)}: key {turn.key}" for turn in turns]
     names = participant_names(state)
     fmt = debate_format(state)
     if fmt != "critique-refine":
@@ -192,6 +198,8 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
         lines.append(f"Stopped early after round {state.stopped_early.round_number}: {state.stopped_early.reason}")
     if state.vote is not None:
         lines.append(vote_line(state.vote, names).capitalize())
+    if state.answer_tally is not None and state.answer_tally.answer is not None:
+        lines.append(f"Answer {state.answer_tally.answer}: {state.answer_tally.agreement}")
     if state.verdict is not None:
         lines.append(verdict_line(state.verdict, names).capitalize())
     for d in state.dropped:
@@ -225,6 +233,8 @@ def _load(debate_id: str, store: str | None) -> DebateState:
 
 
 def _participant(p: Participant) -> str:
+    if p.provider == HUMAN_PROVIDER:
+        return f"{p.name} ({p.role}, a person)"
     return f"{p.name} ({p.role}, {p.provider}/{p.model})"
 
 

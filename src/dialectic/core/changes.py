@@ -15,6 +15,7 @@ from pydantic import Field, TypeAdapter
 
 from dialectic.core.domain import (
     AgentClarifications,
+    AnswerTally,
     Contribution,
     DebateRound,
     DebateState,
@@ -23,8 +24,10 @@ from dialectic.core.domain import (
     DiscardedWork,
     DroppedParticipant,
     EarlyStop,
+    HumanTurn,
     LedgerEntry,
     Model,
+    PlayedBy,
     RoundAssessment,
     RoundEvaluation,
     Solution,
@@ -149,6 +152,11 @@ class VoteRecorded(ChangeBase):
     outcome: VoteOutcome
 
 
+class AnswerTallied(ChangeBase):
+    kind: Literal["answer_tallied"] = "answer_tallied"
+    tally: AnswerTally
+
+
 class VerdictRecorded(ChangeBase):
     kind: Literal["verdict_recorded"] = "verdict_recorded"
     verdict: Verdict
@@ -184,6 +192,22 @@ class WindowsSized(ChangeBase):
     windows: dict[str, int]
 
 
+class TurnAwaited(ChangeBase):
+    """A human seat's turn is asked while no one can write it: the debate suspends until its text comes."""
+
+    kind: Literal["turn_awaited"] = "turn_awaited"
+    turn: HumanTurn
+
+
+class TurnAnswered(ChangeBase):
+    """The text of an awaited human turn: the person's, or the fallback model's once the deadline passed."""
+
+    kind: Literal["turn_answered"] = "turn_answered"
+    key: str
+    text: str
+    played_by: PlayedBy = "person"
+
+
 class CursorMoved(ChangeBase):
     """The runner's cursor: the node to run next (``None`` when the debate has ended)."""
 
@@ -209,11 +233,14 @@ Change = Annotated[
     | AssessmentRecorded
     | DebateStoppedEarly
     | VoteRecorded
+    | AnswerTallied
     | VerdictRecorded
     | CallRecorded
     | BudgetChanged
     | WindowNoted
     | WindowsSized
+    | TurnAwaited
+    | TurnAnswered
     | CursorMoved,
     Field(discriminator="kind"),
 ]
@@ -282,6 +309,8 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
             state.stopped_early = change.stop
         case VoteRecorded():
             state.vote = change.outcome
+        case AnswerTallied():
+            state.answer_tally = change.tally
         case VerdictRecorded():
             state.verdict = change.verdict
         case CallRecorded():
@@ -292,6 +321,13 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
             state.windows[change.use.agent_id] = change.use
         case WindowsSized():
             _set_windows(state, change)
+        case TurnAwaited():
+            state.human_turns = [t for t in state.human_turns if t.key != change.turn.key]
+            state.human_turns.append(change.turn.model_copy(deep=True))
+        case TurnAnswered():
+            turn = state.find_turn(change.key)
+            if turn is not None:
+                turn.text, turn.played_by, turn.answered_at = change.text, change.played_by, change.at
         case CursorMoved():
             state.next_node = change.next_node
         case _:

@@ -18,6 +18,7 @@ DEFAULT_MODELS: dict[str, str] = {
     "anthropic": "claude-haiku-4-5",
     "local": "qwen2.5-0.5b",
     "scripted": "scripted-1",
+    "human": "person",
 }
 """The model an agent gets when its configuration names a built-in provider but no model.
 
@@ -59,6 +60,34 @@ MIN_CONTEXT_WINDOW = 256
 WireApi = Literal["auto", "chat", "responses"]
 WIRE_APIS: tuple[str, ...] = ("auto", "chat", "responses")
 
+HUMAN_PROVIDER = "human"
+"""The provider of a seat played by a person (see :mod:`dialectic.engine.seats`)."""
+HUMAN_MODEL = DEFAULT_MODELS[HUMAN_PROVIDER]
+"""A human seat's model: no model, a person."""
+
+
+class FallbackModel(ConfigModel):
+    """The model that plays a human seat's turn when the seat's ``deadline`` passes."""
+
+    provider: str = Field(min_length=1)
+    model: str | None = Field(default=None, min_length=1, description="Unset: the provider's default model.")
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0, description="Unset: the seat's temperature.")
+    base_url: str | None = None
+    api_key_env: str | None = None
+    max_tokens: int | None = Field(default=None, ge=1)
+    timeout: int | None = Field(default=None, ge=1, description="Per-call timeout in milliseconds.")
+    api: WireApi = "auto"
+
+    @field_validator("provider")
+    @classmethod
+    def _normal_provider(cls, value: str) -> str:
+        name = value.strip().lower()
+        if not name:
+            raise ValueError("must name a provider")
+        if name == HUMAN_PROVIDER:
+            raise ValueError("a fallback is a model: it cannot be another person (provider human)")
+        return name
+
 
 class AgentConfig(ConfigModel):
     id: str = Field(min_length=1)
@@ -88,6 +117,41 @@ class AgentConfig(ConfigModel):
         default=None,
         description="Tokens the model's context window holds for one request; unset: learned from the server.",
     )
+    deadline: int | None = Field(
+        default=None,
+        ge=1,
+        description="A human seat's time to write each turn, in milliseconds; when it passes, the fallback "
+        "model plays the turn.",
+    )
+    fallback: FallbackModel | None = Field(
+        default=None, description="The model that plays a human seat's turn when its deadline passes."
+    )
+
+    @property
+    def is_human(self) -> bool:
+        """Whether a person plays this participant (``provider: human``)."""
+        return self.provider == HUMAN_PROVIDER
+
+    def fallback_agent(self) -> AgentConfig | None:
+        """The participant the fallback model plays in this seat's place: its identity, the fallback's model."""
+        fallback = self.fallback
+        if fallback is None:
+            return None
+        return self.model_copy(
+            update={
+                "provider": fallback.provider,
+                "model": fallback.model or DEFAULT_MODELS.get(fallback.provider, DEFAULT_MODEL),
+                "temperature": fallback.temperature if fallback.temperature is not None else self.temperature,
+                "base_url": fallback.base_url,
+                "api_key_env": fallback.api_key_env,
+                "max_tokens": fallback.max_tokens,
+                "timeout": fallback.timeout,
+                "api": fallback.api,
+                "context_window": None,
+                "deadline": None,
+                "fallback": None,
+            }
+        )
 
     @model_validator(mode="before")
     @classmethod
@@ -122,6 +186,24 @@ class AgentConfig(ConfigModel):
             raise ValueError("must name a provider")
         return name
 
+    @model_validator(mode="after")
+    def _deadline_with_fallback(self) -> AgentConfig:
+        if not self.is_human:
+            if self.deadline is not None or self.fallback is not None:
+                raise ValueError("deadline and fallback are for a seat played by a person (provider: human)")
+            return self
+        if self.deadline is not None and self.fallback is None:
+            raise ValueError(
+                "deadline needs a fallback model to play the turn when it passes "
+                '(e.g. "fallback": {"provider": "openai", "model": "gpt-4o-mini"})'
+            )
+        if self.fallback is not None and self.deadline is None:
+            raise ValueError("fallback plays a turn when the seat's deadline passes: set deadline (milliseconds)")
+        fallback = self.fallback_agent()
+        if fallback is not None and fallback.model == self.model:
+            raise ValueError(f"fallback.model must name a model, not the seat's own '{self.model}'")
+        return self
+
     @field_validator("role")
     @classmethod
     def _normal_role(cls, value: str) -> str:
@@ -129,12 +211,22 @@ class AgentConfig(ConfigModel):
 
 
 DebateFormat = Literal[
-    "critique-refine", "free-form", "round-limited", "structured", "convergence-seeking", "simultaneous", "vote"
+    "auto",
+    "adaptive",
+    "critique-refine",
+    "free-form",
+    "round-limited",
+    "structured",
+    "convergence-seeking",
+    "simultaneous",
+    "vote",
 ]
 PROBLEM_KINDS: tuple[str, ...] = ("auto", "design", "reasoning")
 """``debate.problemKind`` (see :mod:`dialectic.engine.problem_kind`)."""
 
 FORMATS: tuple[str, ...] = (
+    "auto",
+    "adaptive",
     "critique-refine",
     "free-form",
     "round-limited",
@@ -143,6 +235,16 @@ FORMATS: tuple[str, ...] = (
     "simultaneous",
     "vote",
 )
+AUTO_FORMATS: dict[str, str] = {"reasoning": "adaptive", "design": "critique-refine"}
+"""What ``format: auto`` runs for each problem kind: a question with one right answer gets the adaptive
+answer protocol (vote-first, see :mod:`dialectic.engine.adaptive`), a design problem critique-refine."""
+
+
+def resolved_format(debate_format: str, problem_kind: str) -> str:
+    """The protocol a debate runs: ``auto`` resolved by the problem's kind, any other format as given."""
+    return AUTO_FORMATS.get(problem_kind, "critique-refine") if debate_format == "auto" else debate_format
+
+
 TerminationType = Literal["fixed", "convergence", "quality", "judge", "any"]
 
 
@@ -253,7 +355,11 @@ class DebateSettings(ConfigModel):
         default=1, ge=0, description="Times a reply cut off by maxTokens is continued before it is marked truncated."
     )
     retry: RetrySettings = Field(default_factory=RetrySettings)
-    format: DebateFormat = Field(default="critique-refine", description="The deliberation protocol.")
+    format: DebateFormat = Field(
+        default="auto",
+        description="The deliberation protocol; auto: adaptive for a question with one right answer, "
+        "critique-refine for a design problem.",
+    )
     personas: Literal["off", "auto"] = Field(
         default="off", description="auto: the judge assigns positions and personas before round 1."
     )
@@ -370,6 +476,13 @@ class SystemConfig(ConfigModel):
     def _unique_ids(cls, agents: list[AgentConfig]) -> list[AgentConfig]:
         return unique_ids(agents, "agent")
 
+    @field_validator("judge")
+    @classmethod
+    def _judge_is_a_model(cls, judge: AgentConfig) -> AgentConfig:
+        if judge.is_human:
+            raise ValueError("the judge is a model: provider human is for agents (a seat played by a person)")
+        return judge
+
     @field_validator("pricing")
     @classmethod
     def _provider_and_model(cls, pricing: dict[str, ModelPrice]) -> dict[str, ModelPrice]:
@@ -382,3 +495,13 @@ class SystemConfig(ConfigModel):
     def participants(self) -> list[AgentConfig]:
         """Enabled agents, in configured order."""
         return [a for a in self.agents if a.enabled]
+
+    def fallbacks(self) -> list[AgentConfig]:
+        """The fallback models of the enabled human seats, as the participants they play (see
+        :meth:`AgentConfig.fallback_agent`): their providers, keys and prices are checked with the others'."""
+        return [f for a in self.participants() if (f := a.fallback_agent()) is not None]
+
+    def template_agent(self) -> AgentConfig:
+        """The participant a new agent copies its provider and model from: the first enabled agent a
+        model plays, else the judge."""
+        return next((a for a in self.participants() if not a.is_human), self.judge)

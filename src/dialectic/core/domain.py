@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, Literal
 
@@ -102,6 +102,10 @@ Phase = Literal[
 ]
 
 
+PlayedBy = Literal["person", "fallback"]
+"""Who wrote a human seat's turn (see :class:`HumanTurn`)."""
+
+
 class ContributionMetadata(Model):
     tokens_used: int | None = None
     input_tokens: int | None = None
@@ -119,6 +123,12 @@ class ContributionMetadata(Model):
     carried_over: bool = False
     """True for a round 2+ proposal copied from the previous round's refinement (no LLM call)."""
     attempts: int = 1
+    played_by: PlayedBy | None = None
+    """A human seat's contribution: written by the ``person``, or by the ``fallback`` model when the seat's
+    deadline passed; ``None`` for a seat a model plays."""
+    confidence: float | None = None
+    """How sure the model was of the answer it gave (0–1; ``format: adaptive``): the answer tokens'
+    probability where the provider returns token probabilities, else a confidence the reply states."""
 
 
 class ToolCallRecord(Model):
@@ -303,6 +313,61 @@ class AgentClarifications(Model):
     items: list[ClarificationItem] = Field(default_factory=list)
 
 
+class TurnMessage(Model):
+    """One message of the prompt a human seat's turn shows the person (``system`` or ``user``)."""
+
+    role: str
+    content: str
+
+
+class HumanTurn(Model):
+    """A turn of a seat played by a person (``provider: human``), asked while no one could write it.
+
+    The debate suspends until the text comes (``dialectic resume ID --turn-file FILE``, the web page's
+    form, the ``submit_turn`` tool); ``messages`` are the prompt the participant would have been sent,
+    which is what the person is shown. Once answered the turn stays, with what was written.
+    """
+
+    key: str
+    """Stable across runs: the seat, what the turn makes, its round and its target
+    (``agent-alice:critique:1:agent-kiss``)."""
+    agent_id: str
+    agent_name: str
+    activity: str
+    """In words, as the live display says it (``critiquing Simplicity Advocate``)."""
+    kind: str | None = None
+    round_number: int | None = None
+    target_agent_id: str | None = None
+    messages: list[TurnMessage] = Field(default_factory=list)
+    asked_at: datetime = Field(default_factory=utc_now)
+    deadline_ms: int | None = None
+    """The seat's deadline: past ``asked_at`` plus this, the fallback model plays the turn."""
+    text: str | None = None
+    """What was written; ``None`` while the turn waits."""
+    played_by: PlayedBy | None = None
+    answered_at: datetime | None = None
+
+    @property
+    def answered(self) -> bool:
+        return self.text is not None
+
+    @property
+    def prompt(self) -> str:
+        """The turn's instructions as the person reads them: the user messages (the system message is the
+        seat's role, shown apart)."""
+        return "\n\n".join(m.content for m in self.messages if m.role == "user")
+
+    @property
+    def role_prompt(self) -> str:
+        return "\n\n".join(m.content for m in self.messages if m.role == "system")
+
+    def deadline_at(self) -> datetime | None:
+        """When the fallback model may play it, for a seat with a deadline."""
+        if self.deadline_ms is None:
+            return None
+        return self.asked_at + timedelta(milliseconds=self.deadline_ms)
+
+
 class Solution(Model):
     description: str
     implementation: str | None = None
@@ -383,6 +448,27 @@ class VoteOutcome(Model):
     consensus: bool = False
     """Whether the winner reached the rule's bar (a plurality that falls short is not consensus)."""
     tie: bool = False
+
+
+class AnswerTally(Model):
+    """How the adaptive answer protocol decided (``format: adaptive``): every answer given, and the winner."""
+
+    answer: str | None
+    """The answer with the most summed confidence; ``None`` when no reply stated one."""
+    counts: dict[str, int] = Field(default_factory=dict)
+    """Answer → how many replies gave it, in the order first given."""
+    weights: dict[str, float] = Field(default_factory=dict)
+    """Answer → the summed confidence it was chosen by."""
+    agreeing: int = 0
+    answered: int = 0
+    tied: bool = False
+    exchanged: bool = False
+    """Whether the answers were split, so that one exchange over them followed the first round."""
+
+    @property
+    def agreement(self) -> str:
+        """``"5 of 7 agree"``."""
+        return f"{self.agreeing} of {self.answered} agree"
 
 
 class KeyPoints(Model):
@@ -527,6 +613,8 @@ class DebateState(Model):
     """True once the judge assigned positions and personas (``debate.personas: auto``): never asked twice."""
     stopped_early: EarlyStop | None = None
     vote: VoteOutcome | None = None
+    answer_tally: AnswerTally | None = None
+    """The adaptive protocol's tally (``format: adaptive``); ``None`` in every other format."""
     verdict: Verdict | None = None
     dropped: list[DroppedParticipant] = Field(default_factory=list)
     """Agents out of the debate, in the order they were dropped (a resumed failed debate clears them)."""
@@ -535,6 +623,8 @@ class DebateState(Model):
     """Every call the debate made, in the order they were saved (see :mod:`dialectic.core.ledger`)."""
     windows: dict[str, WindowUse] = Field(default_factory=dict)
     """Participant id → how much of its context window its prompts took (see :class:`WindowUse`)."""
+    human_turns: list[HumanTurn] = Field(default_factory=list)
+    """Turns of human seats asked while no one could write them, in the order asked (see :class:`HumanTurn`)."""
     trace_id: str | None = None
     """The trace every run of this debate is recorded under when tracing is on (``None`` for older debates)."""
     prompt_sources: PromptSources = Field(default_factory=PromptSources)
@@ -591,3 +681,13 @@ class DebateState(Model):
 
     def pending_questions(self) -> list[ClarificationItem]:
         return [item for item in self.clarification_items() if not item.answered]
+
+    def pending_turns(self) -> list[HumanTurn]:
+        """The human seats' turns waiting for their text, in the order asked."""
+        return [turn for turn in self.human_turns if not turn.answered]
+
+    def find_turn(self, key: str) -> HumanTurn | None:
+        for turn in self.human_turns:
+            if turn.key == key:
+                return turn
+        return None

@@ -23,6 +23,7 @@ from dialectic.core.domain import (
     DebateSummary,
     DiscardedWork,
     DroppedParticipant,
+    HumanTurn,
     LedgerEntry,
     Participant,
     Phase,
@@ -203,6 +204,13 @@ class SummaryAdded(Event):
 class QuestionsPending(Event):
     groups: tuple[AgentClarifications, ...]
     """Only the unanswered questions, grouped by the agent that asked them."""
+
+
+@dataclass(frozen=True)
+class TurnPending(Event):
+    """A human seat's turn waits for its text (saved as a :class:`~dialectic.core.changes.TurnAwaited`)."""
+
+    turn: HumanTurn
 
 
 @dataclass(frozen=True)

@@ -22,8 +22,9 @@ from dialectic.core.config import ModelPrice
 PRICES_AS_OF = "2025-10"
 """When the built-in prices were the providers' list prices."""
 
-FREE_PROVIDERS: frozenset[str] = frozenset({"local", "scripted"})
-"""Providers whose calls cost nothing: the embedded model runs here, the scripted one is a test double."""
+FREE_PROVIDERS: frozenset[str] = frozenset({"local", "scripted", "human"})
+"""Providers whose calls cost nothing: the embedded model runs here, the scripted one is a test double, and
+a human seat's turns are written by a person."""
 
 _SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
 _FREE = ModelPrice(input=0, output=0, cached_input=0)

@@ -207,7 +207,3 @@ def confidence(text: str, logprobs: Sequence[TokenLogprob]) -> float | None:
     """The token-probability confidence where there is one, else the stated one, else ``None``."""
     measured = answer_confidence(text, logprobs)
     return measured if measured is not None else stated_confidence(text)
-
-
-EXCHANGE_TEMPLATE = "reasoning/exchange.md.j2"
-"""The exchange's prompt (``agents/prompts``): ``problem``, ``options`` (:class:`Option`), ``own``."""

@@ -14,9 +14,10 @@ from dialectic.core.changes import (
     DebateCreated,
     ParticipantsReinstated,
     StatusChanged,
+    TurnAnswered,
     WindowsSized,
 )
-from dialectic.core.config import MIN_CONTEXT_WINDOW, SystemConfig, too_few_rounds
+from dialectic.core.config import MIN_CONTEXT_WINDOW, SystemConfig, resolved_format, too_few_rounds
 from dialectic.core.domain import CONFIG_DIR_KEY, DebateState, new_debate_id, new_trace_id
 from dialectic.core.errors import ConfigError, DebateStateError, InvalidArgumentsError, StoreError
 from dialectic.core.events import EventBus
@@ -39,6 +40,7 @@ from dialectic.engine.problem_kind import choose_kind
 from dialectic.engine.roster import Roster, build_roster
 from dialectic.engine.run_state import RunState
 from dialectic.engine.runner import node_named, run_graph
+from dialectic.engine.seats import TurnChannel
 from dialectic.engine.windows import WindowBook
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
@@ -79,6 +81,7 @@ class DebateEngine:
         retry: RetryPolicy | None = None,
         lease: LeasePolicy | None = None,
         watchers: Sequence[CallWatcher] = (),
+        turns: TurnChannel | None = None,
     ) -> None:
         self.store = store
         self.providers = providers
@@ -88,6 +91,9 @@ class DebateEngine:
         self.lease = lease or LeasePolicy()
         self.watchers = list(watchers)
         """Told of every call each debate makes (a tracer); the bus carries everything else."""
+        self.turns = turns
+        """How a human seat's person is asked while a debate runs; ``None``: each human turn suspends the
+        debate until its text is sent (``resume(..., turns=...)``). See :mod:`dialectic.engine.seats`."""
 
     async def start(self, request: DebateRequest, *, control: RunControl | None = None) -> DebateState:
         """Create the debate and run it until it completes, suspends, pauses (through ``control``) or fails."""
@@ -101,7 +107,10 @@ class DebateEngine:
             )
         kind = choose_kind(config.debate.problem_kind, request.problem)
         # The kind is resolved once and saved with the debate: a resumed debate keeps its prompts.
-        config = config.model_copy(update={"debate": config.debate.model_copy(update={"problem_kind": kind.kind})})
+        chosen = resolved_format(config.debate.format, kind.kind)
+        config = config.model_copy(
+            update={"debate": config.debate.model_copy(update={"problem_kind": kind.kind, "format": chosen})}
+        )
         config_dir = request.config_dir.resolve()
         check_budget_prices(config, PriceTable.of(config.pricing))
         roster = build_roster(config, config_dir, self.providers, self.retry)
@@ -166,17 +175,20 @@ class DebateEngine:
         control: RunControl | None = None,
         budget: BudgetChange | None = None,
         windows: Mapping[str, int] | None = None,
+        turns: Mapping[str, str] | None = None,
     ) -> DebateState:
         """Continue a saved debate; :class:`~dialectic.core.errors.DebateBusyError` if another run holds it.
 
         ``budget`` sets new limits first (saved with the debate), e.g. to go on past the old ones;
         ``windows`` (participant id → tokens) sets participants' context windows the same way, e.g.
         after a debate stopped because a prompt outgrew one (``debate.contextStrategy: fail``).
+        ``turns`` (turn key → text) are the texts of human turns the debate waits for (see
+        :class:`~dialectic.core.domain.HumanTurn`).
         """
         control = control or RunControl()
         async with LeaseHold(self.store, debate_id, self.lease) as lease:
             control.attach(debate_id)
-            return await self._resume(lease, debate_id, answers, control, budget, windows or {})
+            return await self._resume(lease, debate_id, answers, control, budget, windows or {}, turns or {})
 
     async def _resume(
         self,
@@ -186,6 +198,7 @@ class DebateEngine:
         control: RunControl,
         budget: BudgetChange | None,
         windows: Mapping[str, int],
+        turns: Mapping[str, str],
     ) -> DebateState:
         state = lease.store.load(debate_id)
         if state.status == "completed":
@@ -205,12 +218,16 @@ class DebateEngine:
             lease.store.append(debate_id, changed)
             state = lease.store.load(debate_id)
             config = SystemConfig.model_validate(state.config)
+        if config.debate.format == "auto":  # saved unresolved (not by start): resolve it as start does
+            kind = choose_kind(config.debate.problem_kind, state.problem).kind
+            settings = config.debate.model_copy(update={"format": resolved_format("auto", kind)})
+            config = config.model_copy(update={"debate": settings})
         config_dir = state.config_dir()
         roster = build_roster(config, config_dir, self.providers, self.retry)
         root = context_root(config.debate.context, config_dir)
         files = await self._open_files(config, root, config.debate.context.mode or "off", roster)
         try:
-            return await self._run_resumed(lease, state, roster, config, control, files, answers)
+            return await self._run_resumed(lease, state, roster, config, control, files, answers, turns)
         finally:
             files.close()
 
@@ -223,6 +240,7 @@ class DebateEngine:
         control: RunControl,
         files: FilesAccess,
         answers: Mapping[str, str] | None,
+        turns: Mapping[str, str],
     ) -> DebateState:
         ctx = self._context(state, lease.store, roster, config, control, files)
         apply_stances(roster, state)  # positions and personas the judge assigned before are kept
@@ -230,6 +248,7 @@ class DebateEngine:
         ctx.flush_warnings(lease.notices)
         ctx.flush_warnings(roster.warnings)
         self._record_answers(ctx, answers or {})
+        self._record_turns(ctx, turns)
         changes: list[ParticipantsReinstated | StatusChanged] = []
         if state.status == "failed" and state.dropped:
             # Resuming a failed debate retries what failed: the agents dropped get another chance.
@@ -265,6 +284,7 @@ class DebateEngine:
                 endpoints=roster.endpoints,
                 saved=state.windows,
             ),
+            turns=self.turns,
         )
 
     def _announce(self, ctx: RunState, *, resumed: bool) -> None:
@@ -292,6 +312,22 @@ class DebateEngine:
             ctx.warn(f"ignoring answers to unknown or already answered questions: {', '.join(unknown)}")
         if usable:
             ctx.record(AnswersRecorded(answers=usable))
+
+    def _record_turns(self, ctx: RunState, turns: Mapping[str, str]) -> None:
+        if not turns:
+            return
+        pending = {turn.key for turn in ctx.state.pending_turns()}
+        unknown = sorted(set(turns) - pending)
+        if unknown:
+            ctx.warn(f"ignoring texts for unknown or already played human turns: {', '.join(unknown)}")
+        blank = sorted(key for key, text in turns.items() if key in pending and not text.strip())
+        if blank:
+            ctx.warn(f"ignoring empty texts for human turns: {', '.join(blank)}")
+        written = [
+            TurnAnswered(key=key, text=text.strip()) for key, text in turns.items() if key in pending and text.strip()
+        ]
+        if written:
+            ctx.record(*written)
 
 
 def checked_windows(config: SystemConfig, windows: Mapping[str, int]) -> dict[str, int]:

@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from dialectic.core.config import HUMAN_PROVIDER
 from dialectic.core.domain import CallStatus, LedgerEntry, ToolCallRecord, Usage
 from dialectic.core.pricing import PriceTable
 from dialectic.engine.budget import NO_TICKET, BudgetGuard, Ticket
@@ -95,13 +96,17 @@ class CallScope:
         self.cost: float | None = 0.0
 
     async def before(self, provider: str, request: CompletionRequest) -> None:
-        ticket = await self._guard.admit(self.info.label(), self.info.provider, self.info.model, request)
+        if self.info.provider == HUMAN_PROVIDER:  # a person's turn spends nothing: the budget is not asked
+            ticket = NO_TICKET
+        else:
+            ticket = await self._guard.admit(self.info.label(), self.info.provider, self.info.model, request)
         self._tickets[id(request)] = ticket
         self.attempts += 1
         self._tell(lambda watch: watch.request_started(provider, request))
 
     def succeeded(self, request: CompletionRequest, completion: Completion) -> None:
-        usage = completion.usage
+        # A human seat's reply written by its fallback model was counted in the fallback's own call.
+        usage = Usage() if self.info.provider == HUMAN_PROVIDER else completion.usage
         cost = self._prices.cost(
             self.info.provider,
             self.info.model,

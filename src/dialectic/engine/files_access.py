@@ -96,10 +96,12 @@ def context_root(settings: ContextSettings, config_dir: Path) -> Path | None:
 
 
 def resolved_mode(settings: ContextSettings, roster: Roster) -> str:
-    """The configured mode, or (unset) ``tools`` when every agent's provider does tool calling, else ``paste``."""
+    """The configured mode, or (unset) ``tools`` when every agent's provider does tool calling (a human seat's
+    aside), else ``paste``."""
     if settings.mode is not None:
         return settings.mode
-    return "tools" if all(supports_tools(a.client.provider) for a in roster.agents) else "paste"
+    models = [a for a in roster.agents if not a.config.is_human]  # a person reads the files as they like
+    return "tools" if all(supports_tools(a.client.provider) for a in models) else "paste"
 
 
 def with_resolved_context(config: SystemConfig, root: Path | None, mode: str) -> SystemConfig:
@@ -135,6 +137,8 @@ async def open_files_access(settings: ContextSettings, root: Path, mode: str, ro
     access = FilesAccess(mode=mode, directory=directory, max_tool_calls=settings.max_tool_calls)
     without = []
     for agent in roster.agents:
+        if agent.config.is_human:
+            continue  # a person reads the directory as they like
         if supports_tools(agent.client.provider):
             access.tool_speakers.add(agent.id)
         else:

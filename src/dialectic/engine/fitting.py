@@ -74,10 +74,14 @@ async def gated(ctx: RunState, speaker: Speaker, what: str, make_call: Callable[
 async def fitted(ctx: RunState, speaker: Speaker, what: str, shapes: Shapes[V], call: Callable[[V], Awaitable[T]]) -> T:
     """``call`` with the first of ``shapes`` whose prompt fits ``speaker``'s window (see the module's docstring).
 
-    ``what`` names the call in messages (``critiquing Simplicity Advocate``). Runs inside the call's
+    ``what`` names the call in messages (``critiquing Simplicity Advocate``). A seat a person plays is
+    given the fullest shape, uncounted. Runs inside the call's
     :meth:`~dialectic.engine.run_state.RunState.announce`, so the attempts that did not fit are
     never announced, and never reach the budget or the ledger.
     """
+    if speaker.config.is_human:  # a person reads the debate whole: there is no window to fit it in
+        async with contextlib.aclosing(shapes) as whole:
+            return await call((await anext(whole)).value)
     keeper = await ctx.windows.keeper(speaker)
     strategy = ctx.roster.settings.context_strategy
     async with contextlib.aclosing(shapes) as made:

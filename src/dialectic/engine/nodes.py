@@ -31,6 +31,7 @@ from dialectic.core.domain import (
     Solution,
 )
 from dialectic.core.errors import ProviderError
+from dialectic.engine.answer_step import run_adaptive, tally_solution, worked_reply
 from dialectic.engine.assessment import assess, assessed
 from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.files_access import with_tools_fallback
@@ -107,6 +108,8 @@ class ClarificationNode(Node):
 
         async def ask(agent_index: int) -> list[str]:
             agent = ctx.roster.agents[agent_index]
+            if agent.config.is_human:
+                return []  # a person in a seat asks no clarifying questions: the one who asks the debate answers
             try:
                 result = await ctx.announce(
                     agent,
@@ -172,9 +175,13 @@ class RoundManagerNode(Node):
 
     name = "round_manager"
 
-    async def run(self, ctx: RunState) -> SummarizationNode | TurnsNode | VoteNode | SynthesisNode:
+    async def run(self, ctx: RunState) -> SummarizationNode | TurnsNode | AnswerNode | VoteNode | SynthesisNode:
         settings = ctx.roster.settings
         chosen = protocol(settings.format)
+        if chosen.family == "answer":
+            if ctx.state.current_round == 0:
+                ctx.defer(RoundStarted(round_number=1, phase="answers"), ev.RoundBegan(ctx.debate_id, 1, 1))
+            return AnswerNode()
         if ctx.state.current_round >= settings.rounds:
             return VoteNode() if chosen.votes else SynthesisNode()
         number = ctx.state.current_round + 1
@@ -292,6 +299,23 @@ class EvaluationNode(Node):
         if ctx.work is not None:
             await ctx.work.discard_beyond(number)
         return VoteNode() if chosen.votes else SynthesisNode()
+
+
+class AnswerNode(Node):
+    """``format: adaptive``: blind answers, one exchange when split, the weighted tally (:mod:`.answer_step`).
+
+    A tally with an answer is the solution; with none (an open problem: no reply states one answer)
+    the judge synthesizes as usual.
+    """
+
+    name = "answer"
+
+    async def run(self, ctx: RunState) -> SynthesisNode | VerdictNode | End:
+        tally = await run_adaptive(ctx)
+        if tally.answer is None:
+            return SynthesisNode()
+        ctx.defer(SolutionRecorded(solution=tally_solution(tally, worked_reply(ctx, tally.answer))))
+        return VerdictNode() if verdict_wanted(ctx) else End()
 
 
 class VoteNode(Node):
@@ -437,6 +461,7 @@ NODES: dict[str, type[Node]] = {
         CritiqueNode,
         RefinementNode,
         EvaluationNode,
+        AnswerNode,
         VoteNode,
         SynthesisNode,
         VerdictNode,

@@ -42,7 +42,7 @@ class TurnPlan:
 @dataclass(frozen=True)
 class Protocol:
     name: str
-    family: Literal["critique-refine", "turns"]
+    family: Literal["critique-refine", "turns", "answer"]
     votes: bool = False
     """Participants vote on the final proposals after the last round."""
     judge_driven: bool = False
@@ -73,6 +73,7 @@ PROTOCOLS: dict[str, Protocol] = {
     p.name: p
     for p in (
         Protocol("critique-refine", "critique-refine"),
+        Protocol("adaptive", "answer"),
         Protocol("vote", "critique-refine", votes=True),
         Protocol("free-form", "turns", judge_driven=True),
         Protocol("round-limited", "turns"),

@@ -10,7 +10,7 @@ import asyncio
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dialectic.agents.participants import DebateAgent, Judge, read_prompt_file, system_prompt_for
+from dialectic.agents.participants import DebateAgent, Judge, Speaker, read_prompt_file, system_prompt_for
 from dialectic.core.config import AgentConfig, DebateSettings, RetrySettings, SystemConfig
 from dialectic.core.domain import AgentPromptSources, PromptSources
 from dialectic.engine.budget import with_reply_limits
@@ -28,6 +28,8 @@ class Roster:
     warnings: list[str]
     endpoints: dict[str, str] = field(default_factory=dict)
     """Participant id → the provider endpoint it calls (the name a learned context window is kept under)."""
+    fallbacks: dict[str, Speaker] = field(default_factory=dict)
+    """Human seat id → the participant its fallback model plays when the seat's deadline passes."""
 
     def agent(self, agent_id: str) -> DebateAgent:
         for agent in self.agents:
@@ -84,6 +86,7 @@ def build_roster(
     kind = settings.problem_kind if settings.problem_kind != "auto" else "design"
     agents: list[DebateAgent] = []
     sources: list[AgentPromptSources] = []
+    fallbacks: dict[str, Speaker] = {}
     for cfg in config.participants():
         system_file = read_prompt_file(cfg.system_prompt_path, config_dir, warnings, f"agent '{cfg.id}' system prompt")
         summary_file = read_prompt_file(
@@ -95,11 +98,23 @@ def build_roster(
         summarization = (
             cfg.summarization.apply_to(settings.summarization) if cfg.summarization else settings.summarization
         )
+        if cfg.is_human:  # a person keeps the whole debate in view: no summaries are asked of them
+            summarization = summarization.model_copy(update={"enabled": False})
+        system_prompt = system_prompt_for(cfg, system_file, judge=False, kind=kind)
+        fallback = cfg.fallback_agent()
+        if fallback is not None:
+            fallbacks[cfg.id] = Speaker(
+                config=fallback,
+                client=clients.client_for(fallback),
+                system_prompt=system_prompt,
+                system_source=system_file.source,
+                problem_kind=kind,
+            )
         agents.append(
             DebateAgent(
                 config=cfg,
                 client=clients.client_for(cfg),
-                system_prompt=system_prompt_for(cfg, system_file, judge=False, kind=kind),
+                system_prompt=system_prompt,
                 system_source=system_file.source,
                 summary_prompt=summary_file,
                 clarification_prompt=clarify_file,
@@ -144,4 +159,5 @@ def build_roster(
         prompt_sources=prompt_sources,
         warnings=warnings,
         endpoints=endpoints,
+        fallbacks=fallbacks,
     )

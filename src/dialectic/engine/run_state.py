@@ -7,6 +7,7 @@ import inspect
 import logging
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
@@ -34,9 +35,11 @@ from dialectic.engine.files_access import FilesAccess
 from dialectic.engine.ledger_book import LedgerBook
 from dialectic.engine.pausing import PauseRequested, RunControl
 from dialectic.engine.roster import Roster
+from dialectic.engine.seats import PeopleWaited, SeatDesk, TurnChannel, played_by
 from dialectic.engine.windows import WindowBook
 from dialectic.llm.base import Completion
 from dialectic.llm.client import RetryHook, streaming_to
+from dialectic.llm.human import HumanTurnWanted, seated
 from dialectic.llm.observe import observing
 from dialectic.store.base import DebateStore
 
@@ -80,6 +83,11 @@ class RunState:
     """The context directory as the speakers read it (tools, pasted text, or nothing)."""
     windows: WindowBook = field(default_factory=WindowBook)
     """Each participant's context window and what its prompts took (see :mod:`dialectic.engine.windows`)."""
+    turns: TurnChannel | None = None
+    """How the person in a human seat is asked while the debate runs; ``None``: a human turn suspends it
+    (see :mod:`dialectic.engine.seats`)."""
+    people: PeopleWaited = field(default_factory=PeopleWaited)
+    """The human turns waited for now (the round's watchdog does not count that time as a stall)."""
     _deferred: list[Change] = field(default_factory=list)
     _deferred_events: list[ev.Event] = field(default_factory=list)
 
@@ -92,6 +100,18 @@ class RunState:
         if self.state.context:
             return f"{self.state.problem}\n\n{self.state.context}"
         return self.state.problem
+
+    @property
+    def fallbacks(self) -> dict[str, Speaker]:
+        """Human seat id → the participant its fallback model plays in its place."""
+        return self.roster.fallbacks
+
+    def waiting_for_people(self) -> AbstractContextManager[None]:
+        return self.people.waiting()
+
+    def stalled_since(self, last: float, clock: Callable[[], float]) -> float:
+        """When the run last progressed, for a round's watchdog: now, while a person writes a turn."""
+        return clock() if self.people.count else last
 
     def problem_for(self, speaker: Speaker) -> str:
         """The problem as ``speaker`` is given it (with the context files pasted when it reads them that way)."""
@@ -183,8 +203,9 @@ class RunState:
         self.emit(ev.AgentStarted(self.debate_id, speaker.id, speaker.name, activity, round_number, kind, target_id))
         status: CallStatus = "failed"
         failure: BaseException | None = None
+        desk = seated(SeatDesk(self, speaker, info)) if speaker.config.is_human else nullcontext()
         try:
-            with observing(scope), observing_tools(scope):
+            with observing(scope), observing_tools(scope), desk:
                 if self.bus.wants_deltas:
                     with streaming_to(self._delta_hook(speaker, round_number, kind, target_id)):
                         result = await call
@@ -201,7 +222,8 @@ class RunState:
         finally:
             self.control.end_call()
             error = None if failure is None or status == "cancelled" else (str(failure) or type(failure).__name__)
-            entry = scope.entry(status, error)
+            # A human turn that waits for its text was not a call: it leaves no line in the ledger.
+            entry = None if isinstance(failure, HumanTurnWanted) else scope.entry(status, error)
             if entry is not None:
                 self.book.add(entry)
             scope.finish(entry, failure)
@@ -257,13 +279,15 @@ def contribution_from(
     target_agent_id: str | None = None,
     tool_calls: tuple[ToolCallRecord, ...] | None = None,
 ) -> Contribution:
+    metadata = metadata_from(completion)
+    metadata.played_by = played_by(speaker, completion)
     return Contribution(
         agent_id=speaker.id,
         agent_role=speaker.role,
         type=kind,
         content=completion.text,
         target_agent_id=target_agent_id,
-        metadata=metadata_from(completion),
+        metadata=metadata,
         tool_calls=list(tool_calls) if tool_calls is not None else None,
     )
 

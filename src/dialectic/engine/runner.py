@@ -3,7 +3,9 @@
 That one rule gives resume after a crash (from the last saved step), suspension for a
 human (a node that needs answers is saved as next and not run), clean interruption, and
 pausing on request (see :mod:`dialectic.engine.pausing`): the calls in flight finish and are
-saved, then the run stops between steps with status ``paused``.
+saved, then the run stops between steps with status ``paused``. A human seat's turn that no
+one can write now (:class:`~dialectic.llm.human.HumanTurnWanted`, see :mod:`dialectic.engine.seats`)
+stops the run the same way, with status ``suspended``: its cursor stays on the step under way.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dialectic.core.errors import DialecticError
 from dialectic.engine.nodes import NODES, End, InitializationNode, Node, Suspend
 from dialectic.engine.pausing import PauseRequested
 from dialectic.engine.run_state import RunState
+from dialectic.llm.human import HumanTurnWanted
 
 
 def node_named(name: str | None) -> Node:
@@ -28,11 +31,15 @@ def node_named(name: str | None) -> Node:
 async def run_graph(ctx: RunState, start: Node) -> DebateState:
     """Run from ``start`` until the debate completes, suspends, fails or is cancelled."""
     node = start
+    people = False
     try:
         while True:
             ctx.emit(ev.NodeStarted(ctx.debate_id, node.name, ctx.state.current_round))
             try:
                 outcome = await node.run(ctx)
+            except HumanTurnWanted:
+                ctx.emit(ev.NodeFinished(ctx.debate_id, node.name, "suspend"))
+                raise
             except BaseException:
                 ctx.emit(ev.NodeFinished(ctx.debate_id, node.name, "error"))
                 raise
@@ -59,6 +66,8 @@ async def run_graph(ctx: RunState, start: Node) -> DebateState:
             ctx.control.stop_if_pausing()
     except PauseRequested:
         pass  # paused below, outside the handlers, so that a cancellation while pausing is an interruption
+    except HumanTurnWanted:
+        people = True  # suspended below, outside the handlers, as a pause is
     except asyncio.CancelledError:
         await _interrupted(ctx)
         raise
@@ -72,7 +81,7 @@ async def run_graph(ctx: RunState, start: Node) -> DebateState:
         await _stop(ctx, "failed", message)
         ctx.emit(ev.DebateFailed(ctx.debate_id, message))
         raise
-    return await _pause(ctx)
+    return await (_wait_for_people(ctx) if people else _pause(ctx))
 
 
 async def _pause(ctx: RunState) -> DebateState:
@@ -86,6 +95,31 @@ async def _pause(ctx: RunState) -> DebateState:
     await _stop(ctx, "paused", None)
     ctx.emit(ev.DebatePaused(ctx.debate_id))
     return ctx.state
+
+
+async def _wait_for_people(ctx: RunState) -> DebateState:
+    """A human turn waits for its text: start no new call, let those in flight finish (their work saves
+    itself), then stop with status ``suspended`` (the cursor stays on the step under way)."""
+    ctx.control.request_pause()
+    try:
+        await ctx.control.idle()
+    except asyncio.CancelledError:
+        await _interrupted(ctx)
+        raise
+    await _stop(ctx, "suspended", None)
+    ctx.emit(ev.DebateSuspended(ctx.debate_id, waiting_reason(ctx.state)))
+    return ctx.state
+
+
+def waiting_reason(state: DebateState) -> str:
+    """Why a debate waits for people: the human turns pending, by seat."""
+    turns = state.pending_turns()
+    if not turns:
+        return "waiting for a human turn"
+    first = turns[0]
+    what = f"waiting for {first.agent_name}'s turn ({first.activity}"
+    what += f", round {first.round_number})" if first.round_number is not None else ")"
+    return what + (f" and {len(turns) - 1} more" if len(turns) > 1 else "")
 
 
 async def _interrupted(ctx: RunState) -> None:

@@ -44,7 +44,7 @@ async def run_turns(ctx: RunState, number: int, plan: TurnPlan) -> None:
         try:
             await wait_while_progressing(
                 tasks,
-                last_progress=lambda: ctx.last_progress,
+                last_progress=lambda: ctx.stalled_since(ctx.last_progress, time.monotonic),
                 clock=time.monotonic,  # the clock of ctx.last_progress
                 limit_ms=settings.timeout_per_round,
                 round_number=number,

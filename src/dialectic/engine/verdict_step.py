@@ -29,7 +29,7 @@ def verdict_wanted(ctx: RunState) -> bool:
     choice = ctx.roster.settings.verdict
     if choice != "auto":
         return choice == "on"
-    return protocol(ctx.roster.settings.format).name != "critique-refine"
+    return protocol(ctx.roster.settings.format).name not in ("critique-refine", "adaptive")
 
 
 def shares_model(ctx: RunState) -> list[str]:

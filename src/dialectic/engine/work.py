@@ -134,7 +134,7 @@ class DebateWork:
         tasks = [self.task(k) for k in keys]
         await wait_while_progressing(
             tasks,
-            last_progress=lambda: self.last_progress,
+            last_progress=lambda: self.ctx.stalled_since(self.last_progress, self._clock),
             clock=self._clock,
             limit_ms=self.settings.timeout_per_round,
             round_number=self.ctx.state.current_round,

@@ -19,11 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dialectic.core.config import AgentConfig, SystemConfig
+from dialectic.core.config import AgentConfig, FallbackModel, SystemConfig
 from dialectic.core.domain import DebateState
 from dialectic.core.errors import InvalidArgumentsError
 from dialectic.core.events import Event, EventBus
 from dialectic.engine.api import DebateEngine, DebateRequest
+from dialectic.engine.seats import TurnChannel, turn_texts
 from dialectic.front.results import DebateResult, Finished
 from dialectic.llm.registry import ProviderPool, default_model_for
 from dialectic.loading.setup import Overrides, check_ready, prepare_config
@@ -48,6 +49,10 @@ class Agent:
     max_tokens: int | None = None
     base_url: str | None = None
     id: str | None = None
+    deadline: int | None = None
+    """A human seat's (``provider="human"``) time for each turn, in milliseconds; then ``fallback`` plays it."""
+    fallback: FallbackModel | Mapping[str, Any] | None = None
+    """The model that plays a human seat's turn when its deadline passes (``{"provider": .., "model": ..}``)."""
 
     def config(self, template: AgentConfig, taken: set[str]) -> AgentConfig:
         """This agent as a configuration entry, filling what it leaves out from ``template``."""
@@ -61,6 +66,8 @@ class Agent:
             "temperature": self.temperature if self.temperature is not None else template.temperature,
             "max_tokens": self.max_tokens if self.max_tokens is not None else template.max_tokens,
             "base_url": self.base_url or (template.base_url if not self.provider else None),
+            "deadline": self.deadline,
+            "fallback": self.fallback,
         }
         return AgentConfig.model_validate({k: v for k, v in values.items() if v is not None})
 
@@ -112,10 +119,13 @@ class Debate:
         config_dir: str | Path = ".",
         store: StoreChoice = None,
         providers: ProviderPool | None = None,
+        turns: TurnChannel | None = None,
     ) -> None:
         """Without ``config``, the defaults (a provider chosen as the CLI chooses it unless ``provider`` is
         given), with ``agents``, ``judge``, ``rounds`` and ``format`` laid over it. ``providers`` lets a
-        program share (or stand in for) the provider clients."""
+        program share (or stand in for) the provider clients. ``turns`` asks the person in a human seat
+        (``provider="human"``) for each turn while the debate runs; without it, a human turn suspends the
+        debate until :meth:`submit_turn` sends the text."""
         directory = Path(config_dir)
         if config is None:
             overrides = Overrides(provider=provider, model=model, rounds=rounds, debate_format=format)
@@ -131,6 +141,7 @@ class Debate:
         self._store_choice = store
         self._memory = MemoryStore() if store == MEMORY_LOCATION else None
         self._providers = providers
+        self._turns = turns
 
     @classmethod
     def from_config(cls, path: str | Path, *, store: StoreChoice = None, **overrides: Any) -> Debate:
@@ -154,18 +165,38 @@ class Debate:
         async for event in self._streamed(lambda engine: engine.start(self._request(problem, clarify))):
             yield event
 
-    async def resume(self, debate_id: str, answers: Mapping[str, str] | None = None) -> DebateResult:
-        """Go on with a saved debate: a suspended one with ``answers`` (question id → answer), or one that
-        was interrupted or failed, from where it stopped."""
-        return await self._with_engine(lambda engine: engine.resume(debate_id, answers))
+    async def resume(
+        self, debate_id: str, answers: Mapping[str, str] | None = None, *, turns: Mapping[str, str] | None = None
+    ) -> DebateResult:
+        """Go on with a saved debate: a suspended one with ``answers`` (question id → answer) or ``turns``
+        (human turn key → text), or one that was interrupted or failed, from where it stopped."""
+        return await self._with_engine(lambda engine: engine.resume(debate_id, answers, turns=turns))
 
-    async def stream_resume(self, debate_id: str, answers: Mapping[str, str] | None = None) -> AsyncIterator[Event]:
+    async def stream_resume(
+        self, debate_id: str, answers: Mapping[str, str] | None = None, *, turns: Mapping[str, str] | None = None
+    ) -> AsyncIterator[Event]:
         """:meth:`resume`, yielding the run's events as :meth:`stream` does, then :class:`Finished`."""
-        async for event in self._streamed(lambda engine: engine.resume(debate_id, answers)):
+        async for event in self._streamed(lambda engine: engine.resume(debate_id, answers, turns=turns)):
             yield event
 
-    def resume_sync(self, debate_id: str, answers: Mapping[str, str] | None = None) -> DebateResult:
-        return _run_sync(self.resume(debate_id, answers))
+    def resume_sync(
+        self, debate_id: str, answers: Mapping[str, str] | None = None, *, turns: Mapping[str, str] | None = None
+    ) -> DebateResult:
+        return _run_sync(self.resume(debate_id, answers, turns=turns))
+
+    async def submit_turn(self, debate_id: str, text: str, *, key: str | None = None) -> DebateResult:
+        """Write a human seat's turn and go on with the debate that waits for it.
+
+        ``key`` is the turn's (:attr:`DebateResult.turns`), or its seat's id; without it, the turn
+        waiting first. A debate that waits for no human turn, an unknown key or an empty text raise
+        the error ``dialectic resume --turn-file`` reports."""
+        with self._store() as store:
+            chosen = turn_texts(store.load(debate_id), [(key, text)])
+        return await self.resume(debate_id, turns=chosen)
+
+    def submit_turn_sync(self, debate_id: str, text: str, *, key: str | None = None) -> DebateResult:
+        """:meth:`submit_turn`, for code that is not async."""
+        return _run_sync(self.submit_turn(debate_id, text, key=key))
 
     def load(self, debate_id: str) -> DebateResult:
         """A saved debate (``DebateNotFoundError`` if there is none)."""
@@ -187,7 +218,7 @@ class Debate:
         with self._store() as store:
             pool = self._providers or ProviderPool()
             try:
-                return DebateResult(await run(DebateEngine(store, pool, EventBus())))
+                return DebateResult(await run(DebateEngine(store, pool, EventBus(), turns=self._turns)))
             finally:
                 if self._providers is None:
                     await pool.aclose()
@@ -198,7 +229,7 @@ class Debate:
         bus.subscribe(events.put_nowait, deltas=True)
         with self._store() as store:
             pool = self._providers or ProviderPool()
-            task = asyncio.ensure_future(run(DebateEngine(store, pool, bus)))
+            task = asyncio.ensure_future(run(DebateEngine(store, pool, bus, turns=self._turns)))
             try:
                 while not (task.done() and events.empty()):
                     getter = asyncio.ensure_future(events.get())
@@ -240,7 +271,7 @@ def load_config_over(config: SystemConfig, **overrides: Any) -> SystemConfig:
 def _with_participants(
     config: SystemConfig, agents: Sequence[Agent | AgentConfig] | None, judge: Agent | AgentConfig | None
 ) -> SystemConfig:
-    template = (config.participants() or [config.judge])[0]
+    template = config.template_agent()
     taken: set[str] = set()
     built = config.agents
     if agents is not None:

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dialectic.core.domain import ClarificationItem, DebateState, Solution, Verdict, VoteOutcome
+from dialectic.core.domain import (
+    AnswerTally,
+    ClarificationItem,
+    DebateState,
+    HumanTurn,
+    Solution,
+    Verdict,
+    VoteOutcome,
+)
 from dialectic.core.events import Event
 from dialectic.core.ledger import LedgerTotals, debate_totals
 from dialectic.reporting.export import export_json
@@ -13,7 +21,7 @@ from dialectic.reporting.report import render_report
 
 @dataclass(frozen=True)
 class DebateResult:
-    """A debate as it stands after a run: ``completed``, or ``suspended`` waiting for answers.
+    """A debate as it stands after a run: ``completed``, or ``suspended`` waiting for answers or human turns.
 
     Everything is read from :attr:`state`, the saved debate (the CLI's ``show`` and ``export`` read
     the same)."""
@@ -49,6 +57,12 @@ class DebateResult:
         return self.state.vote
 
     @property
+    def answer(self) -> AnswerTally | None:
+        """How the adaptive protocol decided (``format: adaptive``): the answer, every answer's count and
+        weight, and the agreement (``result.answer.agreement`` is ``"5 of 7 agree"``)."""
+        return self.state.answer_tally
+
+    @property
     def usage(self) -> LedgerTotals:
         """Calls, tokens and cost in US dollars (for priced models), over every run of the debate."""
         return debate_totals(self.state)
@@ -57,6 +71,12 @@ class DebateResult:
     def questions(self) -> list[ClarificationItem]:
         """The clarifying questions waiting for answers (a ``suspended`` debate's)."""
         return self.state.pending_questions()
+
+    @property
+    def turns(self) -> list[HumanTurn]:
+        """The human seats' turns waiting for their text (a ``suspended`` debate's): each with its ``key``,
+        its seat and the ``prompt`` the person is to answer."""
+        return self.state.pending_turns()
 
     def report(self) -> str:
         """The Markdown report, as ``dialectic report`` writes it."""

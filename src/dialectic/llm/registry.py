@@ -2,8 +2,9 @@
 
 Providers come from three places, looked up in this order of precedence (a later source
 wins on a shared name): the built-ins (``openai``, ``openrouter``, ``anthropic``, ``local``,
-``scripted``, and the presets for local inference servers ``llamacpp``, ``ollama``, ``vllm`` and
-``lmstudio``: the OpenAI adapter with the server's usual address and no key required),
+``scripted``, ``human`` (a seat played by a person, :mod:`dialectic.llm.human`), and the presets
+for local inference servers ``llamacpp``, ``ollama``, ``vllm`` and ``lmstudio``: the OpenAI
+adapter with the server's usual address and no key required),
 installed packages that declare an entry point in the ``dialectic.providers`` group, and
 :func:`register_provider` calls. An entry point names either a :class:`ProviderSpec` or a
 callable returning one; entry points are loaded lazily, once, on the first lookup, and one that
@@ -102,6 +103,12 @@ def _scripted_factory(settings: ProviderSettings) -> LLMProvider:
     return ScriptedProvider()
 
 
+def _human_factory(settings: ProviderSettings) -> LLMProvider:
+    from dialectic.llm.human import HumanProvider
+
+    return HumanProvider()
+
+
 def builtin_providers() -> list[ProviderSpec]:
     return [
         ProviderSpec("openai", _openai_factory, "OPENAI_API_KEY", "OPENAI_BASE_URL", preload=_openai_preload),
@@ -118,6 +125,7 @@ def builtin_providers() -> list[ProviderSpec]:
         ),
         ProviderSpec("local", _local_factory, None),
         ProviderSpec("scripted", _scripted_factory, None),
+        ProviderSpec("human", _human_factory, None),
         *(
             ProviderSpec(
                 name,

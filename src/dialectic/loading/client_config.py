@@ -55,6 +55,17 @@ AGENT: SettingsSpec = {
     "voteWeight": None,
     "api": None,
     "contextWindow": None,
+    "deadline": None,
+    "fallback": {
+        "provider": None,
+        "model": None,
+        "temperature": None,
+        "baseUrl": None,  # only the server's endpoints: see check_endpoints
+        "apiKeyEnv": KEYS,
+        "maxTokens": None,
+        "timeout": None,
+        "api": None,
+    },
 }
 DEBATE: SettingsSpec = {
     "rounds": None,
@@ -183,8 +194,11 @@ def parse_endpoint(text: str) -> Endpoint:
 
 
 def check_endpoints(participants: Iterable[tuple[str, AgentConfig]], allowed: frozenset[Endpoint]) -> None:
-    """``ConfigError`` naming the first participant whose calls would go to an endpoint not ``allowed``."""
-    for where, agent in participants:
+    """``ConfigError`` naming the first participant whose calls would go to an endpoint not ``allowed``.
+
+    A seat a person plays (``provider: human``) calls no endpoint; its fallback model is checked as
+    ``WHERE.fallback``."""
+    for where, agent in _callers(participants):
         endpoint = endpoint_of(agent)
         if endpoint not in allowed:
             offered = ", ".join(str(e) for e in sorted(allowed)) or "none"
@@ -193,6 +207,15 @@ def check_endpoints(participants: Iterable[tuple[str, AgentConfig]], allowed: fr
                 f"use those (the server's keys must not go anywhere else): {offered}; "
                 "dialectic serve --allow-endpoint adds one"
             )
+
+
+def _callers(participants: Iterable[tuple[str, AgentConfig]]) -> Iterable[tuple[str, AgentConfig]]:
+    for where, agent in participants:
+        if not agent.is_human:
+            yield where, agent
+        fallback = agent.fallback_agent()
+        if fallback is not None:
+            yield f"{where}.fallback", fallback
 
 
 def url_for(provider: str, allowed: frozenset[Endpoint]) -> str | None:

@@ -159,6 +159,7 @@ def _with_known_providers(path: Path, config: SystemConfig) -> SystemConfig:
                 f"invalid configuration in {path}: {where}.provider: unknown provider '{agent.provider}' "
                 f"({describe_known_providers()})"
             )
+        agent = _with_known_fallback(agent, f"invalid configuration in {path}: {where}")
         if "model" in agent.model_fields_set or agent.provider in DEFAULT_MODELS:
             return agent
         model = default_model_for(agent.provider)
@@ -171,6 +172,26 @@ def _with_known_providers(path: Path, config: SystemConfig) -> SystemConfig:
 
     agents = [checked(agent, f"agents[{i}]") for i, agent in enumerate(config.agents)]
     return config.model_copy(update={"agents": agents, "judge": checked(config.judge, "judge")})
+
+
+def _with_known_fallback(agent: AgentConfig, where: str) -> AgentConfig:
+    """A human seat's fallback on a known provider, with that provider's default model when it names none."""
+    fallback = agent.fallback
+    if fallback is None:
+        return agent
+    if fallback.provider not in known_providers():
+        raise ConfigError(
+            f"{where}.fallback.provider: unknown provider '{fallback.provider}' ({describe_known_providers()})"
+        )
+    if fallback.model is not None:
+        return agent
+    model = default_model_for(fallback.provider)
+    if model is None:
+        raise ConfigError(
+            f"{where}.fallback.model: provider '{fallback.provider}' has no default model; name one "
+            f"(`dialectic models --provider {fallback.provider}` lists what its server offers)"
+        )
+    return agent.model_copy(update={"fallback": fallback.model_copy(update={"model": model})})
 
 
 def describe_validation_error(exc: ValidationError) -> str:
@@ -283,7 +304,8 @@ def apply_overrides(
             raise InvalidArgumentsError("--model must not be empty")
         update["model"] = model.strip()
     if update:
-        agents = [a.model_copy(update=update) for a in agents]
+        # A seat a person plays keeps its provider: --provider and --model choose the models.
+        agents = [a if a.is_human else a.model_copy(update=update) for a in agents]
         judge = judge.model_copy(update=update)
     resolved = config.model_copy(
         update={

@@ -116,6 +116,7 @@ def check_ready(config: SystemConfig, directory: Path) -> None:
 
 
 def check_providers(config: SystemConfig) -> None:
-    """Every provider is known and has its API key (``MissingApiKeyError`` names the variable)."""
-    participants: list[AgentConfig] = [*config.participants(), config.judge]
+    """Every provider is known and has its API key (``MissingApiKeyError`` names the variable), the human
+    seats' fallback models' included."""
+    participants: list[AgentConfig] = [*config.participants(), config.judge, *config.fallbacks()]
     ProviderPool().check(participants)

@@ -7,7 +7,9 @@ waiting on the job (:meth:`Jobs.wait`), which is how ``wait_for_debate`` reports
 without polling. The saved debate stays the truth for everything else (status, rounds,
 questions, result): the engine saves before it publishes.
 
-Cancelling a job cancels its task; the engine saves the debate as ``interrupted``.
+Cancelling a job cancels its task; the engine saves the debate as ``interrupted``. A debate that
+stops to wait for a human seat's turn with a ``deadline`` is resumed when the deadline passes, so
+that the seat's fallback model plays the turn (:meth:`Jobs.watch_deadlines`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,9 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 
 from dialectic.core import events as ev
+from dialectic.core.domain import DebateState, utc_now
 from dialectic.core.errors import DebateBusyError, DialecticError, InvalidArgumentsError
+from dialectic.engine.seats import next_deadline
 from dialectic.front.results import Finished
 
 log = logging.getLogger(__name__)
@@ -129,6 +133,10 @@ class Jobs:
     def __init__(self, max_running: int = DEFAULT_MAX_RUNNING) -> None:
         self.max_running = max_running
         self._jobs: dict[str, Job] = {}
+        self.resumer: Callable[[str], AsyncIterator[ev.Event]] | None = None
+        """A resumed run of a debate with nothing new: set by the server, so a human turn's deadline that
+        passes lets the seat's fallback model play it."""
+        self._deadlines: dict[str, asyncio.TimerHandle] = {}
 
     def get(self, debate_id: str) -> Job | None:
         return self._jobs.get(debate_id)
@@ -180,8 +188,32 @@ class Jobs:
             await listener(job)
         return True
 
+    def watch_deadlines(self, state: DebateState) -> None:
+        """Resume ``state`` when the first deadline of the human turns it waits for passes (its fallback model
+        then plays the turn); nothing for a debate that waits for none with a deadline."""
+        previous = self._deadlines.pop(state.id, None)
+        if previous is not None:
+            previous.cancel()
+        at = next_deadline(state) if state.status == "suspended" else None
+        if at is None or self.resumer is None:
+            return
+        delay = max(0.0, (at - utc_now()).total_seconds())
+        self._deadlines[state.id] = asyncio.get_running_loop().call_later(delay, self._deadline_passed, state.id)
+
+    def _deadline_passed(self, debate_id: str) -> None:
+        self._deadlines.pop(debate_id, None)
+        job = self._jobs.get(debate_id)
+        if self.resumer is None or (job is not None and job.running):
+            return
+        resumer = self.resumer
+        task = asyncio.ensure_future(self.resume(debate_id, lambda: resumer(debate_id)))
+        task.add_done_callback(_log_failure)
+
     async def close(self) -> None:
         """Cancel every run (each is saved as interrupted), for a server that stops."""
+        for timer in self._deadlines.values():
+            timer.cancel()
+        self._deadlines.clear()
         for job in self.running():
             await self.cancel(job.debate_id)
 
@@ -201,6 +233,7 @@ class Jobs:
 
     async def _run(self, events: EventStream, job: Job | None, started: asyncio.Future[Job]) -> None:
         error: str | None = None
+        rested: DebateState | None = None
         try:
             async for event in events():
                 if job is None:
@@ -209,6 +242,8 @@ class Jobs:
                 if not started.done():
                     started.set_result(job)
                 job.apply(event)
+                if isinstance(event, Finished):
+                    rested = event.result.state
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -223,3 +258,10 @@ class Jobs:
                 job.finish(error)
             if not started.done():
                 started.set_exception(DialecticError("the debate stopped before it began"))
+        if rested is not None:
+            self.watch_deadlines(rested)
+
+
+def _log_failure(task: asyncio.Future[Job]) -> None:
+    if not task.cancelled() and task.exception() is not None:
+        log.warning("could not resume a debate for its fallback model: %s", task.exception())

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from dialectic.core.config import AgentConfig, SystemConfig
+from dialectic.core.config import HUMAN_PROVIDER, AgentConfig, SystemConfig
 from dialectic.core.errors import ConfigError, InvalidArgumentsError
 from dialectic.front.debate import Agent
 from dialectic.loading.client_config import check_endpoints, check_settings, endpoints_of
@@ -112,12 +112,12 @@ def _with_agents(config: SystemConfig, choices: Sequence[AgentChoice], allowed: 
         raise InvalidArgumentsError(
             f"agents: {len(choices)} agents is more than the limit of {config.limits.max_agents}"
         )
-    template = (config.participants() or [config.judge])[0]
+    template = config.template_agent()
     taken: set[str] = set()
     agents: list[AgentConfig] = []
     for index, choice in enumerate(choices):
         provider = choice.provider.strip().lower() if choice.provider else None
-        if provider is not None and allowed is not None and provider not in allowed:
+        if provider is not None and allowed is not None and provider not in allowed and provider != HUMAN_PROVIDER:
             raise InvalidArgumentsError(
                 f"agents[{index}].provider: over HTTP an agent may use only the providers of the server's "
                 f"configuration ({', '.join(sorted(allowed))})"

@@ -3,7 +3,8 @@
 A debate runs in the background of the server process (:mod:`dialectic.mcp_server.jobs`):
 ``start_debate`` returns as soon as the debate exists, ``debate_status`` and
 ``wait_for_debate`` follow it (the latter with progress notifications), ``answer_questions``
-resumes one that stopped for clarifying questions, ``get_result`` gives the outcome,
+resumes one that stopped for clarifying questions, ``submit_turn`` one that waits for the turn
+of a seat a person plays (``provider: human``), ``get_result`` gives the outcome,
 ``cancel_debate`` stops one (saved as ``interrupted``, resumable), ``list_debates`` lists
 the store. Debates are kept in the CLI's store, so ``dialectic show``/``resume``/``report``
 see them too.
@@ -29,6 +30,7 @@ from dialectic.core.domain import DebateState, DebateStatus
 from dialectic.core.errors import DebateBusyError, DebateNotFoundError, DebateStateError, DialecticError
 from dialectic.core.events import Event
 from dialectic.core.redaction import redact
+from dialectic.engine.seats import turn_texts
 from dialectic.front.debate import Debate
 from dialectic.front.results import DebateResult
 from dialectic.llm.registry import ProviderPool
@@ -56,7 +58,8 @@ MAX_WAIT_S = 300.0
 INSTRUCTIONS = (
     "Run multi-agent debates on a problem: agents propose, critique and refine; a judge synthesizes. "
     "start_debate returns a debate id at once; follow it with wait_for_debate (progress notifications) "
-    "or debate_status, answer pending clarifying questions with answer_questions, then get_result. "
+    "or debate_status, answer pending clarifying questions with answer_questions, write the turns of seats a "
+    "person plays (provider human) with submit_turn, then get_result. "
     "The full Markdown report is the resource dialectic://debates/{debate_id}/report."
 )
 
@@ -76,6 +79,7 @@ class DebateService:
     def __post_init__(self) -> None:
         self.debates = self.debate_on(self.config)
         """Debates on the server's configuration (and the store's reads: load, list)."""
+        self.jobs.resumer = lambda debate_id: resumed_events(self.debates, debate_id, None)
 
     def debate_on(self, config: SystemConfig) -> Debate:
         """Debates on ``config``, in this server's store, with its provider clients (checked first)."""
@@ -93,9 +97,11 @@ class DebateService:
         await self.providers.aclose()
 
 
-def resumed_events(debate: Debate, debate_id: str, answers: Mapping[str, str]) -> AsyncIterator[Event]:
+def resumed_events(
+    debate: Debate, debate_id: str, answers: Mapping[str, str] | None, turns: Mapping[str, str] | None = None
+) -> AsyncIterator[Event]:
     """A resumed run's events, as :meth:`Debate.stream` gives a new one's."""
-    return debate.stream_resume(debate_id, answers)
+    return debate.stream_resume(debate_id, answers, turns=turns)
 
 
 @contextmanager
@@ -208,6 +214,29 @@ def build_server(service: DebateService) -> MCPServer:
             return service.status(debate_id)
 
     @server.tool()
+    async def submit_turn(
+        debate_id: str,
+        text: Annotated[str, Field(description="The turn: what the seat says, as the person wrote it.")],
+        key: Annotated[
+            str | None,
+            Field(
+                description="The turn's key (debate_status lists the pending turns with their prompts), or the "
+                "seat's id; default: the turn waiting first."
+            ),
+        ] = None,
+    ) -> Status:
+        """Write the turn of a seat a person plays (provider human) that a suspended debate waits for; the
+        debate goes on in the background."""
+        with reported():
+            state = service.load(debate_id)
+            job = service.jobs.get(debate_id)
+            if job is not None and job.running:
+                raise DebateBusyError(f"debate {debate_id} is running; it asks for a turn only when it stops")
+            turns = turn_texts(state, [(key, text)])
+            await service.jobs.resume(debate_id, lambda: resumed_events(service.debates, debate_id, None, turns))
+            return service.status(debate_id)
+
+    @server.tool()
     async def get_result(debate_id: str) -> Result:
         """A completed debate's outcome: the solution, the judge's verdict, the vote tally and the usage."""
         with reported():
@@ -250,6 +279,8 @@ def _not_finished(status: Status) -> str:
     where = f"debate {status.debate_id} is {status.status}"
     if status.running_here:
         return f"{where} ({status.progress.message}): call wait_for_debate, then get_result"
+    if status.status == "suspended" and status.pending_turns:
+        return f"{where}: it waits for {len(status.pending_turns)} human turn(s) (submit_turn)"
     if status.status == "suspended":
         return f"{where}: it waits for answers to {len(status.pending_questions)} question(s) (answer_questions)"
     if status.error:

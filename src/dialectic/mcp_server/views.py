@@ -35,6 +35,21 @@ class Question(View):
     question: str
 
 
+class PendingTurn(View):
+    key: str
+    """What ``submit_turn`` names the turn by."""
+    seat: str
+    """The name of the seat a person plays."""
+    activity: str
+    round: int | None = None
+    prompt: str
+    """What the seat is asked: the problem, the discussion so far and the turn's instructions."""
+    role: str
+    """The seat's role, as its model would be told it (the system prompt)."""
+    deadline: str | None = None
+    """When the seat's fallback model plays the turn if no text has come (ISO 8601), for a seat with one."""
+
+
 class Progress(View):
     rounds_done: int
     total_rounds: int
@@ -57,6 +72,8 @@ class Status(View):
     phase: str | None = None
     progress: Progress
     pending_questions: list[Question] = Field(default_factory=list)
+    pending_turns: list[PendingTurn] = Field(default_factory=list)
+    """Turns of seats a person plays, waiting for their text (``submit_turn``)."""
     error: str | None = None
     report_uri: str
 
@@ -86,6 +103,8 @@ class Result(View):
     solution: str
     verdict: dict[str, Any] | None = None
     tally: dict[str, Any] | None = None
+    answer: dict[str, Any] | None = None
+    """The adaptive protocol's answer tally (answer, counts, weights, agreeing of answered), when it ran."""
     usage: Usage
     report_uri: str
 
@@ -132,6 +151,18 @@ def status_of(state: DebateState, job: Job | None) -> Status:
         for item in group.items
         if not item.answered
     ]
+    turns = [
+        PendingTurn(
+            key=turn.key,
+            seat=turn.agent_name,
+            activity=turn.activity,
+            round=turn.round_number,
+            prompt=turn.prompt,
+            role=turn.role_prompt,
+            deadline=deadline.isoformat() if (deadline := turn.deadline_at()) is not None else None,
+        )
+        for turn in state.pending_turns()
+    ]
     return Status(
         debate_id=state.id,
         status=state.status,
@@ -141,6 +172,7 @@ def status_of(state: DebateState, job: Job | None) -> Status:
         phase=progress.phase,
         progress=progress,
         pending_questions=questions,
+        pending_turns=turns,
         error=state.error or (job.error if job is not None else None),
         report_uri=report_uri(state.id),
     )
@@ -149,6 +181,8 @@ def status_of(state: DebateState, job: Job | None) -> Status:
 def _message(state: DebateState, done: int, total: int) -> str:
     if state.status == "running":
         return "running in another process (or left running by one that stopped: dialectic resume goes on with it)"
+    if state.status == "suspended" and state.pending_turns():
+        return "waiting for a human seat's turn (submit_turn)"
     if state.status == "suspended":
         return "waiting for answers to the pending questions (answer_questions)"
     return f"{state.status}: {done} of {total} rounds done"
@@ -162,6 +196,7 @@ def result_of(result: DebateResult) -> Result:
         solution=result.solution or "",
         verdict=result.verdict.to_json_dict() if result.verdict is not None else None,
         tally=result.tally.to_json_dict() if result.tally is not None else None,
+        answer=result.answer.to_json_dict() if result.answer is not None else None,
         usage=Usage(
             calls=usage.calls,
             input_tokens=usage.input_tokens,

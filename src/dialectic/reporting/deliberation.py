@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dialectic.core.domain import RUBRIC, DebateState, RoundAssessment, Verdict, VoteOutcome
+from dialectic.core.domain import RUBRIC, AnswerTally, DebateState, RoundAssessment, Verdict, VoteOutcome
 
 Name = Callable[[str], str]
 
@@ -75,6 +75,32 @@ def vote_blocks(outcome: VoteOutcome, name: Name) -> list[str]:
         for v in outcome.votes
     ]
     return ["## Vote", f"**Rule:** {rule}", "\n".join(rows), result, "\n".join(ballots) or "_No votes were cast._"]
+
+
+def tally_blocks(tally: AnswerTally) -> list[str]:
+    """The adaptive protocol's tally (``format: adaptive``): every answer given, its count and its weight."""
+    rows = ["| Answer | Replies | Weight |", "|---|--:|--:|"]
+    rows += [
+        f"| {_cell(answer)} | {count} | {tally.weights.get(answer, 0.0):.2f} |"
+        for answer, count in tally.counts.items()
+    ]
+    if tally.answer is None:
+        result = "**No answer:** no reply stated one; the judge synthesized the solution"
+    else:
+        result = f"**Answer:** {_cell(tally.answer)} — {tally.agreement}" + (
+            " (a tie: the earliest given)" if tally.tied else ""
+        )
+    how = (
+        "The answers were split, so one exchange over them followed the first round; every answer votes."
+        if tally.exchanged
+        else "The first round's answers agreed enough; no exchange was needed."
+    )
+    return [
+        "## Tally",
+        "\n".join(rows),
+        result,
+        how + " Weight: the answer tokens' probability where the provider gave it, else a stated confidence, else 1.",
+    ]
 
 
 def verdict_blocks(verdict: Verdict, name: Name) -> list[str]:

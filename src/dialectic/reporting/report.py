@@ -38,6 +38,7 @@ from dialectic.reporting.deliberation import (
     assessment_blocks,
     protocol_facts,
     stance_rows,
+    tally_blocks,
     verdict_blocks,
     vote_blocks,
 )
@@ -75,6 +76,7 @@ def render_report(state: DebateState, *, verbose: bool = False) -> str:
         *_failed(state, people),
         *_dropped(state, people),
         *(vote_blocks(state.vote, people.name) if state.vote is not None else []),
+        *(tally_blocks(state.answer_tally) if state.answer_tally is not None else []),
         *_synthesis(state, people, verbose),
         *(verdict_blocks(state.verdict, people.name) if state.verdict is not None else []),
         *window_blocks(state),
@@ -186,6 +188,10 @@ def _header(state: DebateState) -> list[str]:
     pending = state.pending_questions()
     if pending:
         facts.append(f"- **Unanswered questions:** {len(pending)}")
+    turns = state.pending_turns()
+    if turns:
+        waiting = ", ".join(f"{_inline(t.agent_name)} (`{_inline(t.key)}`)" for t in turns)
+        facts.append(f"- **Human turns waiting:** {waiting}")
     if state.next_node and state.status != "completed":
         facts.append(f"- **Resumes at:** {state.next_node}")
     if state.error:
@@ -258,6 +264,10 @@ def _contribution(c: Contribution, people: _People, round_number: int, verbose: 
     title = people.contribution(c)
     if c.metadata.carried_over:
         title += f" (carried over from round {round_number - 1} refinement)"
+    if c.metadata.played_by == "person":
+        title += " (human)"
+    elif c.metadata.played_by == "fallback":
+        title += f" (played by the fallback model `{c.metadata.model}`: the deadline passed)"
     blocks = [f"##### {title}"]
     if not c.ok:
         blocks.append(f"**✗ failed:** {_inline(c.error or 'no error recorded')}")

@@ -13,9 +13,10 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 
 from dialectic.core.config import SystemConfig
 from dialectic.core.domain import DebateState, utc_now
-from dialectic.core.errors import DebateStateError
+from dialectic.core.errors import DebateStateError, InvalidArgumentsError
+from dialectic.engine.seats import deadline_passed, turn_texts
 from dialectic.loading.setup import check_ready
-from dialectic.web.errors import ApiError
+from dialectic.web.errors import ApiError, field_error
 from dialectic.web.listing import debates_page
 from dialectic.web.new_debate import ApiModel, NewDebate, resolve
 from dialectic.web.security import SESSION_COOKIE
@@ -203,6 +204,29 @@ async def answer_questions(debate_id: str, body: Answers, ctx: Ctx) -> Accepted:
     return Accepted(id=debate_id, status="running")
 
 
+class TurnText(ApiModel):
+    text: str = Field(description="What the seat says: the turn, as the person wrote it.")
+
+
+@router.post("/debates/{debate_id}/turns/{key}", status_code=202, response_model=Accepted, tags=["steering"])
+async def submit_turn(debate_id: str, key: str, body: TurnText, ctx: Ctx) -> Accepted:
+    """Write a human seat's turn the debate waits for (``key``: the turn's, as its ``humanTurns`` list it, or
+    the seat's id when it has one turn waiting); the debate resumes."""
+    async with ctx.runs.steering(debate_id):
+        state = ctx.store.load(debate_id)
+        if ctx.runs.is_running(debate_id) or state.status != "suspended":
+            raise DebateStateError(f"debate {debate_id} is not waiting for a human turn (status {state.status})")
+        try:
+            turns = turn_texts(state, [(key, body.text)])
+        except DebateStateError:
+            raise
+        except InvalidArgumentsError as exc:
+            raise field_error("text" if not body.text.strip() else "key", exc) from None
+        _check_resumable(ctx, state)
+        await ctx.runs.resume(debate_id, turns=turns)
+    return Accepted(id=debate_id, status="running")
+
+
 @router.post("/debates/{debate_id}/pause", status_code=202, response_model=Accepted, tags=["steering"])
 async def pause_debate(debate_id: str, ctx: Ctx) -> Accepted:
     """Pause: the calls in flight finish and are saved, then the debate stops between steps as ``paused``."""
@@ -224,6 +248,11 @@ async def resume_debate(debate_id: str, ctx: Ctx) -> Accepted:
             raise DebateStateError(f"debate {debate_id} is already completed; nothing to resume")
         if state.status == "suspended" and state.pending_questions():
             raise DebateStateError(f"debate {debate_id} is waiting for answers: send them to its answers endpoint")
+        waiting = [turn for turn in state.pending_turns() if not deadline_passed(turn)]
+        if state.status == "suspended" and waiting:
+            raise DebateStateError(
+                f"debate {debate_id} is waiting for {waiting[0].agent_name}'s turn: send it to its turns endpoint"
+            )
         _check_resumable(ctx, state)
         await ctx.runs.resume(debate_id)
     return Accepted(id=debate_id, status="running")

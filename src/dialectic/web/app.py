@@ -106,3 +106,8 @@ async def _take_up_orphans(ctx: ServerState) -> None:
                 ctx.notices.append(f"resumed debate {debate_id}, left running by a process that stopped")
     for notice in ctx.notices:
         log.warning(notice)
+    for listed in ctx.store.list(status="suspended", limit=None):
+        try:  # a human turn's deadline that passes while this server runs: its fallback model plays the turn
+            ctx.runs.watch_deadlines(ctx.store.load(listed.id))
+        except DialecticError as exc:
+            log.warning("could not read suspended debate %s: %s", listed.id, exc.message)

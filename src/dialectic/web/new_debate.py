@@ -250,7 +250,7 @@ def with_agents(config: SystemConfig, choices: list[AgentChoice], endpoints: fro
     if not choices:
         raise InvalidArgumentsError("agents: choose at least one agent")
     by_id = {a.id: a for a in config.agents}
-    template = (config.participants() or [config.judge])[0]
+    template = config.template_agent()
     taken: dict[str, int] = {}
     agents: list[AgentConfig] = []
     for index, choice in enumerate(choices):

@@ -6,7 +6,10 @@ runs (``dialectic resume`` in a terminal, another server) is refused with
 starts or resumes a run is answered once the run holds the lease (the debate then exists and
 is the run's), so whatever fails before that is the request's answer, and nothing is created.
 
-Every request that changes a debate's state (answers, pause, resume, cancel) holds the debate's
+A debate suspended for a human seat's turn with a ``deadline`` is resumed here when the deadline
+passes, so that the seat's fallback model plays the turn (:meth:`ServerRuns.watch_deadlines`).
+
+Every request that changes a debate's state (answers, turns, pause, resume, cancel) holds the debate's
 lock (:meth:`ServerRuns.steering`) from its first check to its last change, so requests that
 arrive together take effect one after another, each seeing what the one before it did: two
 sets of answers cannot both resume a debate, and a cancel cannot land inside another's.
@@ -21,10 +24,11 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from dialectic.core.domain import DebateState
+from dialectic.core.domain import DebateState, utc_now
 from dialectic.core.errors import DebateStateError, DialecticError
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.engine.pausing import RunControl
+from dialectic.engine.seats import deadline_passed, next_deadline
 from dialectic.web.errors import ApiError
 
 log = logging.getLogger(__name__)
@@ -65,6 +69,8 @@ class ServerRuns:
         self._starting = 0
         self._locks: dict[str, asyncio.Lock] = {}
         self._lock_users: dict[str, int] = {}
+        self._deadlines: dict[str, asyncio.TimerHandle] = {}
+        self._background: set[asyncio.Task[None]] = set()
 
     @asynccontextmanager
     async def steering(self, debate_id: str) -> AsyncIterator[None]:
@@ -93,7 +99,9 @@ class ServerRuns:
         """Create and run a debate; its id once the run holds it."""
         return await self._launch(lambda control: self.engine.start(request, control=control))
 
-    async def resume(self, debate_id: str, answers: Mapping[str, str] | None = None) -> str:
+    async def resume(
+        self, debate_id: str, answers: Mapping[str, str] | None = None, turns: Mapping[str, str] | None = None
+    ) -> str:
         run = self._runs.get(debate_id)
         if run is not None and run.control.pausing:
             raise DebateStateError(
@@ -101,7 +109,7 @@ class ServerRuns:
             )
         if run is not None:
             raise DebateStateError(f"debate {debate_id} is already running on this server")
-        return await self._launch(lambda control: self.engine.resume(debate_id, answers, control=control))
+        return await self._launch(lambda control: self.engine.resume(debate_id, answers, control=control, turns=turns))
 
     async def _launch(self, make: Callable[[RunControl], Coroutine[Any, Any, DebateState]]) -> str:
         if self.count + self._starting >= self.max_running:
@@ -134,7 +142,38 @@ class ServerRuns:
                 log.info("debate %s stopped: %s", run.debate_id, error.message)
             elif error is not None:
                 log.error("debate %s stopped by an unexpected error", run.debate_id, exc_info=error)
+            else:
+                self.watch_deadlines(run.task.result())
         self._on_end(run.debate_id)
+
+    def watch_deadlines(self, state: DebateState) -> None:
+        """Resume ``state`` when the first deadline of the human turns it waits for passes (the seat's fallback
+        model then plays the turn); nothing for a debate that waits for none with a deadline."""
+        at = next_deadline(state) if state.status == "suspended" else None
+        previous = self._deadlines.pop(state.id, None)
+        if previous is not None:
+            previous.cancel()
+        if at is None:
+            return
+        delay = max(0.0, (at - utc_now()).total_seconds())
+        self._deadlines[state.id] = asyncio.get_running_loop().call_later(delay, self._deadline_passed, state.id)
+
+    def _deadline_passed(self, debate_id: str) -> None:
+        self._deadlines.pop(debate_id, None)
+        task = asyncio.ensure_future(self._play_fallbacks(debate_id))
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _play_fallbacks(self, debate_id: str) -> None:
+        async with self.steering(debate_id):
+            try:
+                state = self.engine.store.load(debate_id)
+                if state.status != "suspended" or self.is_running(debate_id):
+                    return
+                if any(deadline_passed(turn) for turn in state.pending_turns()):
+                    await self.resume(debate_id)
+            except (DialecticError, ApiError) as exc:  # refused (busy, the limit on runs): it waits for a resume
+                log.warning("debate %s: could not resume it for its fallback model: %s", debate_id, exc)
 
     def withdraw_pause(self, debate_id: str) -> bool:
         """Take back a pause asked of a run here before it took effect; ``True`` if the run goes on."""
@@ -159,6 +198,11 @@ class ServerRuns:
 
     async def shutdown(self) -> None:
         """Cancel every run (each is saved as ``interrupted``, to be resumed later) and wait for them."""
+        for timer in self._deadlines.values():
+            timer.cancel()
+        self._deadlines.clear()
+        for task in list(self._background):
+            task.cancel()
         runs = list(self._runs.values())
         for run in runs:
             run.cancel()

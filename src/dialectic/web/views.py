@@ -7,7 +7,7 @@ from typing import Any, get_args
 
 from dialectic.agents.participants import ROLE_TITLES
 from dialectic.agents.templates import known_roles
-from dialectic.core.config import FORMATS, AgentConfig, TerminationCondition
+from dialectic.core.config import FORMATS, HUMAN_PROVIDER, AgentConfig, TerminationCondition
 from dialectic.core.domain import DebateState, DebateStatus
 from dialectic.llm.registry import known_providers
 from dialectic.loading.client_config import CLIENT_SETTINGS, SettingsSpec
@@ -68,7 +68,8 @@ def options(server: ServerConfig) -> dict[str, Any]:
     limits, and the settings a whole configuration sent over the API may have (``configurable``).
 
     The providers are those with an endpoint a request may use (see
-    :mod:`dialectic.loading.client_config`); the endpoints and key variables themselves are left out.
+    :mod:`dialectic.loading.client_config`), and ``human`` (a seat a person plays on the page); the endpoints
+    and key variables themselves are left out.
     """
     config = server.config
     debate = config.debate
@@ -76,7 +77,7 @@ def options(server: ServerConfig) -> dict[str, Any]:
         "agents": [_agent(a) for a in config.participants()],
         "judge": _agent(config.judge),
         "roles": [{"role": role, "name": ROLE_TITLES.get(role, role.title())} for role in known_roles()],
-        "providers": sorted({e.provider for e in server.endpoints()} & set(known_providers())),
+        "providers": sorted(({e.provider for e in server.endpoints()} & set(known_providers())) | {HUMAN_PROVIDER}),
         "formats": list(FORMATS),
         "terminations": list(get_args(TerminationCondition.model_fields["type"].annotation)),
         "defaults": {

@@ -270,6 +270,10 @@
     const row = el("div", { class: "agent-row", "data-id": agent.id || "", "data-role": agent.role });
     const provider = el("select", { id: `agent-${n}-provider` });
     fillSelect(provider, opts.providers, agent.provider);
+    // A seat a person plays (provider human) has no model: its turns are written in its card on the debate's page.
+    provider.addEventListener("change", () => {
+      if (provider.value === "human") $(`agent-${n}-model`).value = "person";
+    });
     row.append(
       el("div", { class: "who" },
         el("input", { type: "checkbox", id: `agent-${n}-on`, checked: true }),
@@ -368,7 +372,7 @@
     const debate = current = {
       id, state: null, lastSeq: 0, live: new Map(), warnings: [], note: "", phase: null,
       ended: false, stream: null, dirty: false, answersShown: "", pauseAsked: false,
-      rounds: new Map(), chosenOpen: new Map(), watched: false,
+      rounds: new Map(), chosenOpen: new Map(), watched: false, turnForms: new Map(),
     };
     for (const node of ["debate-rounds", "debate-loose", "debate-warnings", "outcome-facts", "outcome-body"]) $(node).replaceChildren();
     renderHead({ id, problem: "" });
@@ -405,7 +409,7 @@
     "judge_summary_recorded", "questions_asked", "answers_recorded", "evaluation_recorded", "solution_recorded",
     "participant_dropped", "participants_reinstated", "work_discarded", "personas_assigned", "assessment_recorded",
     "debate_stopped_early", "vote_recorded", "verdict_recorded", "window_noted", "windows_sized", "cursor_moved",
-    "call_recorded", "budget_changed",
+    "call_recorded", "budget_changed", "turn_awaited", "turn_answered",
   ];
   const LIVE_HANDLERS = {
     agent_started: onAgentStarted, token: onToken, agent_completed: onAgentCompleted,
@@ -539,6 +543,15 @@
       case "cursor_moved": s.nextNode = c.nextNode || null; break;
       case "call_recorded": (s.ledger = s.ledger || []).push(c.entry); break;
       case "budget_changed": break; // the saved configuration's limits: nothing the page shows
+      case "turn_awaited":
+        s.humanTurns = (s.humanTurns || []).filter((t) => t.key !== c.turn.key);
+        s.humanTurns.push(c.turn);
+        break;
+      case "turn_answered": {
+        const turn = (s.humanTurns || []).find((t) => t.key === c.key);
+        if (turn) Object.assign(turn, { text: c.text, playedBy: c.playedBy, answeredAt: c.at });
+        break;
+      }
       default: break;
     }
     s.updatedAt = c.at;
@@ -694,7 +707,12 @@
       case "completed": return "";
       case "pending": return "Not started yet.";
       case "running": return `Running: ${progress}. The outcome appears here when the debate ends.`;
-      case "suspended": return "Waiting for the answers to the clarifying questions above.";
+      case "suspended": {
+        const turns = pendingTurns(s);
+        if (!turns.length) return "Waiting for the answers to the clarifying questions above.";
+        const names = [...new Set(turns.map((t) => t.agentName))].join(", ");
+        return `Waiting for ${names} to write ${turns.length === 1 ? "a turn" : `${turns.length} turns`}: the form is in the seat's card below.`;
+      }
       case "paused": return `Paused at ${progress}. Resume it to reach an outcome.`;
       case "failed": return `Failed at ${progress}${s.error ? `: ${s.error}` : "."} Retry to go on from there.`;
       case "interrupted": return `Interrupted at ${progress}${s.error ? `: ${s.error}` : "."} Resume it to go on.`;
@@ -710,6 +728,56 @@
     // While a pause asked for has not taken effect, Resume takes it back.
     $("btn-resume").hidden = live ? !debate.pauseAsked : !["paused", "interrupted", "stale"].includes(status);
     $("btn-retry").hidden = live || status !== "failed";
+  }
+
+  /** The human seats' turns the debate waits for (their text not written yet). */
+  function pendingTurns(s) {
+    return (s.humanTurns || []).filter((t) => t.text === undefined || t.text === null);
+  }
+
+  /** A human seat's turn as a form in its card: what the seat is shown, and the text to send. The node is
+   * kept while the turn waits, so what the person typed survives the page's redrawing. */
+  function turnForm(debate, turn) {
+    let form = debate.turnForms.get(turn.key);
+    if (form) return form;
+    const id = `turn-${turn.key.replace(/[^A-Za-z0-9_-]/g, "-")}`;
+    const error = el("p", { id: `${id}-error`, class: "field-error", role: "alert", hidden: true });
+    const text = el("textarea", { id: `${id}-text`, name: "text", rows: 8, "aria-describedby": `${id}-error` });
+    const deadline = turn.deadlineMs ? new Date(Date.parse(turn.askedAt) + turn.deadlineMs) : null;
+    form = el("form", { class: "turn-form", "data-turn": turn.key, "aria-label": `${turn.agentName}'s turn` },
+      el("h4", { text: `Your turn: ${turn.activity}` }),
+      el("details", {}, el("summary", { text: "What the seat is shown" }),
+        turn.messages.map((m) => el("pre", { class: `prompt ${m.role}`, text: m.content }))),
+      deadline ? el("p", { class: "meta", text: `Deadline ${deadline.toLocaleString()}: then the fallback model plays the turn.` }) : null,
+      el("label", { for: `${id}-text`, text: "The turn" }),
+      text,
+      error,
+      el("button", { type: "submit", class: "primary", text: "Send the turn" }),
+    );
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      showError(error, "");
+      if (!text.value.trim()) {
+        showError(error, "Write the turn first.");
+        text.focus();
+        return;
+      }
+      try {
+        await api(`/debates/${encodeURIComponent(debate.id)}/turns/${encodeURIComponent(turn.key)}`, { method: "POST", json: { text: text.value } });
+      } catch (failure) {
+        showError(error, failure.message);
+        return;
+      }
+      debate.turnForms.delete(turn.key);
+      if (current === debate) {
+        closeStream();
+        debate.state.status = "running";
+        openStream();
+        schedule();
+      }
+    });
+    debate.turnForms.set(turn.key, form);
+    return form;
   }
 
   function pendingQuestions(s) {
@@ -759,6 +827,8 @@
     const s = debate.state;
     const numbers = new Set(s.rounds.map((r) => r.roundNumber));
     for (const entry of debate.live.values()) if (entry.roundNumber) numbers.add(entry.roundNumber);
+    const waiting = status === "suspended" ? pendingTurns(s) : [];
+    for (const turn of waiting) if (turn.roundNumber) numbers.add(turn.roundNumber);
     const sorted = [...numbers].sort((a, b) => a - b);
     const latest = sorted[sorted.length - 1];
     const container = $("debate-rounds");
@@ -779,11 +849,14 @@
       }
     }
     const loose = [...debate.live.values()].filter((e) => !e.roundNumber);
-    $("debate-loose").replaceChildren(...(loose.length ? [
+    const looseTurns = waiting.filter((t) => !t.roundNumber);
+    $("debate-loose").replaceChildren(...(loose.length || looseTurns.length ? [
       el("section", { class: "round", "aria-label": "Other calls in flight" },
         el("h2", { text: "In progress" }), el("div", { class: "cards" }, loose.map((e) => el("article", { class: "card" },
-          el("h3", { text: agentName(s, e.agentId) }), liveBlock(s, e))))),
+          el("h3", { text: agentName(s, e.agentId) }), liveBlock(s, e))), looseTurns.map((t) => el("article", { class: "card" },
+          el("h3", { text: t.agentName }), turnForm(debate, t))))),
     ] : []));
+    restoreFocus(debate);
   }
 
   function roundNode(debate, n) {
@@ -845,20 +918,40 @@
     return rounds.length ? Math.max(...rounds) : null;
   }
 
+  // A redraw moves a turn's form to its new card: the field being typed in gets its focus and caret back.
+  function keepFocus(debate) {
+    const active = document.activeElement;
+    if (active && active.closest && active.closest(".turn-form")) {
+      debate.focused = { node: active, start: active.selectionStart, end: active.selectionEnd };
+    }
+  }
+
+  function restoreFocus(debate) {
+    const kept = debate.focused;
+    debate.focused = null;
+    if (!kept || !kept.node.isConnected || document.activeElement === kept.node) return;
+    kept.node.focus();
+    if (kept.start !== undefined && kept.start !== null) kept.node.setSelectionRange(kept.start, kept.end);
+  }
+
   function fillRound(debate, round, node) {
     const s = debate.state;
     const dropped = new Set(s.dropped.map((d) => d.agentId));
+    const waiting = s.status === "suspended" ? pendingTurns(s).filter((t) => t.roundNumber === round.roundNumber) : [];
+    keepFocus(debate);
     const heading = `Round ${round.roundNumber}${round.phase ? ` · ${round.phase}` : ""}`;
     const cards = s.agents.map((agent) => {
       const mine = round.contributions.filter((c) => c.agentId === agent.id);
       const live = [...debate.live.values()].filter((e) => e.agentId === agent.id && e.roundNumber === round.roundNumber);
       const summary = round.summaries && round.summaries[agent.id];
-      if (!mine.length && !live.length && !summary) return null;
+      const turns = waiting.filter((t) => t.agentId === agent.id);
+      if (!mine.length && !live.length && !summary && !turns.length) return null;
       return el("article", { class: `card${dropped.has(agent.id) ? " dropped" : ""}`, "aria-label": `${agent.name}, round ${round.roundNumber}` },
         el("div", { class: "card-head" }, el("h3", { text: agent.name }), el("span", { class: "role", text: agent.role })),
         summary ? el("details", {}, el("summary", { text: "Its summary of the debate so far" }), rendered("div", "body", summary.summaryHtml)) : null,
         mine.map((c) => contributionBlock(s, c)),
         live.map((e) => liveBlock(s, e)),
+        turns.map((t) => turnForm(debate, t)),
         lastRoundOf(s, agent.id) === round.roundNumber ? windowBlock(s, agent.id) : null,
         dropped.has(agent.id) ? el("p", { class: "meta", text: "Dropped from the debate." }) : null,
       );
@@ -877,10 +970,12 @@
   function contributionBlock(s, c) {
     const m = c.metadata || {};
     const facts = [];
+    if (m.playedBy === "person") facts.push("written by a person");
+    if (m.playedBy === "fallback") facts.push("played by the fallback model: the deadline passed");
     if (m.carriedOver) facts.push("carried over from the last refinement");
     if (m.tokensUsed) facts.push(`${number(m.tokensUsed)} tokens`);
-    if (m.latencyMs) facts.push(`${number(m.latencyMs)} ms`);
-    if (m.model) facts.push(m.model);
+    if (m.latencyMs && m.playedBy !== "person") facts.push(`${number(m.latencyMs)} ms`);
+    if (m.model && m.playedBy !== "person") facts.push(m.model);
     if (m.truncated) facts.push("cut off by the token limit");
     if (m.attempts > 1) facts.push(`${m.attempts} attempts`);
     const failed = c.status === "failed";

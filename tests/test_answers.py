@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dialectic.bench.extract import canonical_number, extract_answer, is_correct, normalize_text
+from dialectic.core.answers import canonical_number, extract_answer, is_correct, normalize_text
 
 
 @pytest.mark.parametrize(

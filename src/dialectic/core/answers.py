@@ -8,6 +8,11 @@ The answer is looked for in this order, and the first that yields one wins:
 3. the last number anywhere in the reply (numeric mode) or the last non-empty line
    (exact mode).
 
+In exact mode a date written with its month's name (``17 April 2026``, ``April 17th, 2026``,
+``Friday, 17 April 2026``) or as year-month-day (``2026-4-17``, ``2026/04/17``) reads as its
+``YYYY-MM-DD`` form, so a dated answer matches however the reply wrote it; ``\\text{…}``
+and similar wrappers inside ``\\boxed{}`` are dropped, so ``\\boxed{\\text{True}}`` is ``True``.
+
 A reply cut off by the token limit only counts when it had already stated its answer
 explicitly (1 or 2): the last number of a half-written calculation is not an answer.
 A reply with nothing usable has no answer: it is scored wrong and counted apart.
@@ -19,6 +24,7 @@ import re
 import string
 import unicodedata
 from dataclasses import dataclass
+from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Literal
 
@@ -37,9 +43,36 @@ _MARKER = re.compile(
     re.IGNORECASE,
 )
 _PLAIN_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+")
-_TEXT_WRAPPER = re.compile(r"\\(?:text|mathrm|textbf)\s*\{([^{}]*)\}")
+_TEXT_WRAPPER = re.compile(r"\\(?:text|mathrm|textbf|textit|texttt|mathbf|mathit|mathtt|operatorname)\s*\{([^{}]*)\}")
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 _PUNCTUATION = str.maketrans({ch: " " for ch in string.punctuation})
+_MONTH_NAMES = (
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
+)
+_MONTH_NUMBERS = {key: number for number, name in enumerate(_MONTH_NAMES, 1) for key in (name, name[:3])} | {"sept": 9}
+_MONTH = r"(?P<month>[a-z]{3,9})\.?"
+_DAY = r"(?P<day>\d{1,2})(?:st|nd|rd|th)?"
+_YEAR = r"(?P<year>\d{4})"
+_WEEKDAY = r"(?:(?:mon|tue|wed|thu|fri|sat|sun)[a-z]{0,6}\.?,?\s+)?"
+_DATES = tuple(
+    re.compile(_WEEKDAY + form)
+    for form in (
+        rf"{_YEAR}[-/. ](?P<num>\d{{1,2}})[-/. ]{_DAY}",
+        rf"{_DAY}\s+(?:of\s+)?{_MONTH},?\s+{_YEAR}",
+        rf"{_MONTH}\s+{_DAY},?\s+{_YEAR}",
+    )
+)
 
 
 @dataclass(frozen=True)
@@ -64,9 +97,34 @@ def canonical_number(text: str) -> str | None:
 
 
 def normalize_text(text: str) -> str:
-    """Lower case, no punctuation, no articles (a/an/the), single spaces — the usual exact-match rule."""
-    text = unicodedata.normalize("NFKC", text).lower().translate(_PUNCTUATION)
+    """Lower case, no punctuation, no articles (a/an/the), single spaces — the usual exact-match rule.
+
+    A text that is just a date (see the module docstring) becomes ``yyyy mm dd``, which is what
+    ``YYYY-MM-DD`` becomes.
+    """
+    text = unicodedata.normalize("NFKC", text).lower()
+    day = _date(text)
+    if day is not None:
+        return day
+    text = text.translate(_PUNCTUATION)
     return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def _date(text: str) -> str | None:
+    """``yyyy mm dd`` when ``text`` (lower case) is one valid date and nothing else, else ``None``."""
+    text = " ".join(text.strip().strip("*`$.").split())
+    for pattern in _DATES:
+        found = pattern.fullmatch(text)
+        if found is None:
+            continue
+        parts = found.groupdict()
+        month = int(parts["num"]) if parts.get("num") else _MONTH_NUMBERS.get(parts["month"], 0)
+        try:
+            day = date(int(parts["year"]), month, int(parts["day"]))
+        except ValueError:
+            return None
+        return f"{day.year:04d} {day.month:02d} {day.day:02d}"
+    return None
 
 
 def is_correct(answer: str | None, truth: str, mode: MatchMode) -> bool:
