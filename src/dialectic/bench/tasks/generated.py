@@ -35,6 +35,8 @@ class Generator:
         return f"{self.name} {self.low}–{self.high} {self.unit}, default {self.default}"
 
 
+# The defaults of the new kinds are where the embedded 0.5B model's `single` arm scored 30–80%
+# (docs/bench.md, "Calibration"); arithmetic keeps the literature's six operands.
 GENERATORS: dict[str, Generator] = {
     g.name: g
     for g in (
