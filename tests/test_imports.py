@@ -19,8 +19,9 @@ from typing import get_args
 
 import pytest
 
+from dialectic.batch.runner import DEFAULT_CONCURRENCY as BATCH_CONCURRENCY
 from dialectic.bench.arms import DEFAULT_ARMS
-from dialectic.cli import bench_command, browse, commands
+from dialectic.cli import batch_command, bench_command, browse, commands
 from dialectic.core.config import FORMATS
 from dialectic.core.domain import DebateStatus
 from dialectic.loading.config import DEFAULT_CONFIG_FILENAME
@@ -36,7 +37,14 @@ PROBE = (
     "print(json.dumps({'code': code, 'modules': sorted(sys.modules)}))\n"
 )
 SDKS = ("openai", "anthropic", "llama_cpp")
-HARNESSES = ("dialectic.bench", "dialectic.eval", "dialectic.cli.bench_run", "dialectic.cli.evaluation_run")
+HARNESSES = (
+    "dialectic.bench",
+    "dialectic.eval",
+    "dialectic.batch",
+    "dialectic.cli.bench_run",
+    "dialectic.cli.evaluation_run",
+    "dialectic.cli.batch_run",
+)
 NOT_FOR_A_COMMANDS_HELP = (
     *SDKS,
     *HARNESSES,
@@ -129,7 +137,7 @@ def test_help_and_version_load_nothing_heavy(argv: list[str], tmp_path: Path) ->
 
 
 @pytest.mark.parametrize(
-    "command", ["debate", "resume", "list", "show", "export", "report", "eval", "bench", "serve", "mcp"]
+    "command", ["debate", "resume", "list", "show", "export", "report", "eval", "bench", "batch", "serve", "mcp"]
 )
 def test_a_commands_help_loads_none_of_its_implementation(command: str, tmp_path: Path) -> None:
     loaded = run_cli([command, "--help"], tmp_path)
@@ -193,4 +201,5 @@ def test_the_help_states_the_defaults_the_code_uses() -> None:
     assert commands.DEFAULT_CONFIG_FILENAME == DEFAULT_CONFIG_FILENAME
     assert browse.STATUSES == (*get_args(DebateStatus), STALE)
     assert bench_command.DEFAULT_ARMS == DEFAULT_ARMS
+    assert batch_command.DEFAULT_CONCURRENCY == BATCH_CONCURRENCY
     assert commands.FORMATS_HELP == ", ".join(FORMATS)

@@ -21,6 +21,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
+from dialectic.cli.batch_command import batch
 from dialectic.cli.bench_command import bench
 from dialectic.cli.browse import export, list_debates, report, show
 from dialectic.cli.commands import debate, resume
@@ -78,6 +79,7 @@ app.command("export")(export)
 app.command("report")(report)
 app.command("eval")(evaluate)
 app.command("bench")(bench)
+app.command("batch")(batch)
 app.command("leaderboard")(leaderboard)
 app.command("serve")(serve)
 app.command("models")(models)

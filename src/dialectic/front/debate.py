@@ -160,9 +160,10 @@ class Debate:
         """:meth:`run`, for code that is not async."""
         return _run_sync(self.run(problem, clarify=clarify))
 
-    async def stream(self, problem: str, *, clarify: bool = False) -> AsyncIterator[Event]:
-        """The debate's events as they happen (token deltas included), then :class:`Finished` with the result."""
-        async for event in self._streamed(lambda engine: engine.start(self._request(problem, clarify))):
+    async def stream(self, problem: str, *, clarify: bool = False, deltas: bool = True) -> AsyncIterator[Event]:
+        """The debate's events as they happen (token deltas included unless ``deltas=False``), then
+        :class:`Finished` with the result."""
+        async for event in self._streamed(lambda engine: engine.start(self._request(problem, clarify)), deltas):
             yield event
 
     async def resume(
@@ -223,10 +224,12 @@ class Debate:
                 if self._providers is None:
                     await pool.aclose()
 
-    async def _streamed(self, run: Callable[[DebateEngine], Awaitable[DebateState]]) -> AsyncIterator[Event]:
+    async def _streamed(
+        self, run: Callable[[DebateEngine], Awaitable[DebateState]], deltas: bool = True
+    ) -> AsyncIterator[Event]:
         events: asyncio.Queue[Event] = asyncio.Queue()
         bus = EventBus()
-        bus.subscribe(events.put_nowait, deltas=True)
+        bus.subscribe(events.put_nowait, deltas=deltas)
         with self._store() as store:
             pool = self._providers or ProviderPool()
             task = asyncio.ensure_future(run(DebateEngine(store, pool, bus, turns=self._turns)))

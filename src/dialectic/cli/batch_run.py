@@ -1,0 +1,214 @@
+"""``dialectic batch``: the flags are described in :func:`dialectic.cli.batch_command.batch`.
+
+Everything that can be wrong with the input (the problems file, the configuration, the flags) is
+reported before the run is created and before any model call. The run's problems and which debate
+each has are kept in ``batch.sqlite3`` beside the debate store; ``--resume RUN_ID`` continues it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from dialectic.batch.problems import read_problems
+from dialectic.batch.runner import DEFAULT_CONCURRENCY, FAILED, BatchRun, ResultsFile, summary_lines
+from dialectic.batch.store import BATCH_FILENAME, BatchItem, BatchStore, new_run_id
+from dialectic.cli.command_setup import load_environment
+from dialectic.cli.interruptions import Terminated
+from dialectic.cli.signals import StopSignals
+from dialectic.core.errors import EXIT_GENERAL_ERROR, InvalidArgumentsError
+from dialectic.front.debate import Debate
+from dialectic.llm.registry import ProviderPool
+from dialectic.loading.setup import Overrides, PreparedConfig, prepare_config
+from dialectic.store import MEMORY_LOCATION, resolve_data_dir
+
+PROGRESS_INTERVAL_S = 10.0
+"""How often the progress line is printed when stderr is not a terminal."""
+_DATABASE_SUFFIXES = (".sqlite3", ".db")
+
+
+def batch_database(location: Path) -> Path:
+    """``batch.sqlite3`` in the store's directory (beside the database when ``location`` names one)."""
+    if location.suffix.lower() in _DATABASE_SUFFIXES or location.is_file():
+        return location.parent / BATCH_FILENAME
+    return location / BATCH_FILENAME
+
+
+def run_batch_command(
+    *,
+    problems: Path | None,
+    config: Path | None,
+    output: Path | None,
+    concurrency: int | None,
+    resume: str | None,
+    store: str | None,
+    env_file: Path | None,
+) -> None:
+    load_environment(env_file)
+    if concurrency is not None and concurrency < 1:
+        raise InvalidArgumentsError(f"--concurrency must be at least 1 (got {concurrency})")
+    if (problems is None) == (resume is None):
+        raise InvalidArgumentsError("give either PROBLEMS.jsonl or --resume RUN_ID")
+    data_dir = resolve_data_dir(store, os.environ)
+    if str(data_dir) == MEMORY_LOCATION:
+        raise InvalidArgumentsError("batch runs need a store that lasts: give --store a directory")
+    items = read_problems(problems) if problems is not None else None
+    with BatchStore(batch_database(data_dir)) as batch_store:
+        if resume is not None:
+            run_id, settings = resume, batch_store.settings(resume)
+            config = config or (Path(settings["config"]) if settings.get("config") else None)
+            output = output or (Path(settings["output"]) if settings.get("output") else None)
+            concurrency = concurrency or int(settings.get("concurrency") or DEFAULT_CONCURRENCY)
+        else:
+            run_id = new_run_id()
+        concurrency = concurrency or DEFAULT_CONCURRENCY
+        prepared = prepare_config(config, Overrides())  # a bad configuration stops here, before any call
+        settings = {
+            "config": str(prepared.from_file.absolute()) if prepared.from_file is not None else None,
+            "output": str(output.absolute()) if output is not None else None,
+            "concurrency": concurrency,
+        }
+        results = _results_file(output)
+        if items is not None:
+            batch_store.create(run_id, items, settings)
+        else:
+            batch_store.update_settings(run_id, settings)
+        saved = batch_store.items(run_id)
+        if results is not None:
+            results.catch_up(saved)
+        hint = _resume_hint(run_id, data_dir, store)
+        done = sum(1 for item in saved if item.finished)
+        _note(f"batch {run_id}: {len(saved)} problems ({done} finished), {concurrency} at a time; resume with: {hint}")
+        progress = BatchProgress(len(saved), done)
+        began = time.monotonic()
+        signals = StopSignals()
+        try:
+            with signals.installed():
+                _run(signals, _execute(run_id, batch_store, prepared, str(data_dir), concurrency, results, progress))
+        except (KeyboardInterrupt, Terminated):
+            progress.clear()
+            finished = sum(1 for item in batch_store.items(run_id) if item.finished)
+            _note(f"batch {run_id} stopped with {finished} of {len(saved)} debates finished; resume with: {hint}")
+            raise
+        progress.clear()
+        records = [item.record for item in batch_store.items(run_id) if item.record is not None]
+    lines = summary_lines(run_id, records, len(saved), time.monotonic() - began)
+    if output is not None:
+        lines.append(f"results: {output}")
+    sys.stdout.write("\n".join(lines) + "\n")
+    sys.stdout.flush()
+    if any(record["status"] == FAILED for record in records):
+        raise typer.Exit(EXIT_GENERAL_ERROR)
+
+
+async def _execute(
+    run_id: str,
+    batch_store: BatchStore,
+    prepared: PreparedConfig,
+    location: str,
+    concurrency: int,
+    results: ResultsFile | None,
+    progress: BatchProgress,
+) -> None:
+    pool = ProviderPool()
+    try:
+        debate = Debate(prepared.config, config_dir=prepared.directory, store=location, providers=pool)
+        run = BatchRun(
+            run_id,
+            batch_store,
+            debate,
+            concurrency=concurrency,
+            on_finished=results.append if results is not None else lambda record: None,
+            progress=progress,
+        )
+        await run.run()
+    finally:
+        await pool.aclose()
+
+
+def _run(signals: StopSignals, work: Any) -> None:
+    """Run ``work``; SIGTERM or SIGHUP cancels it (the debates in flight are saved) and raises :class:`Terminated`."""
+
+    async def cancellable() -> None:
+        await signals.run_cancellable(lambda: work)
+
+    try:
+        asyncio.run(cancellable())
+    except asyncio.CancelledError:
+        if signals.received is None:
+            raise
+        raise Terminated(signals.received) from None
+
+
+def _results_file(output: Path | None) -> ResultsFile | None:
+    if output is None:
+        return None
+    try:
+        return ResultsFile(output)
+    except OSError as exc:
+        raise InvalidArgumentsError(f"cannot write --output {output}: {exc.strerror or exc}") from None
+
+
+def _resume_hint(run_id: str, data_dir: Path, store: str | None) -> str:
+    default_dir = resolve_data_dir(None, os.environ)
+    flag = "" if store is None or data_dir.absolute() == default_dir.absolute() else f" --store {data_dir}"
+    return f"dialectic batch --resume {run_id}{flag}"
+
+
+def _note(text: str) -> None:
+    sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+class BatchProgress:
+    """One progress line on stderr: rewritten in place on a terminal, else printed every few seconds.
+
+    A failed debate is always reported on a line of its own."""
+
+    def __init__(self, total: int, done: int, *, interval_s: float = PROGRESS_INTERVAL_S) -> None:
+        self.total, self.done, self.failed, self.running = total, done, 0, 0
+        self.tty = sys.stderr.isatty()
+        self.began = time.monotonic()
+        self.interval_s = interval_s
+        self._last_line = 0.0
+        self._shown = False
+
+    def started(self, item: BatchItem) -> None:
+        self.running += 1
+        self._show()
+
+    def finished(self, record: dict[str, Any]) -> None:
+        self.running -= 1
+        self.done += 1
+        if record["status"] == FAILED:
+            self.failed += 1
+            self.clear()
+            _note(f"{record['id']}: failed: {record['error']}")
+        self._show(force=self.done == self.total)
+
+    def clear(self) -> None:
+        if self.tty and self._shown:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+            self._shown = False
+
+    def _show(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        width = 24
+        filled = width * self.done // max(1, self.total)
+        bar = "#" * filled + "-" * (width - filled)
+        failed = f", {self.failed} failed" if self.failed else ""
+        text = f"[{bar}] {self.done}/{self.total} done{failed}, {self.running} running, {now - self.began:.0f} s"
+        if self.tty:
+            sys.stderr.write(f"\r\x1b[K{text}")
+            sys.stderr.flush()
+            self._shown = True
+        elif force or now - self._last_line >= self.interval_s:
+            self._last_line = now
+            _note(text)
