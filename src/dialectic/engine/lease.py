@@ -22,7 +22,7 @@ from typing import Self
 from dialectic.core.changes import Change, DebateCreated
 from dialectic.core.domain import DebateState, utc_now
 from dialectic.core.errors import StoreError
-from dialectic.store.base import DebateListing, DebateStore, ListedDebate, PageKey, WindowMemory
+from dialectic.store.base import CallCache, DebateListing, DebateStore, ListedDebate, PageKey, WindowMemory
 from dialectic.store.leases import (
     DEFAULT_TTL,
     Lease,
@@ -200,6 +200,17 @@ class LeasedStore:
         inner = self._inner
         if isinstance(inner, WindowMemory):
             inner.remember_window(endpoint, model, tokens)
+
+    def cached_call(self, key: str) -> str | None:
+        """The wrapped store's (see :class:`~dialectic.store.base.CallCache`); ``None`` when it keeps none."""
+        inner = self._inner
+        return inner.cached_call(key) if isinstance(inner, CallCache) else None
+
+    def cache_call(self, key: str, value: str) -> None:
+        """Not fenced by the lease: a cached reply is a fact about a request, not about this debate."""
+        inner = self._inner
+        if isinstance(inner, CallCache):
+            inner.cache_call(key, value)
 
     def close(self) -> None:
         """The wrapped store belongs to the caller; it stays open."""

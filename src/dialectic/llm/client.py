@@ -39,6 +39,7 @@ from dialectic.llm.base import (
     Message,
     complete_via_stream,
 )
+from dialectic.llm.call_cache import ReplyCache
 from dialectic.llm.cut_text import trim_to_complete
 from dialectic.llm.json_text import loads_model_json
 from dialectic.llm.observe import current_observer
@@ -98,8 +99,11 @@ class LLMClient:
         retry: RetryPolicy | None = None,
         limiter: asyncio.Semaphore | None = None,
         max_continuations: int = 1,
+        cache: ReplyCache | None = None,
     ) -> None:
         self.provider = provider
+        self.cache = cache
+        """The call cache every reply is filed in, and that answers requests when its reading is on."""
         self.retry = retry or RetryPolicy()
         self._limiter = limiter
         self.max_continuations = max_continuations
@@ -112,8 +116,26 @@ class LLMClient:
     ) -> Completion:
         """One reply, retried as the policy says; with ``stream``, its pieces go there from ``offset`` on.
 
-        Each attempt is reported to the observer of the work it is for, when one is installed.
+        Each attempt is reported to the observer of the work it is for, when one is installed. With a
+        :attr:`cache`, the reply is filed in it, and a reply filed under the same key is served from it
+        (sending nothing) when its reading is on.
         """
+        cache, key = self.cache, ""
+        if cache is not None:
+            key = cache.key(request, self.provider.name)
+            cached = cache.lookup(key)
+            if cached is not None:  # served from the cache: no request, nothing to observe
+                if stream is not None and cached.text:
+                    _Pieces(stream, offset)(cached.text)
+                return cached
+        completion = await self._send(request, on_retry, stream, offset)
+        if cache is not None:
+            cache.keep(key, completion)
+        return completion
+
+    async def _send(
+        self, request: CompletionRequest, on_retry: RetryHook | None, stream: DeltaHook | None, offset: int
+    ) -> Completion:
         observer = current_observer()
 
         async def request_once() -> Completion:

@@ -13,7 +13,7 @@ from pathlib import Path
 from platformdirs import user_data_dir
 
 from dialectic.store.absent import AbsentStore
-from dialectic.store.base import DebateListing, DebateStore, WindowMemory
+from dialectic.store.base import CallCache, DebateListing, DebateStore, WindowMemory
 from dialectic.store.leases import Lease, LeaseGrant, LeaseOwner
 from dialectic.store.memory import MemoryStore
 from dialectic.store.sqlite import SqliteStore
@@ -24,6 +24,7 @@ __all__ = [
     "HOME_ENV_VAR",
     "MEMORY_LOCATION",
     "AbsentStore",
+    "CallCache",
     "DebateListing",
     "DebateStore",
     "Lease",

@@ -83,5 +83,11 @@ class AbsentStore(ClosingStore):
     def remember_window(self, endpoint: str, model: str, tokens: int) -> None:
         raise self._refuse()
 
+    def cached_call(self, key: str) -> str | None:
+        return None
+
+    def cache_call(self, key: str, value: str) -> None:
+        raise self._refuse()
+
     def close(self) -> None:
         """Nothing was opened."""

@@ -248,6 +248,23 @@ class WindowMemory(Protocol):
         ...
 
 
+@runtime_checkable
+class CallCache(Protocol):
+    """The content-addressed call cache: each reply, filed under a key that hashes everything that
+    decided it (:mod:`dialectic.llm.call_cache` computes keys and values; the store keeps both opaque).
+
+    Not part of :class:`DebateStore`: a store without it only means no reply is served from a cache.
+    """
+
+    def cached_call(self, key: str) -> str | None:
+        """The value filed under ``key``, or ``None``."""
+        ...
+
+    def cache_call(self, key: str, value: str) -> None:
+        """File ``value`` under ``key`` (replacing what was filed there)."""
+        ...
+
+
 class ClosingStore(ABC):
     """``with store: ...`` closes the store on the way out; mixed into both backends."""
 

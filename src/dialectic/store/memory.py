@@ -53,6 +53,7 @@ class MemoryStore(ClosingStore):
         """Each debate's index row and listing details, kept on every append."""
         self._leases: dict[str, Lease] = {}
         self._windows: dict[tuple[str, str], int] = {}
+        self._calls: dict[str, str] = {}
         self._closed = False
 
     def __repr__(self) -> str:
@@ -141,6 +142,16 @@ class MemoryStore(ClosingStore):
         with self._lock:
             self._check_open()
             self._windows[(endpoint, model)] = tokens
+
+    def cached_call(self, key: str) -> str | None:
+        with self._lock:
+            self._check_open()
+            return self._calls.get(key)
+
+    def cache_call(self, key: str, value: str) -> None:
+        with self._lock:
+            self._check_open()
+            self._calls[key] = value
 
     def changes(self, debate_id: str) -> builtins.list[Change]:
         with self._lock:

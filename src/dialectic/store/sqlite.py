@@ -163,6 +163,20 @@ def m006_listing_pages(db: sqlite3.Connection) -> None:
     db.execute("ALTER TABLE debates ADD COLUMN details_seq INTEGER")
 
 
+@migration
+def m007_call_cache(db: sqlite3.Connection) -> None:
+    """The content-addressed call cache (:class:`~dialectic.store.base.CallCache`): each reply, by key."""
+    db.execute(
+        """
+        CREATE TABLE call_cache (
+            key TEXT PRIMARY KEY,
+            completion TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        )
+        """
+    )
+
+
 def migrate(db: sqlite3.Connection) -> list[str]:
     """Run the migrations this database has not seen yet; return their names."""
     with transaction(db):
@@ -358,6 +372,18 @@ class SqliteStore(ClosingStore):
             db.execute(
                 "INSERT OR REPLACE INTO windows (endpoint, model, tokens, learned_at) VALUES (?, ?, ?, ?)",
                 (endpoint, model, tokens, _timestamp(utc_now())),
+            )
+
+    def cached_call(self, key: str) -> str | None:
+        with self._guard("read") as db:
+            row = db.execute("SELECT completion FROM call_cache WHERE key = ?", (key,)).fetchone()
+        return str(row[0]) if row is not None else None
+
+    def cache_call(self, key: str, value: str) -> None:
+        with self._guard("write to") as db, transaction(db):
+            db.execute(
+                "INSERT OR REPLACE INTO call_cache (key, completion, created_at) VALUES (?, ?, ?)",
+                (key, value, _timestamp(utc_now())),
             )
 
     def changes(self, debate_id: str) -> builtins.list[Change]:

@@ -1,0 +1,199 @@
+"""The content-addressed call cache's key and value (issue 24, part 1).
+
+A reply is filed under a key that hashes everything that decides it: the provider, the endpoint,
+the model, the messages, the tools, the schema, the sampling parameters, and a draw index, so the
+k-th of several identical requests in one run (the samples of a self-consistency run) is an entry
+of its own. The value is the completion and its usage, as JSON text: the store keeps it opaque
+(:class:`~dialectic.store.base.CallCache`), and :func:`dump_completion` / :func:`parse_completion`
+turn it back into a :class:`~dialectic.llm.base.Completion`.
+
+What does not decide a reply stays out of the key: the per-call timeout and the tag (a label for
+logs and the scripted model).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import Counter
+from typing import Any, Protocol
+
+from dialectic.core.domain import Usage
+from dialectic.core.errors import StoreError
+from dialectic.llm.base import Completion, CompletionRequest, Message, TokenLogprob, ToolCall
+
+KEY_VERSION = 1
+"""Part of every key: a change to what the key covers files replies under new keys."""
+
+
+def _tool_call(call: ToolCall) -> dict[str, Any]:
+    return {"id": call.id, "name": call.name, "arguments": call.arguments, "arguments_text": call.arguments_text}
+
+
+def _message(message: Message) -> dict[str, Any]:
+    return {
+        "role": message.role,
+        "content": message.content,
+        "tool_calls": [_tool_call(c) for c in message.tool_calls],
+        "tool_call_id": message.tool_call_id,
+    }
+
+
+def request_inputs(request: CompletionRequest, *, provider: str, endpoint: str) -> dict[str, Any]:
+    """Everything about ``request`` on ``provider`` at ``endpoint`` that decides its reply."""
+    schema = request.json_schema
+    return {
+        "version": KEY_VERSION,
+        "provider": provider,
+        "endpoint": endpoint,
+        "model": request.model,
+        "messages": [_message(m) for m in request.messages],
+        "tools": [{"name": t.name, "description": t.description, "parameters": t.parameters} for t in request.tools],
+        "schema": None if schema is None else {"name": schema.name, "schema": schema.schema},
+        "temperature": request.temperature,
+        "max_tokens": request.max_tokens,
+        "logprobs": request.logprobs,
+    }
+
+
+def _digest(value: Any) -> str:
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def base_key(request: CompletionRequest, *, provider: str, endpoint: str) -> str:
+    """The key of ``request`` before its draw index: identical requests share it."""
+    return _digest(request_inputs(request, provider=provider, endpoint=endpoint))
+
+
+def cache_key(request: CompletionRequest, *, provider: str, endpoint: str, draw: int = 0) -> str:
+    """The key ``request``'s reply is filed under: the ``draw``-th (from 0) identical request of a run."""
+    if draw < 0:
+        raise ValueError(f"a draw index is 0 or more, not {draw}")
+    return _digest({"request": base_key(request, provider=provider, endpoint=endpoint), "draw": draw})
+
+
+class DrawCounter:
+    """Numbers identical requests within one run: the first of a base key is draw 0, the next draw 1, ….
+
+    A replay that sends the same requests in the same order so meets sample k under entry k.
+    Safe to share between the tasks and threads of one run.
+    """
+
+    def __init__(self) -> None:
+        self._seen: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def next_key(self, request: CompletionRequest, *, provider: str, endpoint: str) -> str:
+        """The key of this occurrence of ``request`` (each call counts one more draw of it)."""
+        base = base_key(request, provider=provider, endpoint=endpoint)
+        with self._lock:
+            draw = self._seen[base]
+            self._seen[base] = draw + 1
+        return cache_key(request, provider=provider, endpoint=endpoint, draw=draw)
+
+
+def dump_completion(completion: Completion) -> str:
+    """``completion`` and its usage as the cache's JSON value."""
+    return json.dumps(
+        {
+            "text": completion.text,
+            "model": completion.model,
+            "usage": completion.usage.model_dump(),
+            "latency_ms": completion.latency_ms,
+            "finish_reason": completion.finish_reason,
+            "structured": completion.structured,
+            "truncated": completion.truncated,
+            "attempts": completion.attempts,
+            "tool_calls": [_tool_call(c) for c in completion.tool_calls],
+            "served_model": completion.served_model,
+            "logprobs": [[t.token, t.logprob] for t in completion.logprobs],
+        },
+        ensure_ascii=False,
+    )
+
+
+def parse_completion(value: str) -> Completion:
+    """The completion :func:`dump_completion` wrote; ``ValueError`` when ``value`` is not one."""
+    try:
+        data = json.loads(value)
+        return Completion(
+            text=str(data["text"]),
+            model=str(data["model"]),
+            usage=Usage.model_validate(data.get("usage") or {}),
+            latency_ms=int(data.get("latency_ms", 0)),
+            finish_reason=data.get("finish_reason"),
+            structured=data.get("structured"),
+            truncated=bool(data.get("truncated", False)),
+            attempts=int(data.get("attempts", 1)),
+            tool_calls=tuple(
+                ToolCall(
+                    id=str(c["id"]),
+                    name=str(c["name"]),
+                    arguments=dict(c.get("arguments") or {}),
+                    arguments_text=str(c.get("arguments_text", "")),
+                )
+                for c in data.get("tool_calls") or ()
+            ),
+            served_model=data.get("served_model"),
+            logprobs=tuple(TokenLogprob(str(t), float(p)) for t, p in data.get("logprobs") or ()),
+        )
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise ValueError(f"not a cached completion: {exc}") from exc
+
+
+class CallKeeper(Protocol):
+    """Where replies are filed: a store that keeps a call cache (:class:`~dialectic.store.base.CallCache`)."""
+
+    def cached_call(self, key: str) -> str | None: ...
+
+    def cache_call(self, key: str, value: str) -> None: ...
+
+
+class ReplyCache:
+    """One run's view of the call cache, for :class:`~dialectic.llm.client.LLMClient`.
+
+    Every reply the client receives is filed under its key (``keeper`` may refuse: a store error
+    only means the reply is not kept). With ``read``, a request whose key is filed is answered from
+    the cache without reaching the provider; without it (a new debate's default: a user who asks
+    again expects fresh samples) nothing is served. ``hits`` and ``misses`` count the requests
+    answered from the cache and those sent. Share one between the clients of a run: its draw
+    counter numbers identical requests across them.
+    """
+
+    def __init__(self, keeper: CallKeeper, *, endpoint: str = "", read: bool = False) -> None:
+        self.keeper = keeper
+        self.endpoint = endpoint
+        self.read = read
+        self.hits = 0
+        self.misses = 0
+        self._draws = DrawCounter()
+        self._lock = threading.Lock()
+
+    def key(self, request: CompletionRequest, provider: str) -> str:
+        """The key of this occurrence of ``request`` to ``provider`` (counts one more draw of it)."""
+        return self._draws.next_key(request, provider=provider, endpoint=self.endpoint)
+
+    def lookup(self, key: str) -> Completion | None:
+        """The reply filed under ``key`` when reading is on, else ``None`` (counted as a miss)."""
+        found: Completion | None = None
+        if self.read:
+            try:
+                value = self.keeper.cached_call(key)
+                found = parse_completion(value) if value is not None else None
+            except (StoreError, ValueError):
+                found = None  # an unreadable entry is a miss: the provider answers again
+        with self._lock:
+            if found is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+        return found
+
+    def keep(self, key: str, completion: Completion) -> None:
+        """File ``completion`` under ``key``; a store that refuses only leaves it out of the cache."""
+        try:
+            self.keeper.cache_call(key, dump_completion(completion))
+        except StoreError:
+            pass
