@@ -5,7 +5,7 @@ Pure data and pure functions; reading files lives in :mod:`dialectic.loading.con
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -224,17 +224,8 @@ DebateFormat = Literal[
 PROBLEM_KINDS: tuple[str, ...] = ("auto", "design", "reasoning")
 """``debate.problemKind`` (see :mod:`dialectic.engine.problem_kind`)."""
 
-FORMATS: tuple[str, ...] = (
-    "auto",
-    "adaptive",
-    "critique-refine",
-    "free-form",
-    "round-limited",
-    "structured",
-    "convergence-seeking",
-    "simultaneous",
-    "vote",
-)
+FORMATS: tuple[str, ...] = get_args(DebateFormat)
+"""Every ``debate.format``, in the order help texts list them (the literal above is the one list)."""
 AUTO_FORMATS: dict[str, str] = {"reasoning": "adaptive", "design": "critique-refine"}
 """What ``format: auto`` runs for each problem kind: a question with one right answer gets the adaptive
 answer protocol (vote-first, see :mod:`dialectic.engine.adaptive`), a design problem critique-refine."""
