@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Prepare .w/ (git-ignored) for benchmarks/gpu/device_runs.sh on a GPU machine that can reach nothing:
+# the 0.5B model cut into pieces small enough for one transfer each, its SHA-256, dialectic's source
+# at HEAD, and the wheels of its dependencies for the machine's Python 3.12.
+#   benchmarks/gpu/pack.sh [PIECE_MIB]
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+piece="${1:-56}"
+model="${DIALECTIC_CACHE:-$HOME/.cache/dialectic}/models/qwen2.5-0.5b.gguf"
+rm -rf .w/m[0-9]* .w/src && mkdir -p .w/src .w/whl
+split -d -a 2 -b "${piece}M" "$model" .w/m
+sha256sum "$model" | cut -d' ' -f1 >.w/model.sha256
+git archive HEAD src/dialectic | tar -x -C .w/src --strip-components=1
+wanted=$(.venv/bin/python - <<'PY'
+import importlib.metadata as md, re
+seen, todo = set(), ["dialectic-debate"]
+while todo:
+    name = todo.pop()
+    key = name.lower().replace("_", "-")
+    if key in seen:
+        continue
+    seen.add(key)
+    try:
+        todo += [re.split(r"[ <>=!;\[~(]", r)[0] for r in md.distribution(name).requires or [] if "extra ==" not in r]
+    except md.PackageNotFoundError:
+        seen.discard(key)
+on_machine = {"dialectic-debate", "jinja2", "markupsafe", "pyyaml", "colorama"}
+print(" ".join(f"{k}=={md.version(k)}" for k in sorted(seen - on_machine)))
+PY
+)
+for spec in $wanted gguf; do
+  python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+    --platform manylinux_2_28_x86_64 --platform manylinux_2_17_x86_64 --platform manylinux2014_x86_64 \
+    -d .w/whl "$spec"
+done
+ls -la .w
