@@ -30,6 +30,7 @@ from dialectic.cli.interruptions import EXIT_INTERRUPTED, InterruptedRun, Termin
 from dialectic.cli.leaderboard_command import leaderboard
 from dialectic.cli.mcp_command import mcp
 from dialectic.cli.models_command import models
+from dialectic.cli.replay_command import replay
 from dialectic.cli.serve_command import serve
 from dialectic.core.errors import EXIT_GENERAL_ERROR, EXIT_INVALID_ARGS, DialecticError
 from dialectic.core.redaction import redact
@@ -73,6 +74,7 @@ def _main_options(
 
 app.command("debate")(debate)
 app.command("resume")(resume)
+app.command("replay")(replay)
 app.command("list")(list_debates)
 app.command("show")(show)
 app.command("export")(export)

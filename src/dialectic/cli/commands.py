@@ -105,6 +105,14 @@ def debate(
     trace: TraceOption = False,
     trace_content: TraceContentOption = False,
     editor: EditorOption = False,
+    cache: Annotated[
+        bool,
+        typer.Option(
+            "--cache",
+            help="Answer a request sent before with the same inputs from the call cache instead of the provider "
+            "(debate.cache: read; default: the config's, else off: fresh samples).",
+        ),
+    ] = False,
 ) -> None:
     """Run a debate on a problem and print the judge's solution."""
     from dialectic.cli.debate_run import run_debate
@@ -135,6 +143,7 @@ def debate(
         trace=trace,
         trace_content=trace_content,
         editor=editor,
+        cache=cache,
     )
 
 

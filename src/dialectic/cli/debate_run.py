@@ -66,6 +66,7 @@ def run_debate(
     trace_content: bool = False,
     context_mode: str | None = None,
     editor: bool = False,
+    cache: bool = False,
 ) -> None:
     """``dialectic debate``: the flags are described in :func:`dialectic.cli.commands.debate`."""
     term = Terminal()
@@ -86,6 +87,7 @@ def run_debate(
         budget_tokens=budget.max_tokens if budget else None,
         context_dir=context,
         context_mode=context_mode,
+        cache="read" if cache else None,
     )
     prepared = prepare_config(config, overrides, size_local=True, check=False)
     resolved = prepared.config
@@ -99,15 +101,15 @@ def run_debate(
     if answer_book is not None and not asks:
         term.warning("--answers is not used without --clarify: no clarifying questions will be asked")
     tracing = tracing_for(trace, trace_content, term)
-    output_target, report_target = _check_targets(output, report)
+    output_target, report_target = check_targets(output, report)
     debate_store, store_flag = open_debate_store(store)
     request = DebateRequest(problem=text, config=resolved, config_dir=prepared.directory, clarify=clarify)
-    session = _new_session(debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing, editor=editor)
+    session = new_session(debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing, editor=editor)
     try:
         state = session.start(request)
         if answer_book and asks:
             _warn_unmatched_answers(answer_book, state, term)
-        _finish(state, output=output_target, report=report_target, verbose=verbose, term=term)
+        finish_run(state, output=output_target, report=report_target, verbose=verbose, term=term)
     finally:
         session.announce_saved()
         debate_store.close()
@@ -147,18 +149,18 @@ def resume_debate(
             checked_windows(saved, windows)
             check_ready(saved, state.config_dir())
         tracing = tracing_for(trace, trace_content, term)
-        output_target, report_target = _check_targets(output, report)
+        output_target, report_target = check_targets(output, report)
         if answer_book is not None:
             for warning in resume_answers_warnings(answer_book, state):
                 term.warning(warning)
         if written is not None:
             turn_texts(state, written)  # a debate that waits for no such turn is refused before it runs
-        session = _new_session(
+        session = new_session(
             debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing, editor=editor, turns=written
         )
         try:
             resumed = session.resume(state, budget=budget, windows=windows)
-            _finish(resumed, output=output_target, report=report_target, verbose=verbose, term=term)
+            finish_run(resumed, output=output_target, report=report_target, verbose=verbose, term=term)
         finally:
             session.announce_saved()
     finally:
@@ -180,7 +182,7 @@ def _model_path_provider(
     return "local", str(model_path.resolve())
 
 
-def _new_session(
+def new_session(
     store: DebateStore,
     store_flag: str | None,
     term: Terminal,
@@ -198,7 +200,7 @@ def _new_session(
     )
 
 
-def _check_targets(output: str | None, report: str | None) -> tuple[OutputTarget | None, OutputTarget | None]:
+def check_targets(output: str | None, report: str | None) -> tuple[OutputTarget | None, OutputTarget | None]:
     """Every output path checked (parents created) before the debate is created or resumed."""
     output_target = check_output(output, "--output") if output is not None else None
     report_target = check_report(report, "--report") if report is not None else None
@@ -211,7 +213,7 @@ def _warn_unmatched_answers(answers: dict[str, str], state: DebateState, term: T
         term.warning(unmatched_answers_warning(unmatched))
 
 
-def _finish(
+def finish_run(
     state: DebateState, *, output: OutputTarget | None, report: OutputTarget | None, verbose: bool, term: Terminal
 ) -> None:
     if state.status == "completed":

@@ -8,8 +8,8 @@ from dialectic.cli.console import Terminal
 from dialectic.cli.wording import plural
 from dialectic.core import events as ev
 from dialectic.core.config import SummarizationConfig, SystemConfig
-from dialectic.core.domain import AgentPromptSources, Contribution, DebateState, DebateSummary
-from dialectic.core.ledger import entries_of, ledger_totals, totals_by_kind, usage_text
+from dialectic.core.domain import AgentPromptSources, Contribution, DebateState, DebateSummary, LedgerEntry
+from dialectic.core.ledger import cache_text, entries_of, ledger_totals, totals_by_kind, usage_text
 from dialectic.reporting.windows import window_lines
 from dialectic.store import DebateStore
 
@@ -100,12 +100,15 @@ def _describe_summarization(s: SummarizationConfig) -> str:
 def summary_lines(state: DebateState) -> list[str]:
     """Per round: each contribution with a preview, tokens and latency; summaries; then the ledger's totals."""
     names = participant_names(state)
-    lines = [f"Debate {state.id} ({state.status})"]
+    entries = entries_of(state)
+    cached = _cached_calls(entries)
+    lines = [f"Debate {state.id} ({state.status})" + (f", a replay of {state.replay_of}" if state.replay_of else "")]
     for rnd in state.rounds:
         lines.append(f"Round {rnd.round_number}")
         lines += [f"  {_summary_line(names, s)}" for s in rnd.summaries.values()]
         for c in rnd.contributions:
-            lines.append(f"  {_contribution_line(names, c)}")
+            from_cache = (c.type, rnd.round_number, c.agent_id, c.target_agent_id) in cached
+            lines.append(f"  {_contribution_line(names, c, from_cache=from_cache)}")
             lines += [f"      tool {record.describe()}" for record in c.tool_calls or []]
     if state.judge_summary is not None:
         lines.append(f"Judge {_summary_line(names, state.judge_summary)}")
@@ -114,20 +117,27 @@ def summary_lines(state: DebateState) -> list[str]:
         lines += [f"      tool {record.describe()}" for record in state.final_solution.tool_calls]
     contributions = state.all_contributions()
     failed = sum(1 for c in contributions if not c.ok)
-    entries = entries_of(state)
     duration = (state.updated_at - state.created_at).total_seconds()
     lines.append(
         f"Totals: {plural(len(state.rounds), 'round')}, {plural(len(contributions), 'contribution')}"
         + (f" ({failed} failed)" if failed else "")
         + f", {duration:.1f}s"
     )
-    lines.append(f"Usage: {usage_text(ledger_totals(entries))}")
+    totals = ledger_totals(entries)
+    lines.append(f"Usage: {usage_text(totals)}")
+    if totals.cached:
+        lines.append(f"Call cache: {cache_text(totals)}")
     lines += [f"  {kind:<14} {usage_text(totals)}" for kind, totals in totals_by_kind(entries).items()]
     lines += window_lines(state)
     return lines
 
 
-def _contribution_line(names: dict[str, str], c: Contribution) -> str:
+def _cached_calls(entries: list[LedgerEntry]) -> set[tuple[str, int | None, str, str | None]]:
+    """The calls (kind, round, agent, target) the call cache answered without a request."""
+    return {(e.kind, e.round_number, e.agent_id, e.target_agent_id) for e in entries if e.cached and not e.requests}
+
+
+def _contribution_line(names: dict[str, str], c: Contribution, *, from_cache: bool = False) -> str:
     who = names.get(c.agent_id, c.agent_id)
     if c.target_agent_id:
         who += f" → {names.get(c.target_agent_id, c.target_agent_id)}"
@@ -141,6 +151,8 @@ def _contribution_line(names: dict[str, str], c: Contribution) -> str:
         notes.append("cut off")
     if meta.carried_over:
         notes.append("carried over")
+    if from_cache:
+        notes.append("from the call cache")
     if c.tool_calls:
         notes.append(plural(len(c.tool_calls), "tool call"))
     return f"{c.type:<10} {who}: {preview} ({', '.join(notes)})"

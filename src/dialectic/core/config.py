@@ -316,6 +316,8 @@ class ContextSettings(ConfigModel):
 
 
 ContextStrategy = Literal["summarize", "slide", "fail"]
+CacheMode = Literal["off", "read"]
+"""``debate.cache``: whether a new debate's requests are answered from the call cache (every reply is filed)."""
 CONTEXT_STRATEGIES: tuple[str, ...] = ("summarize", "slide", "fail")
 
 
@@ -378,6 +380,11 @@ class DebateSettings(ConfigModel):
         default="summarize",
         description="What happens when a prompt passes 90% of a participant's context window: summarize older "
         "rounds, slide to the last rounds that fit, or fail (resumable with a larger window).",
+    )
+    cache: CacheMode = Field(
+        default="off",
+        description="read: a request sent before with the same inputs is answered from the call cache instead "
+        "of the provider; off: every request is sent (every reply is filed in the cache either way).",
     )
 
     def termination(self) -> TerminationCondition:
@@ -496,3 +503,8 @@ class SystemConfig(ConfigModel):
         """The participant a new agent copies its provider and model from: the first enabled agent a
         model plays, else the judge."""
         return next((a for a in self.participants() if not a.is_human), self.judge)
+
+
+def with_cache(config: SystemConfig, mode: CacheMode) -> SystemConfig:
+    """``config`` with ``debate.cache`` set to ``mode`` (``dialectic debate --cache``, ``dialectic replay``)."""
+    return config.model_copy(update={"debate": config.debate.model_copy(update={"cache": mode})})

@@ -581,6 +581,9 @@ class LedgerEntry(Model):
     """Input tokens served from the provider's prompt cache, where the provider reports them."""
     requests: int = 0
     """Provider requests that answered."""
+    cached: int = 0
+    """Requests answered from the call cache (``debate.cache: read``, ``dialectic replay``): nothing was sent,
+    so they add no tokens and no cost (the debate that first asked paid for them)."""
     attempts: int = 0
     """Provider requests made, failed ones included."""
     latency_ms: int = 0
@@ -627,6 +630,10 @@ class DebateState(Model):
     """Turns of human seats asked while no one could write them, in the order asked (see :class:`HumanTurn`)."""
     trace_id: str | None = None
     """The trace every run of this debate is recorded under when tracing is on (``None`` for older debates)."""
+    replay_of: str | None = None
+    """The debate this one replays (``dialectic replay``); ``None`` for a debate of its own."""
+    seed: str | None = None
+    """What seeds the debate's shuffled orders (neutral labels, the vote's ballot): see :meth:`shuffle_seed`."""
     prompt_sources: PromptSources = Field(default_factory=PromptSources)
     agents: list[Participant] = Field(default_factory=list)
     judge: Participant | None = None
@@ -644,6 +651,11 @@ class DebateState(Model):
     def saved_config(self) -> SystemConfig | None:
         """The configuration the debate runs with, typed (``None`` when none was saved)."""
         return SystemConfig.model_validate(self.config) if self.config else None
+
+    def shuffle_seed(self) -> str:
+        """The seed of the debate's shuffled orders: its id, or a replayed debate's seed, so that a replay
+        shuffles as the original did and sends the same requests."""
+        return self.seed or self.id
 
     def config_dir(self) -> Path:
         """The directory the saved configuration's prompt and context paths resolve in."""

@@ -7,6 +7,11 @@ Every call a debate makes is one :class:`~dialectic.core.domain.LedgerEntry` in 
 Debates saved before the ledger existed have none; :func:`entries_of` then rebuilds one from
 the tokens their contributions, summaries and synthesis recorded (their cost is unknown, and
 the calls that recorded nothing, such as votes, are missing).
+
+A request the call cache answered (``debate.cache: read``, ``dialectic replay``) is counted in its
+call's ``cached``, not in its ``requests``: it sent nothing, so it adds no tokens and no cost (the
+debate that first asked paid for them). A call answered wholly from the cache is a line with
+``requests == 0`` and ``cached > 0``.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ class LedgerTotals:
     calls: int = 0
     requests: int = 0
     attempts: int = 0
+    cached: int = 0
+    """Requests answered from the call cache: the cache's hits (they add no tokens and no cost)."""
     input_tokens: int = 0
     output_tokens: int = 0
     cached_input_tokens: int = 0
@@ -48,6 +55,7 @@ class LedgerTotals:
             "calls": self.calls,
             "requests": self.requests,
             "attempts": self.attempts,
+            "cached": self.cached,
             "inputTokens": self.input_tokens,
             "outputTokens": self.output_tokens,
             "cachedInputTokens": self.cached_input_tokens,
@@ -62,12 +70,13 @@ class LedgerTotals:
 
 
 def ledger_totals(entries: Iterable[LedgerEntry]) -> LedgerTotals:
-    calls = requests = attempts = tokens_in = tokens_out = cached = unpriced = failed = discarded = latency = 0
+    calls = requests = attempts = hits = tokens_in = tokens_out = cached = unpriced = failed = discarded = latency = 0
     cost = 0.0
     for e in entries:
         calls += 1
         requests += e.requests
         attempts += e.attempts
+        hits += e.cached
         tokens_in += e.input_tokens
         tokens_out += e.output_tokens
         cached += e.cached_input_tokens or 0
@@ -82,6 +91,7 @@ def ledger_totals(entries: Iterable[LedgerEntry]) -> LedgerTotals:
         calls=calls,
         requests=requests,
         attempts=attempts,
+        cached=hits,
         input_tokens=tokens_in,
         output_tokens=tokens_out,
         cached_input_tokens=cached,
@@ -187,6 +197,13 @@ def _rebuilt(state: DebateState) -> list[LedgerEntry]:
     return entries
 
 
+def cache_text(totals: LedgerTotals) -> str:
+    """The call cache's hits (requests it answered) and misses (requests the provider answered)."""
+    hits = f"{totals.cached} hit" + ("" if totals.cached == 1 else "s")
+    misses = f"{totals.requests} miss" + ("" if totals.requests == 1 else "es")
+    return f"{hits} · {misses}"
+
+
 def usage_text(totals: LedgerTotals) -> str:
     """One line of figures every view prints the same way: calls, tokens (input, output, cached) and cost."""
     calls = f"{totals.calls} call" + ("" if totals.calls == 1 else "s")
@@ -195,6 +212,8 @@ def usage_text(totals: LedgerTotals) -> str:
         extras.append(f"{totals.failed_calls} failed")
     if totals.discarded_calls:
         extras.append(f"{totals.discarded_calls} discarded")
+    if totals.cached:
+        extras.append(f"{totals.cached} from the call cache")
     if extras:
         calls += f" ({', '.join(extras)})"
     tokens = (

@@ -37,7 +37,7 @@ from dialectic.engine.lease import HeldLease, LeaseHold, LeasePolicy
 from dialectic.engine.pausing import RunControl
 from dialectic.engine.personas_step import apply_stances
 from dialectic.engine.problem_kind import choose_kind
-from dialectic.engine.roster import Roster, build_roster
+from dialectic.engine.roster import Roster, build_roster, reply_cache
 from dialectic.engine.run_state import RunState
 from dialectic.engine.runner import node_named, run_graph
 from dialectic.engine.seats import TurnChannel
@@ -61,6 +61,10 @@ class DebateRequest:
     pasted_files: str | None = None
     """The context directory's files as text to paste into the prompts (else gathered here in paste mode)."""
     clarify: bool = False
+    replay_of: str | None = None
+    """The debate this one replays (``dialectic replay``: the config should read the call cache)."""
+    seed: str | None = None
+    """The seed of the debate's shuffled orders (the replayed debate's, so its requests repeat); ``None``: its id."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,7 @@ class DebateEngine:
         )
         config_dir = request.config_dir.resolve()
         check_budget_prices(config, PriceTable.of(config.pricing))
-        roster = build_roster(config, config_dir, self.providers, self.retry)
+        roster = build_roster(config, config_dir, self.providers, self.retry, reply_cache(self.store, config.debate))
         root = context_root(config.debate.context, config_dir)
         mode = resolved_mode(config.debate.context, roster) if root is not None else "off"
         config = with_resolved_context(config, root, mode)
@@ -134,6 +138,8 @@ class DebateEngine:
                 judge=roster.judge.participant(),
                 config=snapshot,
                 trace_id=new_trace_id(),
+                replay_of=request.replay_of,
+                seed=request.seed,
             )
             control = control or RunControl()
             async with LeaseHold(self.store, state.id, self.lease, create=DebateCreated(state=state)) as lease:
@@ -223,7 +229,7 @@ class DebateEngine:
             settings = config.debate.model_copy(update={"format": resolved_format("auto", kind)})
             config = config.model_copy(update={"debate": settings})
         config_dir = state.config_dir()
-        roster = build_roster(config, config_dir, self.providers, self.retry)
+        roster = build_roster(config, config_dir, self.providers, self.retry, reply_cache(self.store, config.debate))
         root = context_root(config.debate.context, config_dir)
         files = await self._open_files(config, root, config.debate.context.mode or "off", roster)
         try:

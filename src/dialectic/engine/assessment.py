@@ -220,7 +220,7 @@ async def _judge(
     judge = ctx.roster.judge
     ids = [a.id for a in ctx.state.active_agents()]
     labels = neutral_labels(
-        ids, word="Participant", seed=f"{ctx.debate_id}/assess/{number}", shuffle=settings.neutral_labels
+        ids, word="Participant", seed=f"{ctx.state.shuffle_seed()}/assess/{number}", shuffle=settings.neutral_labels
     )
     ordered = dict(sorted(labels.items(), key=lambda item: item[1]))
     text = rounds_text([ctx.state.round(number)], ordered, with_roles=False)

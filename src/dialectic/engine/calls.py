@@ -93,6 +93,8 @@ class CallScope:
         self.usage = Usage()
         self.requests = 0
         self.attempts = 0
+        self.cached = 0
+        """Requests the call cache answered: not sent, not admitted by the budget, no tokens, no cost."""
         self.cost: float | None = 0.0
 
     async def before(self, provider: str, request: CompletionRequest) -> None:
@@ -140,9 +142,14 @@ class CallScope:
         self._guard.release(self._tickets.pop(id(request), NO_TICKET))
         self._tell(lambda watch: watch.request_finished(request, None, error))
 
+    def served(self, request: CompletionRequest, completion: Completion) -> None:
+        """The call cache answered ``request``: counted as cached, with nothing spent."""
+        self.cached += 1
+
     def entry(self, status: CallStatus, error: str | None) -> LedgerEntry | None:
-        """The call's ledger entry; ``None`` when it sent no request (refused by the budget, cancelled first)."""
-        if self.attempts == 0:
+        """The call's ledger entry; ``None`` when it neither sent a request nor was answered from the call cache
+        (refused by the budget, cancelled first)."""
+        if self.attempts == 0 and self.cached == 0:
             return None
         info = self.info
         return LedgerEntry(
@@ -158,6 +165,7 @@ class CallScope:
             cached_input_tokens=self.usage.cached_input_tokens,
             requests=self.requests,
             attempts=self.attempts,
+            cached=self.cached,
             latency_ms=max(0, round((self._clock() - self._started) * 1000)),
             cost_usd=None if self.cost is None else round(self.cost, 9),
             status=status,

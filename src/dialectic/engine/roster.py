@@ -14,9 +14,11 @@ from dialectic.agents.participants import DebateAgent, Judge, Speaker, read_prom
 from dialectic.core.config import AgentConfig, DebateSettings, RetrySettings, SystemConfig
 from dialectic.core.domain import AgentPromptSources, PromptSources
 from dialectic.engine.budget import with_reply_limits
+from dialectic.llm.call_cache import ReplyCache
 from dialectic.llm.client import LLMClient
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
+from dialectic.store.base import CallCache, DebateStore
 
 
 @dataclass
@@ -39,13 +41,16 @@ class Roster:
 
 
 class ClientFactory:
-    """Hands out clients that share one concurrency limit per provider endpoint."""
+    """Hands out clients that share one concurrency limit per provider endpoint, and the debate's call cache."""
 
-    def __init__(self, pool: ProviderPool, settings: DebateSettings, retry: RetryPolicy) -> None:
+    def __init__(
+        self, pool: ProviderPool, settings: DebateSettings, retry: RetryPolicy, cache: ReplyCache | None = None
+    ) -> None:
         self._pool = pool
         self._max = settings.max_concurrency
         self._continuations = settings.max_continuations
         self._retry = retry
+        self._cache = cache
         self._limits: dict[str, asyncio.Semaphore] = {}
 
     def endpoint(self, config: AgentConfig) -> str:
@@ -53,11 +58,26 @@ class ClientFactory:
         return self._pool.key_for(config)
 
     def client_for(self, config: AgentConfig) -> LLMClient:
+        """A client of ``config``'s endpoint; its replies are filed in the call cache under that endpoint
+        (a person's are not: a seat a person plays is always asked)."""
         key = self._pool.key_for(config)
         limiter = self._limits.setdefault(key, asyncio.Semaphore(self._max))
+        cache = self._cache.at(key) if self._cache is not None and not config.is_human else None
         return LLMClient(
-            self._pool.get(config), retry=self._retry, limiter=limiter, max_continuations=self._continuations
+            self._pool.get(config),
+            retry=self._retry,
+            limiter=limiter,
+            max_continuations=self._continuations,
+            cache=cache,
         )
+
+
+def reply_cache(store: DebateStore, settings: DebateSettings) -> ReplyCache | None:
+    """The debate's view of the call cache in ``store``: every reply is filed; requests are answered from it
+    when ``debate.cache`` is ``read``. ``None`` when the store keeps no call cache."""
+    if not isinstance(store, CallCache):
+        return None
+    return ReplyCache(store, read=settings.cache == "read")
 
 
 def retry_policy(settings: RetrySettings) -> RetryPolicy:
@@ -72,9 +92,14 @@ def retry_policy(settings: RetrySettings) -> RetryPolicy:
 
 
 def build_roster(
-    config: SystemConfig, config_dir: Path, pool: ProviderPool, retry: RetryPolicy | None = None
+    config: SystemConfig,
+    config_dir: Path,
+    pool: ProviderPool,
+    retry: RetryPolicy | None = None,
+    cache: ReplyCache | None = None,
 ) -> Roster:
     """The debate's participants; ``retry`` (given by tests and embedders) wins over ``debate.retry``.
+    With ``cache``, every client files its replies there (and reads them, as the cache says).
 
     Under a budget, a participant without ``maxTokens`` replies within the default limit
     (:func:`~dialectic.engine.budget.with_reply_limits`), so the budget can hold back each request's worst case.
@@ -82,7 +107,7 @@ def build_roster(
     config = with_reply_limits(config)
     warnings: list[str] = []
     settings = config.debate
-    clients = ClientFactory(pool, settings, retry or retry_policy(settings.retry))
+    clients = ClientFactory(pool, settings, retry or retry_policy(settings.retry), cache)
     kind = settings.problem_kind if settings.problem_kind != "auto" else "design"
     agents: list[DebateAgent] = []
     sources: list[AgentPromptSources] = []

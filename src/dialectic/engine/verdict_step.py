@@ -42,7 +42,7 @@ async def give_final_verdict(ctx: RunState) -> Verdict | None:
     judge = ctx.roster.judge
     ids = [a.id for a in ctx.state.agents]
     labels = neutral_labels(
-        ids, word="Participant", seed=f"{ctx.debate_id}/verdict", shuffle=ctx.roster.settings.neutral_labels
+        ids, word="Participant", seed=f"{ctx.state.shuffle_seed()}/verdict", shuffle=ctx.roster.settings.neutral_labels
     )
     ordered = dict(sorted(labels.items(), key=lambda item: item[1]))
     summary = ctx.state.judge_summary

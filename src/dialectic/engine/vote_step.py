@@ -38,7 +38,7 @@ def final_proposals(ctx: RunState) -> dict[str, str]:
 async def hold_vote(ctx: RunState) -> VoteOutcome:
     settings = ctx.roster.settings.vote
     proposals = final_proposals(ctx)
-    labels = neutral_labels(list(proposals), word="Proposal", seed=f"{ctx.debate_id}/vote")
+    labels = neutral_labels(list(proposals), word="Proposal", seed=f"{ctx.state.shuffle_seed()}/vote")
     voters = [a for a in active_agents(ctx) if a.id in proposals]
     if settings.exclude_own and len(proposals) == 2 and settings.rule in ("majority", "supermajority"):
         ctx.warn(

@@ -372,6 +372,11 @@ class WindowGate:
         if self._inner is not None:
             self._inner.failed(request, error)
 
+    def served(self, request: CompletionRequest, completion: Completion) -> None:
+        """Answered from the call cache: nothing reached the server, so nothing is learned of its window."""
+        if self._inner is not None:
+            self._inner.served(request, completion)
+
     async def close(self, *, ok: bool) -> None:
         """The attempt ended (``ok``: its reply came); a probe's turn passes on."""
         if self._probing:

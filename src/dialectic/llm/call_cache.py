@@ -13,6 +13,7 @@ logs and the scripted model).
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 import threading
@@ -143,6 +144,22 @@ def parse_completion(value: str) -> Completion:
         raise ValueError(f"not a cached completion: {exc}") from exc
 
 
+class _Tally:
+    """Hits and misses, counted across threads."""
+
+    def __init__(self) -> None:
+        self.hits = 0
+        self.misses = 0
+        self._lock = threading.Lock()
+
+    def count(self, *, hit: bool) -> None:
+        with self._lock:
+            if hit:
+                self.hits += 1
+            else:
+                self.misses += 1
+
+
 class CallKeeper(Protocol):
     """Where replies are filed: a store that keeps a call cache (:class:`~dialectic.store.base.CallCache`)."""
 
@@ -165,11 +182,27 @@ class ReplyCache:
     def __init__(self, keeper: CallKeeper, *, endpoint: str = "", read: bool = False) -> None:
         self.keeper = keeper
         self.endpoint = endpoint
+        """The provider endpoint this view's keys name (see :meth:`at`)."""
         self.read = read
-        self.hits = 0
-        self.misses = 0
+        self._tally = _Tally()
         self._draws = DrawCounter()
-        self._lock = threading.Lock()
+
+    @property
+    def hits(self) -> int:
+        """Requests answered from the cache (by this cache and every view :meth:`at` made of it)."""
+        return self._tally.hits
+
+    @property
+    def misses(self) -> int:
+        """Requests the cache did not answer (sent to the provider)."""
+        return self._tally.misses
+
+    def at(self, endpoint: str) -> ReplyCache:
+        """This cache as a client of ``endpoint`` uses it: its keys name that endpoint; the keeper, the
+        reading, the draw counter and the hit and miss counts are shared with this one."""
+        view = copy.copy(self)
+        view.endpoint = endpoint
+        return view
 
     def key(self, request: CompletionRequest, provider: str) -> str:
         """The key of this occurrence of ``request`` to ``provider`` (counts one more draw of it)."""
@@ -184,11 +217,7 @@ class ReplyCache:
                 found = parse_completion(value) if value is not None else None
             except (StoreError, ValueError):
                 found = None  # an unreadable entry is a miss: the provider answers again
-        with self._lock:
-            if found is None:
-                self.misses += 1
-            else:
-                self.hits += 1
+        self._tally.count(hit=found is not None)
         return found
 
     def keep(self, key: str, completion: Completion) -> None:

@@ -118,13 +118,16 @@ class LLMClient:
 
         Each attempt is reported to the observer of the work it is for, when one is installed. With a
         :attr:`cache`, the reply is filed in it, and a reply filed under the same key is served from it
-        (sending nothing) when its reading is on.
+        (sending nothing, and told to the observer as ``served``) when its reading is on.
         """
         cache, key = self.cache, ""
         if cache is not None:
             key = cache.key(request, self.provider.name)
             cached = cache.lookup(key)
-            if cached is not None:  # served from the cache: no request, nothing to observe
+            if cached is not None:  # served from the cache: no request is sent
+                observer = current_observer()
+                if observer is not None:
+                    observer.served(request, cached)
                 if stream is not None and cached.text:
                     _Pieces(stream, offset)(cached.text)
                 return cached

@@ -5,7 +5,8 @@ for the duration of an ``await`` with :func:`observing`; every request :class:`~
 sends inside it — retries, continuations of cut-off replies and structured-output repairs
 included — is reported to it. The observer is held in a :mod:`contextvars` variable, so it
 follows the ``await`` chain and the tasks started inside it, and concurrent calls each see
-their own. This package knows nothing of who observes (a ledger, a budget, a tracer).
+their own. A request the call cache answers is reported as ``served`` (it was never sent). This
+package knows nothing of who observes (a ledger, a budget, a tracer).
 """
 
 from __future__ import annotations
@@ -27,6 +28,10 @@ class RequestObserver(Protocol):
 
     def failed(self, request: CompletionRequest, error: BaseException) -> None:
         """The request raised (a provider error, a timeout, a cancellation); it may be retried."""
+        ...
+
+    def served(self, request: CompletionRequest, completion: Completion) -> None:
+        """The call cache answered the request (:mod:`dialectic.llm.call_cache`): nothing was sent."""
         ...
 
 

@@ -99,6 +99,8 @@ DEBATE: SettingsSpec = {
         "maxReadChars": None,
     },
     "contextStrategy": None,
+    # A hit answers only a request with the very inputs the client sent: it learns no one else's prompt.
+    "cache": None,
 }
 CLIENT_SETTINGS: SettingsSpec = {
     "agents": AGENT,  # a list: each item is checked against AGENT

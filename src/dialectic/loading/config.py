@@ -288,21 +288,7 @@ def apply_overrides(
             "disable some (enabled: false), pick roles with --agents, or raise limits.maxAgents"
         )
     judge = config.judge
-    update: dict[str, str] = {}
-    if provider is not None:
-        update["provider"] = _checked_provider(provider)
-        if model is None:  # a model name of another provider would mean nothing to this one
-            default_model = default_model_for(update["provider"])
-            if default_model is None:
-                raise InvalidArgumentsError(
-                    f"provider '{update['provider']}' has no default model; give --model too "
-                    f"(`dialectic models --provider {update['provider']}` lists what its server offers)"
-                )
-            update["model"] = default_model
-    if model is not None:
-        if not model.strip():
-            raise InvalidArgumentsError("--model must not be empty")
-        update["model"] = model.strip()
+    update = endpoint_update(provider, model)
     if update:
         # A seat a person plays keeps its provider: --provider and --model choose the models.
         agents = [a if a.is_human else a.model_copy(update=update) for a in agents]
@@ -316,6 +302,37 @@ def apply_overrides(
         }
     )
     return resolved, warnings
+
+
+def endpoint_update(
+    provider: str | None, model: str | None, *, flags: tuple[str, str] = ("--provider", "--model")
+) -> dict[str, str]:
+    """The participant fields ``provider`` and ``model`` set (a provider alone: its default model);
+    ``flags`` name the two in the errors."""
+    update: dict[str, str] = {}
+    if provider is not None:
+        update["provider"] = _checked_provider(provider)
+        if model is None:  # a model name of another provider would mean nothing to this one
+            default_model = default_model_for(update["provider"])
+            if default_model is None:
+                raise InvalidArgumentsError(
+                    f"provider '{update['provider']}' has no default model; give {flags[1]} too "
+                    f"(`dialectic models --provider {update['provider']}` lists what its server offers)"
+                )
+            update["model"] = default_model
+    if model is not None:
+        if not model.strip():
+            raise InvalidArgumentsError(f"{flags[1]} must not be empty")
+        update["model"] = model.strip()
+    return update
+
+
+def with_judge(config: SystemConfig, *, provider: str | None = None, model: str | None = None) -> SystemConfig:
+    """``config`` with its judge on ``provider`` and ``model`` (``dialectic replay --judge-provider/--judge``)."""
+    update = endpoint_update(provider, model, flags=("--judge-provider", "--judge"))
+    if not update:
+        return config
+    return config.model_copy(update={"judge": config.judge.model_copy(update=update)})
 
 
 def _taking_part(config: SystemConfig, roles: str | None, warnings: list[str]) -> list[AgentConfig]:

@@ -14,7 +14,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dialectic.core.config import AgentConfig, SystemConfig
+from dialectic.core.config import AgentConfig, CacheMode, SystemConfig, with_cache
 from dialectic.core.pricing import PriceTable
 from dialectic.engine.budget import check_budget_prices, with_limits
 from dialectic.llm.local_models import is_local_available
@@ -47,6 +47,8 @@ class Overrides:
     budget_tokens: int | None = None
     context_dir: Path | None = None
     context_mode: str | None = None
+    cache: CacheMode | None = None
+    """``debate.cache`` (``--cache``: ``read``); ``None`` keeps the configured one."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +103,8 @@ def prepare_config(
         notes += [sizing] if sizing else []
     resolved = with_limits(with_local_limits(resolved), wanted.budget_usd, wanted.budget_tokens)
     resolved = with_context_flags(resolved, wanted.context_dir, wanted.context_mode, config_dir=loaded.directory)
+    if wanted.cache is not None:
+        resolved = with_cache(resolved, wanted.cache)
     if check:
         check_ready(resolved, loaded.directory)
     return PreparedConfig(resolved, loaded.directory, loaded.path, warnings + override_warnings, notes)

@@ -7,7 +7,7 @@ ledger (:mod:`dialectic.core.ledger`), as in every other view.
 from __future__ import annotations
 
 from dialectic.core.domain import DebateState
-from dialectic.core.ledger import cost_text, entries_of, ledger_totals, totals_by_kind
+from dialectic.core.ledger import cache_text, cost_text, entries_of, ledger_totals, totals_by_kind
 
 
 def totals_blocks(state: DebateState) -> list[str]:
@@ -36,6 +36,8 @@ def totals_blocks(state: DebateState) -> list[str]:
         f"- **Cost:** {cost_text(totals)}",
         f"- **Latency:** {latency}",
     ]
+    if totals.cached or reads_cache(state):
+        lines.append(f"- **Call cache:** {cache_text(totals)}")
     for work in state.discarded:
         lines.append(
             f"- **Work thrown away:** round {work.round_number} was worked on ahead but the debate stopped "
@@ -53,3 +55,9 @@ def totals_blocks(state: DebateState) -> list[str]:
             )
         blocks += ["### Usage by call", "\n".join(rows)]
     return blocks
+
+
+def reads_cache(state: DebateState) -> bool:
+    """Whether the debate's requests were answered from the call cache when it had them (``debate.cache: read``)."""
+    debate = state.config.get("debate")
+    return isinstance(debate, dict) and debate.get("cache") == "read"

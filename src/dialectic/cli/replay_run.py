@@ -1,0 +1,48 @@
+"""What ``dialectic replay`` does: check everything, then start a new debate that reads the call cache."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from dialectic.cli.command_setup import load_environment, open_debate_store
+from dialectic.cli.console import Terminal
+from dialectic.cli.debate_run import check_targets, finish_run, new_session
+from dialectic.cli.tracing_flags import tracing_for
+from dialectic.loading.replay import replay_request
+from dialectic.loading.setup import check_ready
+
+
+def replay_debate(
+    *,
+    debate_id: str,
+    config: Path | None,
+    judge: str | None,
+    judge_provider: str | None,
+    output: str | None,
+    report: str | None,
+    verbose: bool,
+    store: str | None,
+    env_file: Path | None,
+    trace: bool = False,
+    trace_content: bool = False,
+) -> None:
+    """``dialectic replay``: the flags are described in :func:`dialectic.cli.replay_command.replay`."""
+    term = Terminal()
+    load_environment(env_file)
+    debate_store, store_flag = open_debate_store(store, create=False)
+    try:
+        original = debate_store.load(debate_id)
+        replayed = replay_request(original, config, judge_provider=judge_provider, judge_model=judge)
+        for warning in replayed.warnings:
+            term.warning(warning)
+        check_ready(replayed.request.config, replayed.request.config_dir)
+        tracing = tracing_for(trace, trace_content, term)
+        output_target, report_target = check_targets(output, report)
+        session = new_session(debate_store, store_flag, term, None, verbose=verbose, tracing=tracing)
+        try:
+            state = session.start(replayed.request)
+            finish_run(state, output=output_target, report=report_target, verbose=verbose, term=term)
+        finally:
+            session.announce_saved()
+    finally:
+        debate_store.close()
