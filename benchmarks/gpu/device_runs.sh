@@ -5,8 +5,8 @@
 # Expects what benchmarks/gpu/pack.sh prepared under .w/: the model in pieces (already joined into
 # $WORK by benchmarks/gpu/receive.sh), dialectic's dependencies as wheels, and dialectic's source.
 #   RUN_SECONDS=480 OUT=results-dir benchmarks/gpu/device_runs.sh
-# Each run writes OUT/NAME.json as items finish (bench -o), so a run cut by the deadline keeps every
-# finished item and resumes later with `bench --resume`.
+# Each run writes $WORK/results/NAME.json as items finish (bench -o), copied to OUT every 20 s, so a
+# run cut by the deadline keeps every finished item; a second call on the same machine resumes it.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 work="${WORK:-/tmp/w}"
@@ -18,7 +18,9 @@ bench_python="${BENCH_PYTHON:-python3}"
 health() { "$server_python" -c "import sys, urllib.request; print(urllib.request.urlopen(f'http://127.0.0.1:{sys.argv[1]}/health', timeout=5).read().decode())" "$1" 2>/dev/null; }
 log() { echo "[$(date +%T)] $*" | tee -a "$out/progress.log"; }
 
-cat "$work"/m* >"$model" && rm -f "$work"/m*
+[ -f "$model" ] || { cat "$work"/m* >"$model" && rm -f "$work"/m*; }
+results="$work/results" # kept on the machine between calls: a second call resumes every run
+mkdir -p "$results"
 log "model $(sha256sum "$model" | cut -c1-16) $(stat -c %s "$model") bytes (want $(cat .w/model.sha256 | cut -c1-16))"
 if [ -z "${SKIP_WHEELS:-}" ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/gg .w/whl/gguf-*.whl
@@ -47,8 +49,10 @@ run() { # NAME CONFIG PORT CONCURRENCY TASK-ARGS...
   local name=$1 config=$2 port=$3 concurrency=$4
   shift 4
   sed "s/8391/$port/" "benchmarks/configs/$config.json" >"/tmp/config-$name.json"
-  "$bench_python" -m dialectic bench "$@" -c "/tmp/config-$name.json" --concurrency "$concurrency" \
-    -o "$out/$name.json" --store "/tmp/store-$name" >"/tmp/$name.log" 2>&1 &
+  local resume=()
+  [ -f "$results/$name.json" ] && resume=(--resume "$results/$name.json")
+  "$bench_python" -m dialectic bench "$@" "${resume[@]}" -c "/tmp/config-$name.json" --concurrency "$concurrency" \
+    -o "$results/$name.json" --store "/tmp/store-$name" >"/tmp/$name.log" 2>&1 &
   echo $! >"/tmp/$name.pid"
 }
 run arithmetic-0.5b-gpu gpu-0.5b 8391 160 arithmetic -n 200 --difficulty 3 --seed 2026 --arms "$CORE"
@@ -64,6 +68,7 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
   line=""
   for port in "${ports[@]}"; do line+=" $port:$(health "$port" | tr -d ' ')"; done
   log "$line"
+  cp "$results"/*.json "$out"/ 2>/dev/null
   alive=0
   for f in /tmp/*.pid; do kill -0 "$(cat "$f")" 2>/dev/null && alive=1; done
   [ "$alive" = 1 ] || break
@@ -75,5 +80,5 @@ for f in /tmp/*.pid; do
   log "$name: $(tail -c 300 "/tmp/$name.log" | tr '\n' ' ')"
 done
 for port in "${ports[@]}"; do log "server $port: $(grep -v -i -e warn -e '%|' "/tmp/server-$port.log" | tail -5)"; done
-rm -f "$out"/*.tmp "$out"/.*.tmp 2>/dev/null
+cp "$results"/*.json "$out"/ 2>/dev/null
 ls -la "$out" | tee -a "$out/progress.log"
