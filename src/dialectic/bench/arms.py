@@ -56,6 +56,7 @@ from dialectic.engine.adaptive import (
     weighted_vote,
 )
 from dialectic.llm.base import CompletionRequest, Message
+from dialectic.llm.call_cache import cache_key
 from dialectic.llm.client import LLMClient
 
 T = TypeVar("T")
@@ -184,11 +185,13 @@ async def run_arm(spec: ArmSpec, item: Item, env: ArmEnv) -> ItemResult:
     meter = Meter()
     started = time.perf_counter()
     if spec.kind == "single":
-        reply = await _ask(env, meter, item, env.agents[0], _first_turn(item), GREEDY_TEMPERATURE, spec, "greedy")
+        reply = await _ask(
+            env, meter, item, env.agents[0], _first_turn(item), GREEDY_TEMPERATURE, spec, "greedy", draw=0
+        )
         return _result(spec, item, ["greedy"], [[reply]], meter, started)
     if spec.kind in ("majority", "self-consistency"):
         replies = await gather_or_cancel(
-            _ask(env, meter, item, env.agents[0], _first_turn(item), env.temperature, spec, f"sample-{k + 1}")
+            _ask(env, meter, item, env.agents[0], _first_turn(item), env.temperature, spec, f"sample-{k + 1}", draw=k)
             for k in range(spec.samples)
         )
         return _result(spec, item, ["samples"], [replies], meter, started)
@@ -260,7 +263,7 @@ async def _adaptive(spec: ArmSpec, item: Item, env: ArmEnv, meter: Meter) -> tup
         agent, temperature = _panel_member(env, k)
         if k == 0:
             temperature = GREEDY_TEMPERATURE  # the model's most likely answer comes first, and wins ties
-        return await _ask(env, meter, item, agent, _first_turn(item), temperature, spec, f"sample-{k + 1}")
+        return await _ask(env, meter, item, agent, _first_turn(item), temperature, spec, f"sample-{k + 1}", draw=k)
 
     replies = await gather_or_cancel(answer(k) for k in range(plan.first))
     while not sampling_done([r.answer for r in replies], plan):
@@ -303,8 +306,13 @@ async def _ask(
     who: str,
     *,
     round_number: int | None = None,
+    draw: int | None = None,
 ) -> Reply:
-    """One reply. Its tag, ``bench/<arm>/<item id>/<who>[/round-<r>]``, says what the call is for."""
+    """One reply. Its tag, ``bench/<arm>/<item id>/<who>[/round-<r>]``, says what the call is for.
+
+    A ``draw`` index makes the reply a shared sample (:mod:`dialectic.bench.draws`): the ``draw``-th
+    reply to this very request in the run, asked once whichever arm needs it first.
+    """
     tag = f"bench/{spec.name}/{item.id}/{who}" + (f"/round-{round_number}" if round_number else "")
     request = CompletionRequest(
         messages=messages,
@@ -317,7 +325,13 @@ async def _ask(
     )
     client = LLMClient(MeteredProvider(env.pool.get(agent), meter), retry=env.retry)
     try:
-        completion = await client.complete(request)
+        if env.draws is None or draw is None:
+            completion = await client.complete(request)
+        else:
+            key = cache_key(request, provider=agent.provider, endpoint=env.pool.key_for(agent), draw=draw)
+            completion, shared = await env.draws.draw(key, lambda: client.complete(request))
+            if shared:
+                meter.add(completion)  # the arm's cost is what it would pay alone
     except ProviderError as exc:
         if not fails_only_the_item(exc):
             raise

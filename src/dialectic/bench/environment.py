@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from dialectic.bench.draws import SharedDraws
 from dialectic.core.config import AgentConfig, SystemConfig
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
@@ -22,3 +23,5 @@ class ArmEnv:
     retry: RetryPolicy
     dialectic_config: SystemConfig
     config_dir: Path
+    draws: SharedDraws | None = field(default_factory=SharedDraws)
+    """The run's shared samples (:mod:`dialectic.bench.draws`); ``None``: every arm asks for its own."""

@@ -235,7 +235,8 @@ def _notes(summary: BenchSummary) -> list[str]:
         "vote of the samples or of the last round; in `dialectic` and `format:` arms, the judge, after the "
         "participants' vote in `format:vote`). A wrong final answer where some or all replies were right was lost "
         "by that step, not by the replies.",
-        "- Calls and tokens count every provider call, continuations of cut-off replies included. *Wall s* sums "
+        "- Calls and tokens count every provider call, continuations of cut-off replies included; a sample two "
+        "arms share (the k-th draw of the same request) counts for each, as if it asked alone. *Wall s* sums "
         "the time of each item (items overlap with `--concurrency`).",
         "- Numeric answers match when equal within a relative tolerance of "
         f"{float(NUMERIC_TOLERANCE):g} (absolute below 1); text answers after normalisation (case, punctuation, "
