@@ -69,6 +69,7 @@ FULL: dict[str, dict] = {
         role_name="System Architect",
         problem="Design a URL shortener.",
         history="Proposal... Critique... Refinement...",
+        previous="Round 1: proposed a token bucket; accepted the critique on clock skew.",
         max_length=2500,
     ),
     "clarify.md.j2": dict(
@@ -134,7 +135,7 @@ OPTIONAL: dict[str, dict] = {
     "propose.md.j2": dict(context="", clarifications="", history=""),
     "critique.md.j2": dict(clarifications="", history=""),
     "refine.md.j2": dict(clarifications="", history="", critiques=[]),
-    "summarize.md.j2": {},
+    "summarize.md.j2": dict(previous=""),
     "clarify.md.j2": dict(context="", existing=[]),
     "judge_synthesize.md.j2": dict(clarifications=""),
     "judge_summarize.md.j2": {},

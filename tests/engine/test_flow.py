@@ -306,3 +306,17 @@ def test_concurrent_debates_share_nothing(harness: Callable[..., Harness]) -> No
     ids = asyncio.run(both())
     assert len(set(ids)) == 2
     assert {h.store.load(i).problem for i in ids} == {"A", "B"}
+
+
+def test_a_later_summary_updates_the_last_one_with_the_rounds_since(harness: Callable[..., Harness]) -> None:
+    h = harness()
+    summarization = {"enabled": True, "threshold": 10, "maxLength": 60}
+    state = h.start(make_config(rounds=3, summarization=summarization))
+    first = state.round(2).summaries["agent-architect"].summary
+    prompts = [c.last_user for c in h.provider.calls if c.tag == "summary:architect"]
+    assert len(prompts) == 2
+    assert "## Your debate history" in prompts[0] and "summary of the earlier rounds" not in prompts[0]
+    # Round 3's summary reads round 2's summary and round 2 only, not round 1 again.
+    assert first.strip() in prompts[1] and "## The rounds since that summary" in prompts[1]
+    round_one = [c.content for c in state.round(1).contributions if c.agent_id == "agent-architect"]
+    assert round_one and all(text.strip() not in prompts[1] for text in round_one)

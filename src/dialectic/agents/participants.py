@@ -252,8 +252,16 @@ class DebateAgent(Speaker):
         return await self.contribute(self.request(user, "refinement"), tools, on_retry)
 
     async def summarize(
-        self, *, problem: str, history: str, warnings: list[str], on_retry: RetryHook | None = None
+        self,
+        *,
+        problem: str,
+        history: str,
+        warnings: list[str],
+        previous: str = "",
+        on_retry: RetryHook | None = None,
     ) -> Completion:
+        """Summarize ``history``; with ``previous`` (the agent's last summary), ``history`` is only the rounds
+        since it, and the reply updates it: each summary reads what is new, not the whole debate again."""
         user = render_user_prompt(
             self.summary_prompt,
             "summarize.md.j2",
@@ -261,6 +269,7 @@ class DebateAgent(Speaker):
             role_name=self.role_title,
             problem=problem,
             history=history,
+            previous=previous,
             max_length=self.summarization.max_length,
         )
         return await self.client.complete(self.request(user, "summary"), on_retry=on_retry)

@@ -112,9 +112,16 @@ def perspective_text(state: DebateState, agent_id: str, before_round: int) -> st
 
 
 def latest_summary(state: DebateState, agent_id: str, up_to_round: int) -> DebateSummary | None:
+    basis = summary_basis(state, agent_id, up_to_round)
+    return None if basis is None else basis[1]
+
+
+def summary_basis(state: DebateState, agent_id: str, up_to_round: int) -> tuple[int, DebateSummary] | None:
+    """The agent's most recent summary in a round up to ``up_to_round``, with that round's number: what an
+    incremental summary starts from (it then reads only what came after)."""
     for rnd in reversed(state.rounds):
         if rnd.round_number <= up_to_round and agent_id in rnd.summaries:
-            return rnd.summaries[agent_id]
+            return rnd.round_number, rnd.summaries[agent_id]
     return None
 
 

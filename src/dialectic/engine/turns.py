@@ -19,7 +19,7 @@ import time
 
 from dialectic.agents.deliberation import take_turn
 from dialectic.agents.participants import DebateAgent
-from dialectic.context.history import participant_names, rounds_text
+from dialectic.context.history import participant_names, rounds_text, summary_basis
 from dialectic.core import events as ev
 from dialectic.core.changes import SummaryRecorded
 from dialectic.core.domain import Contribution, DebateRound
@@ -87,6 +87,10 @@ async def _summary(ctx: RunState, agent: DebateAgent, number: int, earlier: list
     source = rounds_text(older, names)
     if not source:
         return ""
+    # Incremental: the agent's summary of round r covers the rounds before r − 1; read only what came after.
+    basis = summary_basis(ctx.state, agent.id, number - 1)
+    previous = "" if basis is None else basis[1].summary
+    fresh = older if basis is None else [r for r in older if r.round_number >= basis[0] - 1]
     warnings: list[str] = []
     try:
         completion = await ctx.announce(
@@ -96,9 +100,13 @@ async def _summary(ctx: RunState, agent: DebateAgent, number: int, earlier: list
                 ctx,
                 agent,
                 "summarizing",
-                source_shapes(older, lambda rounds: rounds_text(rounds, names)),
+                source_shapes(fresh, lambda rounds: rounds_text(rounds, names)),
                 lambda text: agent.summarize(
-                    problem=ctx.problem, history=text, warnings=warnings, on_retry=ctx.retry_hook(agent, "summarizing")
+                    problem=ctx.problem,
+                    history=text,
+                    previous=previous,
+                    warnings=warnings,
+                    on_retry=ctx.retry_hook(agent, "summarizing"),
                 ),
             ),
             round_number=number,

@@ -39,7 +39,7 @@ from typing import Any, TypeVar
 
 from dialectic.agents.participants import DebateAgent
 from dialectic.agents.tool_loop import AgentReply
-from dialectic.context.history import participant_names, perspective, rounds_text
+from dialectic.context.history import participant_names, perspective, rounds_text, summary_basis
 from dialectic.core import events as ev
 from dialectic.core.changes import (
     SummaryRecorded,
@@ -529,6 +529,11 @@ class DebateWork:
         due = forced or len(history) >= agent.summarization.threshold or self._summarized_before(number, agent)
         if self._out(agent) or not history or not due:
             return None
+        # Incremental: an earlier summary (of the rounds before its own) plus the rounds since it.
+        basis = summary_basis(ctx.state, agent.id, number - 1)
+        previous, fresh = (
+            ("", views) if basis is None else (basis[1].summary, [v for v in views if v.round_number >= basis[0]])
+        )
         warnings: list[str] = []
         try:
             completion = await self._call(
@@ -539,10 +544,11 @@ class DebateWork:
                     ctx,
                     agent,
                     "summarizing",
-                    source_shapes(views, lambda rounds: rounds_text(rounds, names)),
+                    source_shapes(fresh, lambda rounds: rounds_text(rounds, names)),
                     lambda text: agent.summarize(
                         problem=ctx.problem,
                         history=text,
+                        previous=previous,
                         warnings=warnings,
                         on_retry=ctx.retry_hook(agent, "summarizing"),
                     ),
