@@ -12,7 +12,8 @@ For 3 agents × 3 rounds and 5 agents × 3 rounds, with per-call latency 300 ms 
 
 Then, at zero latency: CPU per debate for 1, 3 and 8 rounds (the slope is the marginal CPU per
 call) and the time one store append takes as the debate grows; and ``dialectic --help`` wall.
-``--profile`` runs one 3×3 debate under cProfile and prints where the time outside calls goes.
+``--profile`` runs one 3×3 debate under cProfile and prints where the time outside calls goes;
+``--growth`` prints only how the prompt tokens grow from 3 to 6 rounds (summaries included).
 
     .venv/bin/python benchmarks/speed.py            # the figures, with the targets beside them
     .venv/bin/python benchmarks/speed.py --profile  # where the non-call time goes
@@ -59,6 +60,7 @@ TARGETS = {
     "after last reply (s)": 0.10,
     "--help wall (s)": 0.35,
     "marginal CPU per call (ms)": 3.0,
+    "prompt tokens 3x6 / 3x3": 2.2,
 }
 
 
@@ -92,6 +94,7 @@ class Run:
     first_request: float
     after_last_reply: float
     bound: float
+    summary_tokens: int = 0
 
     @property
     def debate_phase(self) -> float:
@@ -144,6 +147,7 @@ def run_debate(server: FakeLLMServer, config: Path, home: Path) -> Run:
         cpu=cpu,
         calls=server.call_count - calls_before,
         prompt_tokens=prompt_tokens(state),
+        summary_tokens=summary_prompt_tokens(state),
         first_request=min(r.received_at for r in requests) - started,
         after_last_reply=ended - max(answered),
         bound=critical_path(state),
@@ -217,6 +221,33 @@ def append_cost(work: Path) -> list[tuple[int, int, float]]:
     return rows
 
 
+def summary_prompt_tokens(state: DebateState) -> int:
+    return sum(s.metadata.input_tokens or 0 for r in state.rounds for s in r.summaries.values())
+
+
+def summary_growth(work: Path) -> list[tuple[int, int, int, int]]:
+    """Prompt tokens of whole 3-agent debates of 3 and 6 rounds at zero latency (default summarization):
+    (rounds, calls, prompt tokens, of them the summaries' prompt tokens)."""
+    rows = []
+    with FakeLLMServer(reply_of_150_words) as server:
+        for rounds in (3, 6):
+            config = write_config(work, server, 3, rounds)
+            home = work / f"home-growth-{rounds}"
+            run = run_debate(server, config, home)
+            rows.append((rounds, run.calls, run.prompt_tokens, run.summary_tokens))
+    return rows
+
+
+def print_growth(rows: list[tuple[int, int, int, int]], summary: dict[str, float]) -> None:
+    print("\nPrompt growth, 3 agents, default summarization (summaries update the last one incrementally)")
+    for rounds, calls, tokens, summaries in rows:
+        print(
+            f"- {rounds} rounds: {calls} calls, {tokens:,} prompt tokens, {summaries:,} of them summaries' "
+            f"({100 * summaries / tokens:.0f}%)"
+        )
+    summary["prompt tokens 3x6 / 3x3"] = rows[1][2] / rows[0][2]
+
+
 def verdict(name: str, value: float) -> str:
     target = TARGETS[name]
     return f"{'met' if value <= target else 'NOT met'} (target ≤ {target})"
@@ -260,6 +291,7 @@ def report(seeds: int, latency: float, sigma: float) -> None:
         print("\nStore append (SQLite), mean of the second half of each debate's appends")
         for rounds, appends, ms in append_cost(work):
             print(f"- {rounds} round(s): {appends} appends, {ms:.3f} ms per append")
+        print_growth(summary_growth(work), summary)
         print("\nTargets")
         for name, value in summary.items():
             print(f"- {name}: {value:.2f} — {verdict(name, value)}")
@@ -319,9 +351,16 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.3)
     parser.add_argument("--sigma", type=float, default=0.5)
     parser.add_argument("--profile", action="store_true", help="where the non-call time of one 3×3 debate goes")
+    parser.add_argument("--growth", action="store_true", help="only the prompt growth of 3×3 against 3×6 debates")
     args = parser.parse_args()
     if args.profile:
         profile(args.latency, args.sigma)
+    elif args.growth:
+        with tempfile.TemporaryDirectory(prefix="dialectic-speed-") as tmp:
+            summary: dict[str, float] = {}
+            print_growth(summary_growth(Path(tmp)), summary)
+            for name, value in summary.items():
+                print(f"- {name}: {value:.2f} — {verdict(name, value)}")
     else:
         report(args.seeds, args.latency, args.sigma)
 
