@@ -2,7 +2,20 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+
 import pytest
+
+from dialectic.store import DebateStore, MemoryStore, SqliteStore
+from tests.postgres_cluster import Unavailable, cluster, empty
+
+STORE_BACKENDS = ("sqlite", "memory", "postgres")
+"""Every backend the store contract tests run on."""
+SHARED_BACKENDS = ("sqlite", "postgres")
+"""The backends several connections (processes, machines) share: where two runners can compete."""
 
 
 @pytest.fixture(autouse=True)
@@ -14,3 +27,50 @@ def _debates_stay_out_of_the_users_data_directory(
     root = tmp_path_factory.mktemp("data")
     monkeypatch.setenv("DIALECTIC_HOME", str(root / "home"))
     monkeypatch.setenv("XDG_DATA_HOME", str(root / "xdg"))
+    monkeypatch.delenv("DIALECTIC_STORE", raising=False)
+
+
+@pytest.fixture(scope="session")
+def postgres_url() -> Iterator[str]:
+    """The URL of a database in a throwaway Postgres cluster (see :mod:`tests.postgres_cluster`),
+    for the whole session; skips the test where no cluster can be started here."""
+    with ExitStack() as stack:
+        try:
+            url = stack.enter_context(cluster())
+        except Unavailable as why:
+            if os.environ.get("DIALECTIC_REQUIRE_POSTGRES"):
+                pytest.fail(f"DIALECTIC_REQUIRE_POSTGRES is set, but {why}")
+            pytest.skip(str(why))
+        yield url
+
+
+@pytest.fixture
+def empty_postgres(postgres_url: str) -> str:
+    """:func:`postgres_url`, with every debate of earlier tests removed."""
+    empty(postgres_url)
+    return postgres_url
+
+
+def _opener(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], DebateStore]:
+    """Opens a new store (connection) on the test's one location of ``backend``."""
+    if backend == "sqlite":
+        return lambda: SqliteStore(tmp_path / "debates.sqlite3", timeout=30)
+    if backend == "postgres":
+        from dialectic.store.postgres import PostgresStore
+
+        url = request.getfixturevalue("empty_postgres")
+        return lambda: PostgresStore(url)
+    return MemoryStore
+
+
+@pytest.fixture(params=STORE_BACKENDS)
+def contract_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DebateStore]:
+    """An empty store of each backend in turn: what the store contract tests run against."""
+    with _opener(request.param, request, tmp_path)() as store:
+        yield store
+
+
+@pytest.fixture(params=SHARED_BACKENDS)
+def open_shared(request: pytest.FixtureRequest, tmp_path: Path) -> Callable[[], DebateStore]:
+    """Opens another store on one empty location of each shared backend in turn."""
+    return _opener(request.param, request, tmp_path)

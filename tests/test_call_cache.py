@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -24,7 +24,7 @@ from dialectic.llm.base import (
 )
 from dialectic.llm.call_cache import DrawCounter, ReplyCache, cache_key, dump_completion, parse_completion
 from dialectic.llm.client import LLMClient
-from dialectic.store import AbsentStore, CallCache, MemoryStore, SqliteStore
+from dialectic.store import AbsentStore, CallCache, DebateStore, MemoryStore, SqliteStore
 
 ENDPOINT = "openai|http://127.0.0.1:8080/v1"
 
@@ -121,11 +121,11 @@ def test_a_value_that_is_not_a_completion_is_refused(value: str) -> None:
         parse_completion(value)
 
 
-@pytest.fixture(params=["sqlite", "memory"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqliteStore | MemoryStore]:
-    backend = SqliteStore(tmp_path / "debates.sqlite3") if request.param == "sqlite" else MemoryStore()
-    with backend:
-        yield backend
+@pytest.fixture
+def store(contract_store: DebateStore) -> SqliteStore | MemoryStore:
+    """Each backend in turn (tests/conftest.py: SQLite, memory, Postgres), all of which keep the call cache."""
+    assert isinstance(contract_store, CallCache)
+    return contract_store  # type: ignore[return-value]
 
 
 def test_the_store_keeps_each_reply_by_key(store: SqliteStore | MemoryStore) -> None:

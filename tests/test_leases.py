@@ -10,7 +10,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -20,7 +20,7 @@ import pytest
 from dialectic.core.changes import DebateCreated, StatusChanged
 from dialectic.core.domain import DebateState
 from dialectic.core.errors import EXIT_INVALID_ARGS, DebateBusyError, DebateNotFoundError, LeaseLostError, StoreError
-from dialectic.store import AbsentStore, DebateStore, MemoryStore, SqliteStore, open_store
+from dialectic.store import AbsentStore, DebateStore, SqliteStore, open_store
 from dialectic.store.leases import (
     Lease,
     LeaseOwner,
@@ -51,11 +51,10 @@ def created(debate_id: str = "deb-1") -> DebateCreated:
     return DebateCreated(state=state, at=T0)
 
 
-@pytest.fixture(params=["sqlite", "memory"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DebateStore]:
-    backend: DebateStore = SqliteStore(tmp_path / "debates.sqlite3") if request.param == "sqlite" else MemoryStore()
-    with backend:
-        yield backend
+@pytest.fixture
+def store(contract_store: DebateStore) -> DebateStore:
+    """Each backend in turn (tests/conftest.py: SQLite, memory, Postgres)."""
+    return contract_store
 
 
 def take(store: DebateStore, owner: LeaseOwner, seconds: float, *, create: DebateCreated | None = None) -> Lease:
@@ -164,48 +163,83 @@ def test_appends_are_fenced_by_the_lease(store: DebateStore) -> None:
     assert store.load("deb-1").status == "completed"
 
 
-# --- SQLite: the lease is shared by every process using the file ------------------------------
+# --- SQLite and Postgres: the lease is shared by every process using the store ------------------
 
 
-def test_sqlite_lease_is_seen_through_another_connection(tmp_path: Path) -> None:
-    path = tmp_path / "debates.sqlite3"
-    with SqliteStore(path) as first, SqliteStore(path) as second:
+def test_the_lease_is_seen_through_another_connection(open_shared: Callable[[], DebateStore]) -> None:
+    with open_shared() as first, open_shared() as second:
         lease = take(first, RUN_A, 0, create=created())
         assert second.read_lease("deb-1") == lease
         with pytest.raises(DebateBusyError):
             take(second, RUN_B, 1)
+        with pytest.raises(LeaseLostError):
+            second.append("deb-1", StatusChanged(status="failed", at=at(2)), holder=RUN_B.id)
+        assert second.renew_lease("deb-1", RUN_A.id, now=at(10))
+        assert first.read_lease("deb-1") == replace(lease, heartbeat_at=at(10), expires_at=at(40))
+        assert take(second, RUN_B, 41).owner == RUN_B  # expired: taken over through the other connection
+        assert not first.renew_lease("deb-1", RUN_A.id, now=at(42))
 
 
-def test_sqlite_exactly_one_of_many_simultaneous_acquirers_wins(tmp_path: Path) -> None:
-    path = tmp_path / "debates.sqlite3"
-    with SqliteStore(path) as setup:
-        setup.append("deb-1", created())
-    runners = 8
-    stores = [SqliteStore(path, timeout=30) for _ in range(runners)]
+def race(
+    open_shared: Callable[[], DebateStore], runners: int, contend: Callable[[DebateStore, LeaseOwner], str]
+) -> list[str]:
+    """``runners`` threads, each with its own store (connection) and owner, ``contend`` all at once; their outcomes."""
+    stores = [open_shared() for _ in range(runners)]
     barrier = threading.Barrier(runners)
     outcomes: list[str] = []
 
-    def contend(index: int) -> None:
-        owner = LeaseOwner(id=f"run-{index}", pid=1000 + index, host="host")
+    def run(index: int) -> None:
         barrier.wait()
-        try:
-            stores[index].acquire_lease("deb-1", owner, now=T0, ttl=TTL, owner_gone=never_gone)
-            outcomes.append(owner.id)
-        except DebateBusyError:
-            outcomes.append("refused")
+        outcomes.append(contend(stores[index], LeaseOwner(id=f"run-{index}", pid=1000 + index, host="host")))
 
-    threads = [threading.Thread(target=contend, args=(i,)) for i in range(runners)]
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(runners)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     for opened in stores:
         opened.close()
+    assert len(outcomes) == runners, outcomes
+    return outcomes
+
+
+def test_exactly_one_of_many_simultaneous_acquirers_wins(open_shared: Callable[[], DebateStore]) -> None:
+    with open_shared() as setup:
+        setup.append("deb-1", created())
+    runners = 8
+
+    def contend(store: DebateStore, owner: LeaseOwner) -> str:
+        try:
+            store.acquire_lease("deb-1", owner, now=T0, ttl=TTL, owner_gone=never_gone)
+        except DebateBusyError:
+            return "refused"
+        return owner.id
+
+    outcomes = race(open_shared, runners, contend)
     winners = [o for o in outcomes if o != "refused"]
     assert len(outcomes) == runners and len(winners) == 1
-    with SqliteStore(path) as check:
+    with open_shared() as check:
         lease = check.read_lease("deb-1")
         assert lease is not None and lease.owner.id == winners[0]
+
+
+def test_exactly_one_of_many_simultaneous_creators_wins(open_shared: Callable[[], DebateStore]) -> None:
+    """Runners racing to create the same debate with its lease: one creates it, the others are told it exists."""
+    runners = 6
+
+    def contend(store: DebateStore, owner: LeaseOwner) -> str:
+        try:
+            store.acquire_lease("deb-1", owner, now=T0, ttl=TTL, create=created(), owner_gone=never_gone)
+        except DebateBusyError:  # the winner's lease is there
+            return "refused"
+        except StoreError as exc:  # or not yet, but its debate is
+            return "refused" if "already exists" in str(exc) else str(exc)
+        return owner.id
+
+    outcomes = race(open_shared, runners, contend)
+    assert outcomes.count("refused") == runners - 1, outcomes
+    with open_shared() as check:
+        assert len(check.changes("deb-1")) == 1
 
 
 def test_sqlite_store_from_before_leases_is_upgraded(tmp_path: Path) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -227,13 +227,10 @@ def full_debate(debate_id: str = "deb-1") -> list[Change]:
     ]
 
 
-@pytest.fixture(params=["sqlite", "memory"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DebateStore]:
-    backend: SqliteStore | MemoryStore = (
-        SqliteStore(tmp_path / "debates.sqlite3") if request.param == "sqlite" else MemoryStore()
-    )
-    with backend:
-        yield backend
+@pytest.fixture
+def store(contract_store: DebateStore) -> DebateStore:
+    """Each backend in turn (tests/conftest.py: SQLite, memory, Postgres)."""
+    return contract_store
 
 
 # --- the contract, on both backends -------------------------------------------------------
@@ -355,12 +352,11 @@ def test_an_empty_append_checks_the_id(store: DebateStore) -> None:
     assert len(store.changes("deb-1")) == 1
 
 
-def test_closed_store_raises_store_error(tmp_path: Path) -> None:
-    for backend in (SqliteStore(tmp_path / "x.sqlite3"), MemoryStore()):
-        with backend as opened:
-            opened.append("deb-1", new_debate())
-        with pytest.raises(StoreError, match="closed"):
-            backend.exists("deb-1")
+def test_closed_store_raises_store_error(store: DebateStore) -> None:
+    store.append("deb-1", new_debate())
+    store.close()
+    with pytest.raises(StoreError, match="closed"):
+        store.exists("deb-1")
 
 
 def test_stores_satisfy_the_protocol(store: DebateStore) -> None:
@@ -486,8 +482,8 @@ def test_sqlite_inconsistent_log_is_a_store_error(tmp_path: Path) -> None:
             store.load("deb-1")
 
 
-def test_sqlite_store_is_shared_between_threads(tmp_path: Path) -> None:
-    with SqliteStore(tmp_path / "debates.sqlite3") as store:
+def test_a_store_is_shared_between_threads(open_shared: Callable[[], DebateStore]) -> None:
+    with open_shared() as store:
 
         def run(n: int) -> None:
             store.append(f"deb-{n}", *full_debate(f"deb-{n}"))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -11,14 +10,13 @@ from dialectic.core.changes import CursorMoved, DebateCreated, RoundStarted, Sta
 from dialectic.core.domain import DebateState
 from dialectic.core.errors import DebateNotFoundError
 from dialectic.engine.lease import LeasedStore
-from dialectic.store import AbsentStore, DebateStore, MemoryStore, SqliteStore
+from dialectic.store import AbsentStore, DebateStore
 
 
-@pytest.fixture(params=["sqlite", "memory"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DebateStore]:
-    backend: DebateStore = SqliteStore(tmp_path / "debates.sqlite3") if request.param == "sqlite" else MemoryStore()
-    yield backend
-    backend.close()
+@pytest.fixture
+def store(contract_store: DebateStore) -> DebateStore:
+    """Each backend in turn (tests/conftest.py: SQLite, memory, Postgres)."""
+    return contract_store
 
 
 def test_numbers_every_change_from_one_and_starts_after_the_number_given(store: DebateStore) -> None:

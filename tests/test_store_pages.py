@@ -24,7 +24,7 @@ from dialectic.core.changes import (
 )
 from dialectic.core.config import SystemConfig
 from dialectic.core.domain import DebateRound, DebateState, DebateSummary, Solution, SummaryMetadata
-from dialectic.store import AbsentStore, DebateStore, MemoryStore, SqliteStore
+from dialectic.store import AbsentStore, DebateStore, SqliteStore
 from dialectic.store.base import (
     ListedDebate,
     ListingDetails,
@@ -38,13 +38,10 @@ from dialectic.web.presenter import token_totals
 from tests.test_store import ARCHITECT, SECURITY, T0, contribution, full_debate, new_debate, tick
 
 
-@pytest.fixture(params=["sqlite", "memory"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DebateStore]:
-    backend: SqliteStore | MemoryStore = (
-        SqliteStore(tmp_path / "debates.sqlite3") if request.param == "sqlite" else MemoryStore()
-    )
-    with backend:
-        yield backend
+@pytest.fixture
+def store(contract_store: DebateStore) -> DebateStore:
+    """Each backend in turn (tests/conftest.py: SQLite, memory, Postgres)."""
+    return contract_store
 
 
 def add(store: DebateStore, debate_id: str, minutes: float, status: str = "pending") -> None:

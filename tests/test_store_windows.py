@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,16 +11,16 @@ from dialectic.core.changes import DebateCreated, WindowNoted, WindowsSized, fol
 from dialectic.core.domain import DebateState, WindowUse
 from dialectic.core.errors import StoreError
 from dialectic.engine.lease import LeasedStore
-from dialectic.store import AbsentStore, MemoryStore, SqliteStore, WindowMemory
+from dialectic.store import AbsentStore, DebateStore, MemoryStore, SqliteStore, WindowMemory
 
 ENDPOINT = "openai|http://127.0.0.1:8080/v1"
 
 
-@pytest.fixture(params=["sqlite", "memory"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqliteStore | MemoryStore]:
-    backend = SqliteStore(tmp_path / "debates.sqlite3") if request.param == "sqlite" else MemoryStore()
-    with backend:
-        yield backend
+@pytest.fixture
+def store(contract_store: DebateStore) -> SqliteStore | MemoryStore:
+    """Each backend in turn (tests/conftest.py: SQLite, memory, Postgres), all of which keep windows."""
+    assert isinstance(contract_store, WindowMemory)
+    return contract_store  # type: ignore[return-value]
 
 
 def test_a_window_is_kept_per_endpoint_and_model(store: SqliteStore | MemoryStore) -> None:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -93,13 +94,14 @@ def test_without_the_web_extra_serve_names_it(tmp_path: Path, module: str) -> No
     )
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
-    (tmp_path / "debate-config.json").write_text(json.dumps(CONFIG), encoding="utf-8")
+@contextmanager
+def serving(cwd: Path, env: dict[str, str], store: str) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    """``dialectic serve`` on ``store`` with :data:`CONFIG`, on a free port: its URL and its process."""
+    (cwd / "debate-config.json").write_text(json.dumps(CONFIG), encoding="utf-8")
     process = subprocess.Popen(
-        [DIALECTIC, "serve", "--port", "0", "--store", str(tmp_path / "store")],
-        cwd=tmp_path,
-        env=environ(tmp_path),
+        [DIALECTIC, "serve", "--port", "0", "--store", store],
+        cwd=cwd,
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -108,10 +110,18 @@ def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
     assert process.stdout is not None
     line = process.stdout.readline()
     assert line.startswith("Serving on http://127.0.0.1:"), line
-    yield line.split()[2], process
-    if process.poll() is None:
-        process.kill()
-        process.wait()
+    try:
+        yield line.split()[2], process
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[str, subprocess.Popen[str]]]:
+    with serving(tmp_path, environ(tmp_path), str(tmp_path / "store")) as started:
+        yield started
 
 
 def http(url: str, body: dict[str, object] | None = None) -> tuple[int, str]:

@@ -12,7 +12,7 @@ from pathlib import Path
 from dialectic.cli.console import Terminal
 from dialectic.cli.inputs import load_env_file
 from dialectic.cli.options import DEFAULT_ENV_FILE
-from dialectic.store import MEMORY_LOCATION, DebateStore, open_store, resolve_data_dir
+from dialectic.store import MEMORY_LOCATION, DebateStore, open_store, resolve_store, shown_url
 
 
 def load_environment(env_file: Path | None) -> None:
@@ -29,15 +29,17 @@ def open_debate_store(store: str | None, *, create: bool = True) -> tuple[Debate
 
     The second value is ``None`` when a plain ``dialectic resume`` would find the same store
     (no ``--store`` needed in the hints we print); otherwise it is the absolute path, so the
-    hint works from any directory. Commands that only read pass ``create=False``: a store
-    that does not exist is then never created (it reads as empty).
+    hint works from any directory (a Postgres URL without its password). Commands that only read pass
+    ``create=False``: a store that does not exist is then never created (it reads as empty).
     """
-    data_dir = resolve_data_dir(store, os.environ)
-    default_dir = resolve_data_dir(None, os.environ)
-    return open_store(data_dir, create=create), _store_flag(data_dir, default_dir)
+    location = resolve_store(store, os.environ)
+    default = resolve_store(None, os.environ)
+    return open_store(location, create=create), _store_flag(location, default)
 
 
-def _store_flag(data_dir: Path, default_dir: Path) -> str | None:
-    if data_dir.absolute() == default_dir.absolute():
+def _store_flag(location: str | Path, default: str | Path) -> str | None:
+    if isinstance(location, str) or isinstance(default, str):
+        return None if location == default else shown_url(str(location))
+    if location.absolute() == default.absolute():
         return None
-    return str(data_dir) if str(data_dir) == MEMORY_LOCATION else str(data_dir.absolute())
+    return str(location) if str(location) == MEMORY_LOCATION else str(location.absolute())

@@ -22,7 +22,7 @@ from dialectic.cli.console import Terminal
 from dialectic.cli.ratings import INITIAL_RATING, K_FACTOR, RATING_KEYS, Leaderboard, RatingKey, compute_ratings
 from dialectic.core.domain import DebateState
 from dialectic.core.errors import InvalidArgumentsError
-from dialectic.store import open_store, resolve_data_dir
+from dialectic.store import open_store, resolve_store
 
 OUTPUT_FORMATS = ("table", "json")
 TABLE_WIDTH_WHEN_PIPED = 120
@@ -80,7 +80,7 @@ def parse_since(text: str) -> datetime:
 
 def completed_debates(store: str | None, since: datetime | None) -> tuple[list[DebateState], str]:
     """The completed debates created at or after ``since``, and where the store is (for messages)."""
-    debate_store = open_store(resolve_data_dir(store, os.environ), create=False)
+    debate_store = open_store(resolve_store(store, os.environ), create=False)
     try:
         listings = [d for d in debate_store.list(status="completed") if since is None or d.created_at >= since]
         return [debate_store.load(d.id) for d in listings], debate_store.location

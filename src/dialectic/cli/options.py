@@ -20,7 +20,8 @@ StoreOption = Annotated[
     typer.Option(
         "--store",
         metavar="DIR",
-        help="Where debates are kept (default: $DIALECTIC_HOME, else the user data directory).",
+        help="Where debates are kept: a directory, a database file or a postgresql:// URL"
+        " (default: $DIALECTIC_STORE, else $DIALECTIC_HOME, else the user data directory).",
     ),
 ]
 EnvFileOption = Annotated[
