@@ -125,7 +125,7 @@ def test_agents_are_chosen_and_edited(serve: Callable[..., None]) -> None:
 def test_a_whole_configuration_may_be_sent(serve: Callable[..., None]) -> None:
     async def scenario(api: Api) -> None:
         config = make_config(agents=3, rounds=1).to_json_dict()
-        del config["limits"], config["allowOutsidePrompts"], config["pricing"]
+        del config["limits"], config["allowOutsidePrompts"], config["pricing"], config["hooks"]
         debate_id = await api.start(config=config)
         await api.finished(debate_id)
         assert len(api.ctx.store.load(debate_id).agents) == 3

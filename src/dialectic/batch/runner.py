@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from dialectic.batch.store import BatchItem, BatchStore
-from dialectic.core.errors import DialecticError
+from dialectic.core.errors import DebateBusyError, DialecticError, LeaseLostError
 from dialectic.front.debate import Debate
 from dialectic.front.results import DebateResult, Finished
 
@@ -112,33 +112,60 @@ class BatchRun:
                 self.progress.finished(record)
 
     async def _debate(self, item: BatchItem) -> dict[str, Any]:
-        began = time.monotonic()
-        debate_id = item.debate_id
+        return await run_one(
+            self.debate, item, on_started=lambda debate_id: self.store.started(self.run_id, item.id, debate_id)
+        )
+
+
+async def run_one(
+    debate: Debate, item: BatchItem, *, on_started: Callable[[str], None], busy_wait_s: float = 0.0
+) -> dict[str, Any]:
+    """One problem's debate, to its result line: the debate ``item`` has is resumed from its last saved step
+    (or just read, when it completed), else a new one starts and ``on_started`` gets its id on its first
+    event. Local runs and Ray workers both run debates through here.
+
+    ``busy_wait_s``: how long a resume waits for the lease of a run that died (on another host its heartbeat
+    must expire; on this one a dead owner's lease is taken over at once) before giving up with its error."""
+    began = time.monotonic()
+    debate_id = item.debate_id
+    try:
+        result: DebateResult | None = None
+        if debate_id is not None:
+            saved = debate.load(debate_id)
+            result = saved if saved.status == "completed" else await _resume(debate, debate_id, busy_wait_s)
+        else:
+            async for event in debate.stream(item.problem, deltas=False):
+                if debate_id is None and event.debate_id:
+                    debate_id = event.debate_id
+                    on_started(debate_id)
+                if isinstance(event, Finished):
+                    result = event.result
+        assert result is not None
+        return result_record(item.id, result, time.monotonic() - began)
+    except asyncio.CancelledError:
+        raise
+    except Exception as exc:  # one debate's failure is its result line, never the batch's end
+        message = exc.message if isinstance(exc, DialecticError) else f"{type(exc).__name__}: {exc}"
+        record = empty_record(item.id, debate_id, time.monotonic() - began, message)
+        if debate_id is not None:
+            try:
+                record.update(_usage(debate.load(debate_id)))
+            except Exception:  # the error above is what the line reports
+                pass
+        return record
+
+
+async def _resume(debate: Debate, debate_id: str, busy_wait_s: float) -> DebateResult:
+    deadline = time.monotonic() + busy_wait_s
+    while True:
         try:
-            result: DebateResult | None = None
-            if debate_id is not None:
-                saved = self.debate.load(debate_id)
-                result = saved if saved.status == "completed" else await self.debate.resume(debate_id)
-            else:
-                async for event in self.debate.stream(item.problem, deltas=False):
-                    if debate_id is None and event.debate_id:
-                        debate_id = event.debate_id
-                        self.store.started(self.run_id, item.id, debate_id)
-                    if isinstance(event, Finished):
-                        result = event.result
-            assert result is not None
-            return result_record(item.id, result, time.monotonic() - began)
-        except asyncio.CancelledError:
+            return await debate.resume(debate_id)
+        except LeaseLostError:
             raise
-        except Exception as exc:  # one debate's failure is its result line, never the batch's end
-            message = exc.message if isinstance(exc, DialecticError) else f"{type(exc).__name__}: {exc}"
-            record = empty_record(item.id, debate_id, time.monotonic() - began, message)
-            if debate_id is not None:
-                try:
-                    record.update(_usage(self.debate.load(debate_id)))
-                except Exception:  # the error above is what the line reports
-                    pass
-            return record
+        except DebateBusyError:
+            if time.monotonic() >= deadline:
+                raise
+            await asyncio.sleep(min(1.0, max(0.05, deadline - time.monotonic())))
 
 
 def empty_record(item_id: str, debate_id: str | None, wall_s: float, error: str) -> dict[str, Any]:

@@ -103,6 +103,16 @@ class BatchStore:
         ).fetchall()
         return [BatchItem(r[0], r[1], r[2], r[3], json.loads(r[4]) if r[4] else None) for r in rows]
 
+    def item(self, run_id: str, item_id: str) -> BatchItem:
+        """One problem of the run, as saved now (:class:`InvalidArgumentsError` when there is none)."""
+        row = self._db.execute(
+            "SELECT item_id, problem, debate_id, status, record FROM batch_items WHERE run_id = ? AND item_id = ?",
+            (run_id, item_id),
+        ).fetchone()
+        if row is None:
+            raise InvalidArgumentsError(f"no problem {item_id!r} in batch run {run_id}")
+        return BatchItem(row[0], row[1], row[2], row[3], json.loads(row[4]) if row[4] else None)
+
     def started(self, run_id: str, item_id: str, debate_id: str) -> None:
         with self._transaction():
             self._db.execute(

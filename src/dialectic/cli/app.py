@@ -32,6 +32,7 @@ from dialectic.cli.mcp_command import mcp
 from dialectic.cli.models_command import models
 from dialectic.cli.replay_command import replay
 from dialectic.cli.serve_command import serve
+from dialectic.cli.verify_command import verify
 from dialectic.core.errors import EXIT_GENERAL_ERROR, EXIT_INVALID_ARGS, DialecticError
 from dialectic.core.redaction import redact
 
@@ -86,6 +87,7 @@ app.command("leaderboard")(leaderboard)
 app.command("serve")(serve)
 app.command("models")(models)
 app.command("mcp")(mcp)
+app.command("verify")(verify)
 
 
 def _error(message: str) -> None:
@@ -151,10 +153,16 @@ def leave(code: int) -> NoReturn:
     second after a debate, for nothing the user sees. So the buffered streams and the
     logging handlers (whose ``atexit`` hook will not run) are flushed, then ``os._exit``.
 
+    Post-debate hooks still running (webhooks, ``--on-complete``) are waited for first, each within
+    its own bound (:func:`dialectic.reporting.hooks.wait_pending`).
+
     The normal exit is kept when it could still matter: when flushing fails (stdout is a
     closed pipe: Python then reports it as it always does) and when a thread that is not a
     daemon is still alive (a normal exit waits for it).
     """
+    hooks = sys.modules.get("dialectic.reporting.hooks")
+    if hooks is not None:
+        hooks.wait_pending()  # post-debate hooks still running, each for at most its own bound
     try:
         logging = sys.modules.get("logging")
         if logging is not None:

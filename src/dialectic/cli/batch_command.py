@@ -49,6 +49,15 @@ def batch(
             "saved step, the others start.",
         ),
     ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="ADDRESS|auto",
+            help="Run the debates on a Ray cluster: the one at ADDRESS (host:port), or with 'auto' the one "
+            "running here, else a new local one. Needs the extra: pip install 'dialectic-debate[ray]'.",
+        ),
+    ] = None,
     store: StoreOption = None,
     env_file: EnvFileOption = None,
 ) -> None:
@@ -61,6 +70,7 @@ def batch(
         output=output,
         concurrency=concurrency,
         resume=resume,
+        ray=ray,
         store=store,
         env_file=env_file,
     )

@@ -11,6 +11,8 @@ import asyncio
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -49,10 +51,17 @@ def run_batch_command(
     resume: str | None,
     store: str | None,
     env_file: Path | None,
+    ray: str | None = None,
 ) -> None:
     load_environment(env_file)
     if concurrency is not None and concurrency < 1:
         raise InvalidArgumentsError(f"--concurrency must be at least 1 (got {concurrency})")
+    if ray is not None:
+        if not ray.strip():
+            raise InvalidArgumentsError("--ray: give a cluster address (host:port) or 'auto'")
+        from dialectic.batch.ray_run import import_ray
+
+        import_ray()  # without the extra: a one-line usage error, before anything is created
     if (problems is None) == (resume is None):
         raise InvalidArgumentsError("give either PROBLEMS.jsonl or --resume RUN_ID")
     data_dir = resolve_data_dir(store, os.environ)
@@ -89,8 +98,18 @@ def run_batch_command(
         began = time.monotonic()
         signals = StopSignals()
         try:
-            with signals.installed():
-                _run(signals, _execute(run_id, batch_store, prepared, str(data_dir), concurrency, results, progress))
+            if ray is not None:
+                with _ray_output_on_stderr():
+                    from dialectic.batch.ray_run import connect
+
+                    _note(f"ray: joined the cluster at {connect(ray)}")  # before our signal handlers: Ray sets its own
+                    work = _execute_on_ray(run_id, batch_store, prepared, data_dir, concurrency, results, progress)
+                    with signals.installed():
+                        _run(signals, work)
+            else:
+                work = _execute(run_id, batch_store, prepared, str(data_dir), concurrency, results, progress)
+                with signals.installed():
+                    _run(signals, work)
         except (KeyboardInterrupt, Terminated):
             progress.clear()
             finished = sum(1 for item in batch_store.items(run_id) if item.finished)
@@ -130,6 +149,58 @@ async def _execute(
         await run.run()
     finally:
         await pool.aclose()
+
+
+async def _execute_on_ray(
+    run_id: str,
+    batch_store: BatchStore,
+    prepared: PreparedConfig,
+    data_dir: Path,
+    concurrency: int,
+    results: ResultsFile | None,
+    progress: BatchProgress,
+) -> None:
+    """The debates on the Ray cluster joined (:func:`~dialectic.batch.ray_run.connect`); this process keeps the
+    run, the results and the progress."""
+    from dialectic.batch.ray_run import RayBatchRun, RayJob
+
+    location = str(data_dir) if "://" in str(data_dir) else str(data_dir.absolute())
+    job = RayJob(
+        run_id=run_id,
+        batch_path=str(batch_database(data_dir).absolute()),
+        config=prepared.config,
+        config_dir=str(prepared.directory.absolute()),
+        location=location,
+    )
+
+    def note(text: str) -> None:
+        progress.clear()
+        _note(text)
+
+    run = RayBatchRun(
+        run_id,
+        batch_store,
+        job,
+        concurrency,
+        on_finished=results.append if results is not None else lambda record: None,
+        progress=progress,
+        note=note,
+    )
+    await run.run()
+
+
+@contextmanager
+def _ray_output_on_stderr() -> Iterator[None]:
+    """While joined to Ray: what Ray prints (a worker that died, from a thread of its own, to ``sys.stdout``)
+    goes to stderr, so stdout keeps only the summary; leaves the cluster on the way out."""
+    from dialectic.batch.ray_run import disconnect
+
+    try:
+        with redirect_stdout(sys.stderr):
+            yield
+    finally:
+        with redirect_stdout(sys.stderr):
+            disconnect()
 
 
 def _run(signals: StopSignals, work: Any) -> None:

@@ -18,8 +18,11 @@ from dialectic.cli.options import (
     BudgetUsdOption,
     EditorOption,
     EnvFileOption,
+    NotifyOption,
+    OnCompleteOption,
     OutputOption,
     ReportOption,
+    SignKeyOption,
     StoreOption,
     TraceContentOption,
     TraceOption,
@@ -113,6 +116,9 @@ def debate(
             "(debate.cache: read; default: the config's, else off: fresh samples).",
         ),
     ] = False,
+    sign_key: SignKeyOption = None,
+    notify: NotifyOption = None,
+    on_complete: OnCompleteOption = None,
 ) -> None:
     """Run a debate on a problem and print the judge's solution."""
     from dialectic.cli.debate_run import run_debate
@@ -144,6 +150,9 @@ def debate(
         trace_content=trace_content,
         editor=editor,
         cache=cache,
+        sign_key=sign_key,
+        notify=notify,
+        on_complete=on_complete,
     )
 
 
@@ -170,6 +179,9 @@ def resume(
         ),
     ] = None,
     editor: EditorOption = False,
+    sign_key: SignKeyOption = None,
+    notify: NotifyOption = None,
+    on_complete: OnCompleteOption = None,
 ) -> None:
     """Continue a suspended, paused, interrupted or failed debate from where it stopped (a new budget or
     context window is kept)."""
@@ -190,4 +202,7 @@ def resume(
         trace_content=trace_content,
         turn_files=turn_file,
         editor=editor,
+        sign_key=sign_key,
+        notify=notify,
+        on_complete=on_complete,
     )

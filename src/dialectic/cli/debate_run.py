@@ -21,8 +21,10 @@ from dialectic.cli.answers import (
 from dialectic.cli.budget_flags import checked_budget, with_budget
 from dialectic.cli.command_setup import load_environment, open_debate_store
 from dialectic.cli.console import Terminal
+from dialectic.cli.hook_flags import checked_hook_flags, run_hooks
 from dialectic.cli.inputs import require_one_problem, resolve_problem
 from dialectic.cli.output import OutputTarget, check_output, check_report, emit_results
+from dialectic.cli.receipt_run import receipt_signer
 from dialectic.cli.session import DebateSession
 from dialectic.cli.tracing_flags import tracing_for
 from dialectic.cli.turns import TurnWriter, read_turn_files
@@ -31,6 +33,7 @@ from dialectic.cli.window_flags import parse_windows
 from dialectic.core.config import SystemConfig
 from dialectic.core.domain import DebateState
 from dialectic.core.errors import DebateStateError, InvalidArgumentsError
+from dialectic.core.receipts import ReceiptSigner
 from dialectic.engine import DebateRequest
 from dialectic.engine.api import checked_windows
 from dialectic.engine.seats import turn_texts
@@ -67,12 +70,16 @@ def run_debate(
     context_mode: str | None = None,
     editor: bool = False,
     cache: bool = False,
+    sign_key: Path | None = None,
+    notify: list[str] | None = None,
+    on_complete: str | None = None,
 ) -> None:
     """``dialectic debate``: the flags are described in :func:`dialectic.cli.commands.debate`."""
     term = Terminal()
     load_environment(env_file)
     require_one_problem(problem, problem_file)
     budget = checked_budget(budget_usd, budget_tokens)
+    hook_flags = checked_hook_flags(notify, on_complete)
     answer_book = load_answers_file(answers) if answers is not None else None
     provider, model = _model_path_provider(provider, model, model_path)
     overrides = Overrides(
@@ -102,9 +109,12 @@ def run_debate(
         term.warning("--answers is not used without --clarify: no clarifying questions will be asked")
     tracing = tracing_for(trace, trace_content, term)
     output_target, report_target = check_targets(output, report)
+    signer = receipt_signer(sign_key)
     debate_store, store_flag = open_debate_store(store)
     request = DebateRequest(problem=text, config=resolved, config_dir=prepared.directory, clarify=clarify)
-    session = new_session(debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing, editor=editor)
+    session = new_session(
+        debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing, editor=editor, signer=signer
+    )
     try:
         state = session.start(request)
         if answer_book and asks:
@@ -112,6 +122,7 @@ def run_debate(
         finish_run(state, output=output_target, report=report_target, verbose=verbose, term=term)
     finally:
         session.announce_saved()
+        run_hooks(debate_store, session.debate_id, hook_flags, output=output_target, report=report_target)
         debate_store.close()
 
 
@@ -131,14 +142,19 @@ def resume_debate(
     trace_content: bool = False,
     turn_files: list[str] | None = None,
     editor: bool = False,
+    sign_key: Path | None = None,
+    notify: list[str] | None = None,
+    on_complete: str | None = None,
 ) -> None:
     """``dialectic resume``: the flags are described in :func:`dialectic.cli.commands.resume`."""
     term = Terminal()
     load_environment(env_file)
     budget = checked_budget(budget_usd, budget_tokens)
     windows = parse_windows(window)
+    hook_flags = checked_hook_flags(notify, on_complete)
     answer_book = load_answers_file(answers) if answers is not None else None
     written = read_turn_files(turn_files) if turn_files else None
+    signer = receipt_signer(sign_key)
     debate_store, store_flag = open_debate_store(store, create=False)
     try:
         state = debate_store.load(debate_id)
@@ -156,13 +172,29 @@ def resume_debate(
         if written is not None:
             turn_texts(state, written)  # a debate that waits for no such turn is refused before it runs
         session = new_session(
-            debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing, editor=editor, turns=written
+            debate_store,
+            store_flag,
+            term,
+            answer_book,
+            verbose=verbose,
+            tracing=tracing,
+            editor=editor,
+            turns=written,
+            signer=signer,
         )
         try:
             resumed = session.resume(state, budget=budget, windows=windows)
             finish_run(resumed, output=output_target, report=report_target, verbose=verbose, term=term)
         finally:
             session.announce_saved()
+            run_hooks(
+                debate_store,
+                session.debate_id,
+                hook_flags,
+                output=output_target,
+                report=report_target,
+                changed_after=state.updated_at,
+            )
     finally:
         debate_store.close()
 
@@ -192,11 +224,19 @@ def new_session(
     tracing: TraceSettings | None,
     editor: bool = False,
     turns: list[tuple[str | None, str]] | None = None,
+    signer: ReceiptSigner | None = None,
 ) -> DebateSession:
     answerer = Answerer.for_cli(answers, sys.stdin, term)
     writer = TurnWriter(term, files=turns, stdin=sys.stdin, use_editor=editor)
     return DebateSession(
-        store, term, answerer=answerer, verbose=verbose, store_flag=store_flag, tracing=tracing, turns=writer
+        store,
+        term,
+        answerer=answerer,
+        verbose=verbose,
+        store_flag=store_flag,
+        tracing=tracing,
+        turns=writer,
+        signer=signer,
     )
 
 

@@ -83,3 +83,30 @@ EditorOption = Annotated[
         help="Write a human seat's turns in $EDITOR (it opens on the turn's prompt) instead of at the terminal.",
     ),
 ]
+SignKeyOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--sign-key",
+        metavar="PATH",
+        help="Sign the debate's receipt with this Ed25519 private key "
+        "(default: $DIALECTIC_RECEIPT_KEY, else unsigned).",
+    ),
+]
+NotifyOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--notify",
+        metavar="URL",
+        help="POST a signed JSON summary here when the debate finishes (hooks.onComplete; signed with "
+        "$DIALECTIC_HOOK_SECRET); repeatable.",
+    ),
+]
+OnCompleteOption = Annotated[
+    str | None,
+    typer.Option(
+        "--on-complete",
+        metavar="CMD",
+        help="Run CMD (no shell) when the debate finishes, with DIALECTIC_DEBATE_ID and DIALECTIC_EXPORT in its "
+        "environment (hooks.onCompleteCommand).",
+    ),
+]

@@ -14,6 +14,8 @@ import typer
 from dialectic.cli.browse import IdArgument
 from dialectic.cli.options import (
     EnvFileOption,
+    NotifyOption,
+    OnCompleteOption,
     OutputOption,
     ReportOption,
     StoreOption,
@@ -43,6 +45,8 @@ def replay(
     env_file: EnvFileOption = None,
     trace: TraceOption = False,
     trace_content: TraceContentOption = False,
+    notify: NotifyOption = None,
+    on_complete: OnCompleteOption = None,
 ) -> None:
     """Run a stored debate's problem again as a new debate: every call whose inputs are unchanged is answered
     from the call cache, so only what a changed config changes is asked of the providers."""
@@ -60,4 +64,6 @@ def replay(
         env_file=env_file,
         trace=trace,
         trace_content=trace_content,
+        notify=notify,
+        on_complete=on_complete,
     )

@@ -7,6 +7,7 @@ from pathlib import Path
 from dialectic.cli.command_setup import load_environment, open_debate_store
 from dialectic.cli.console import Terminal
 from dialectic.cli.debate_run import check_targets, finish_run, new_session
+from dialectic.cli.hook_flags import checked_hook_flags, run_hooks
 from dialectic.cli.tracing_flags import tracing_for
 from dialectic.loading.replay import replay_request
 from dialectic.loading.setup import check_ready
@@ -25,10 +26,13 @@ def replay_debate(
     env_file: Path | None,
     trace: bool = False,
     trace_content: bool = False,
+    notify: list[str] | None = None,
+    on_complete: str | None = None,
 ) -> None:
     """``dialectic replay``: the flags are described in :func:`dialectic.cli.replay_command.replay`."""
     term = Terminal()
     load_environment(env_file)
+    hook_flags = checked_hook_flags(notify, on_complete)
     debate_store, store_flag = open_debate_store(store, create=False)
     try:
         original = debate_store.load(debate_id)
@@ -44,5 +48,6 @@ def replay_debate(
             finish_run(state, output=output_target, report=report_target, verbose=verbose, term=term)
         finally:
             session.announce_saved()
+            run_hooks(debate_store, session.debate_id, hook_flags, output=output_target, report=report_target)
     finally:
         debate_store.close()

@@ -92,6 +92,7 @@ def _serve(
             )
     port = sock.getsockname()[1]
     host = f"[{settings.host}]" if ":" in settings.host else settings.host
+    context.runs.base_url = f"http://{host}:{port}"  # the links a debate's hooks send
     sys.stdout.write(f"Serving on http://{host}:{port}/ (debates in {store.location}; API docs at /docs)\n")
     sys.stdout.flush()
     config = uvicorn.Config(app, log_level="warning", access_log=False, timeout_graceful_shutdown=5)

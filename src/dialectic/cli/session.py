@@ -28,6 +28,7 @@ from dialectic.core import events as ev
 from dialectic.core.domain import DebateState
 from dialectic.core.errors import DebateBusyError, LeaseLostError
 from dialectic.core.events import EventBus
+from dialectic.core.receipts import ReceiptSigner
 from dialectic.engine import DebateEngine, DebateRequest
 from dialectic.engine.api import BudgetChange
 from dialectic.llm.registry import ProviderPool
@@ -69,6 +70,7 @@ class DebateSession:
         store_flag: str | None,
         tracing: TraceSettings | None = None,
         turns: TurnWriter | None = None,
+        signer: ReceiptSigner | None = None,
     ) -> None:
         self.store = store
         self.term = term
@@ -93,7 +95,7 @@ class DebateSession:
             self._tracer = DebateTracer.from_settings(tracing)
             bus.subscribe(self._tracer)
         watchers = [self._tracer] if self._tracer is not None else []
-        self._engine = DebateEngine(store, self._providers, bus, watchers=watchers)
+        self._engine = DebateEngine(store, self._providers, bus, watchers=watchers, signer=signer)
 
     def start(self, request: DebateRequest) -> DebateState:
         with self._stoppable():

@@ -151,6 +151,10 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
     if state.judge is not None:
         lines.append(f"Judge    {_participant(state.judge)}")
     lines.append(f"Usage    {usage_text(debate_totals(state))}")
+    if state.receipt is not None:
+        signed = ", signed" if state.receipt.signature else ""
+        receipt = f"{state.receipt.algorithm}:{state.receipt.digest} ({state.receipt.count} changes{signed})"
+        lines.append(f"Receipt  {receipt}")
     saved = state.saved_config()
     context = saved.debate.context if saved is not None else None
     if context is not None and context.dir and context.mode in ("tools", "paste"):

@@ -28,6 +28,7 @@ from dialectic.core.domain import (
     LedgerEntry,
     Model,
     PlayedBy,
+    Receipt,
     RoundAssessment,
     RoundEvaluation,
     Solution,
@@ -215,6 +216,14 @@ class CursorMoved(ChangeBase):
     next_node: str | None = None
 
 
+class ReceiptRecorded(ChangeBase):
+    """The debate's receipt, saved once it completed: a hash chain over the changes before it
+    (:mod:`dialectic.core.receipts`); receipts themselves are never part of a chain."""
+
+    kind: Literal["receipt_recorded"] = "receipt_recorded"
+    receipt: Receipt
+
+
 Change = Annotated[
     DebateCreated
     | StatusChanged
@@ -241,7 +250,8 @@ Change = Annotated[
     | WindowsSized
     | TurnAwaited
     | TurnAnswered
-    | CursorMoved,
+    | CursorMoved
+    | ReceiptRecorded,
     Field(discriminator="kind"),
 ]
 
@@ -330,6 +340,8 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
                 turn.text, turn.played_by, turn.answered_at = change.text, change.played_by, change.at
         case CursorMoved():
             state.next_node = change.next_node
+        case ReceiptRecorded():
+            state.receipt = change.receipt
         case _:
             assert_never(change)
     state.updated_at = change.at

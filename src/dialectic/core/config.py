@@ -430,6 +430,64 @@ class LimitsConfig(ConfigModel):
     max_agents: int = Field(default=12, ge=1, description="Agents that may take part (the judge not counted).")
 
 
+DEFAULT_HOOK_SECRET_ENV = "DIALECTIC_HOOK_SECRET"
+"""The environment variable a webhook's signing secret is read from when ``secretEnv`` names none."""
+
+
+class WebhookTarget(ConfigModel):
+    """A receiver of the POST sent when a debate finishes (``hooks.onComplete``; a bare string is its url)."""
+
+    url: str = Field(min_length=1, description="An http:// or https:// URL.")
+    secret_env: str = Field(
+        default=DEFAULT_HOOK_SECRET_ENV,
+        min_length=1,
+        description="The environment variable holding the HMAC-SHA256 signing secret (unset: sent unsigned).",
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _bare_url(cls, value: Any) -> Any:
+        return {"url": value} if isinstance(value, str) else value
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        url = value.strip()
+        scheme, _, rest = url.partition("://")
+        if scheme.lower() not in ("http", "https") or not rest.strip("/"):
+            raise ValueError(f"'{value}' is not an http:// or https:// URL")
+        return url
+
+
+class HookSettings(ConfigModel):
+    """What runs when a debate finishes (completed, failed or interrupted): webhooks and a command.
+
+    Hooks never change a debate: they run after its state is saved, a failure is a warning, and a
+    process waits for them at most ``waitMs`` (webhooks) and ``commandTimeoutMs`` (the command).
+    """
+
+    on_complete: list[WebhookTarget] = Field(
+        default_factory=list, description="Webhooks POSTed a signed JSON summary of each finished debate."
+    )
+    on_complete_command: str | None = Field(
+        default=None,
+        min_length=1,
+        description="A command run (without a shell) when a debate finishes; it gets DIALECTIC_DEBATE_ID, "
+        "DIALECTIC_STATUS, DIALECTIC_EXPORT and DIALECTIC_REPORT in its environment.",
+    )
+    max_attempts: int = Field(default=4, ge=1, le=10, description="POSTs per webhook, the first one included.")
+    backoff_ms: int = Field(default=250, ge=0, le=60_000, description="Wait after the first failure; doubles.")
+    wait_ms: int = Field(
+        default=5_000, ge=0, le=300_000, description="The most a webhook's delivery takes, retries included."
+    )
+    command_timeout_ms: int = Field(default=30_000, ge=1, le=3_600_000, description="The command's time limit.")
+
+    @property
+    def active(self) -> bool:
+        """Whether anything runs when a debate finishes."""
+        return bool(self.on_complete) or self.on_complete_command is not None
+
+
 class HasId(Protocol):
     id: str
 
@@ -466,6 +524,8 @@ class SystemConfig(ConfigModel):
     limits: LimitsConfig = Field(default_factory=LimitsConfig)
     pricing: dict[str, ModelPrice] = Field(default_factory=dict)
     """``provider/model`` → price, over the built-in table (:mod:`dialectic.core.pricing`)."""
+    hooks: HookSettings = Field(default_factory=HookSettings)
+    """Webhooks and a command run when a debate finishes (:mod:`dialectic.reporting.hooks`)."""
     allow_outside_prompts: bool = False
     """Set by ``--allow-outside-prompts`` only (never read from a file); saved with the debate for ``resume``."""
 

@@ -453,8 +453,9 @@ class VoteOutcome(Model):
 class AnswerTally(Model):
     """How the adaptive answer protocol decided (``format: adaptive``): every answer given, and the winner."""
 
-    answer: str | None
-    """The answer with the most summed confidence; ``None`` when no reply stated one."""
+    answer: str | None = None
+    """The answer with the most summed confidence; ``None`` when no reply stated one (and then left out of
+    the stored JSON, which drops ``None``: a default, so the stored change reads back)."""
     counts: dict[str, int] = Field(default_factory=dict)
     """Answer → how many replies gave it, in the order first given."""
     weights: dict[str, float] = Field(default_factory=dict)
@@ -601,6 +602,26 @@ class LedgerEntry(Model):
         return self.input_tokens + self.output_tokens
 
 
+class Receipt(Model):
+    """A finished debate's receipt: a SHA-256 hash chain over its stored changes (see :mod:`dialectic.core.receipts`).
+
+    Saved with the debate when it completes; ``dialectic verify`` recomputes the chain from the store."""
+
+    debate_id: str
+    algorithm: str
+    count: int
+    """How many changes the chain covers: the debate's first ``count`` changes (receipts not counted)."""
+    digest: str
+    """The last link of the chain (hex): what the receipt vouches for."""
+    links: list[str] = Field(default_factory=list)
+    """Every link of the chain (hex), in order: they tell which change stopped matching."""
+    created_at: datetime = Field(default_factory=utc_now)
+    signature: str | None = None
+    """Ed25519 signature over the digest's bytes (hex), when the operator gave a signing key."""
+    public_key: str | None = None
+    """The raw Ed25519 public key that goes with ``signature`` (hex)."""
+
+
 class DebateState(Model):
     id: str
     problem: str
@@ -645,6 +666,8 @@ class DebateState(Model):
     """Why a failed debate stopped, when it is a reason a user acts on (``budget``)."""
     next_node: str | None = None
     """The node the runner will execute next; ``None`` once the debate has ended."""
+    receipt: Receipt | None = None
+    """The receipt saved when the debate completed (``None`` before, and for debates older than receipts)."""
     created_at: datetime = Field(default_factory=utc_now)
     updated_at: datetime = Field(default_factory=utc_now)
 

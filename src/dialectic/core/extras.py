@@ -17,6 +17,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "web": ("fastapi", "uvicorn", "sse_starlette", "markdown_it", "nh3"),
     "plot": ("matplotlib",),
     "mcp": ("mcp",),
+    "receipts": ("cryptography",),
     "postgres": ("psycopg", "psycopg_pool"),
 }
 """The top-level modules each extra installs that dialectic imports (``pyproject.toml``'s extras)."""

@@ -23,6 +23,7 @@ from dialectic.core.errors import ConfigError, DebateStateError, InvalidArgument
 from dialectic.core.events import EventBus
 from dialectic.core.ledger import debate_totals
 from dialectic.core.pricing import PriceTable
+from dialectic.core.receipts import ReceiptSigner
 from dialectic.engine.budget import BudgetGuard, check_budget_prices, with_limits
 from dialectic.engine.calls import CallWatcher
 from dialectic.engine.files_access import (
@@ -86,6 +87,7 @@ class DebateEngine:
         lease: LeasePolicy | None = None,
         watchers: Sequence[CallWatcher] = (),
         turns: TurnChannel | None = None,
+        signer: ReceiptSigner | None = None,
     ) -> None:
         self.store = store
         self.providers = providers
@@ -98,6 +100,8 @@ class DebateEngine:
         self.turns = turns
         """How a human seat's person is asked while a debate runs; ``None``: each human turn suspends the
         debate until its text is sent (``resume(..., turns=...)``). See :mod:`dialectic.engine.seats`."""
+        self.signer = signer
+        """Signs each completed debate's receipt (:mod:`dialectic.core.receipts`); ``None``: unsigned receipts."""
 
     async def start(self, request: DebateRequest, *, control: RunControl | None = None) -> DebateState:
         """Create the debate and run it until it completes, suspends, pauses (through ``control``) or fails."""
@@ -291,6 +295,7 @@ class DebateEngine:
                 saved=state.windows,
             ),
             turns=self.turns,
+            signer=self.signer,
         )
 
     def _announce(self, ctx: RunState, *, resumed: bool) -> None:

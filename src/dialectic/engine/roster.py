@@ -41,7 +41,10 @@ class Roster:
 
 
 class ClientFactory:
-    """Hands out clients that share one concurrency limit per provider endpoint, and the debate's call cache."""
+    """Hands out clients that share one concurrency limit per provider endpoint, and the debate's call cache.
+
+    The limit is the debate's own (``debate.maxConcurrency``), unless the provider pool shares one with other
+    processes (:meth:`~dialectic.llm.registry.ProviderPool.shared_limit`: a Ray batch's limiter actors)."""
 
     def __init__(
         self, pool: ProviderPool, settings: DebateSettings, retry: RetryPolicy, cache: ReplyCache | None = None
@@ -61,7 +64,8 @@ class ClientFactory:
         """A client of ``config``'s endpoint; its replies are filed in the call cache under that endpoint
         (a person's are not: a seat a person plays is always asked)."""
         key = self._pool.key_for(config)
-        limiter = self._limits.setdefault(key, asyncio.Semaphore(self._max))
+        shared = self._pool.shared_limit(key)
+        limiter = shared if shared is not None else self._limits.setdefault(key, asyncio.Semaphore(self._max))
         cache = self._cache.at(key) if self._cache is not None and not config.is_human else None
         return LLMClient(
             self._pool.get(config),

@@ -15,7 +15,14 @@ from dialectic.agents.participants import Speaker
 from dialectic.agents.tool_loop import observing_tools
 from dialectic.context.history import format_clarifications
 from dialectic.core import events as ev
-from dialectic.core.changes import Change, ContributionRecorded, apply_change
+from dialectic.core.changes import (
+    Change,
+    ContributionRecorded,
+    ReceiptRecorded,
+    apply_change,
+    dump_change,
+    parse_change,
+)
 from dialectic.core.config import BudgetSettings
 from dialectic.core.domain import (
     CallStatus,
@@ -29,6 +36,7 @@ from dialectic.core.errors import ProviderError
 from dialectic.core.events import EventBus
 from dialectic.core.ledger import LedgerTotals
 from dialectic.core.pricing import PriceTable
+from dialectic.core.receipts import ReceiptSigner, make_receipt
 from dialectic.engine.budget import BudgetGuard
 from dialectic.engine.calls import CallInfo, CallScope, CallWatch, CallWatcher
 from dialectic.engine.files_access import FilesAccess
@@ -88,6 +96,8 @@ class RunState:
     (see :mod:`dialectic.engine.seats`)."""
     people: PeopleWaited = field(default_factory=PeopleWaited)
     """The human turns waited for now (the round's watchdog does not count that time as a stall)."""
+    signer: ReceiptSigner | None = None
+    """Signs the receipt saved when the debate completes; ``None``: the receipt is not signed."""
     _deferred: list[Change] = field(default_factory=list)
     _deferred_events: list[ev.Event] = field(default_factory=list)
 
@@ -117,15 +127,19 @@ class RunState:
         """The problem as ``speaker`` is given it (with the context files pasted when it reads them that way)."""
         return self.files.problem_for(speaker, self.problem)
 
-    def record(self, *changes: Change) -> None:
+    def record(self, *changes: Change, receipt: bool = False) -> None:
         """Append to the store first, then apply in memory: the saved log is the truth.
 
         The ledger entries of the calls whose results ``changes`` keep go into the same append
         (see :mod:`dialectic.engine.ledger_book`), and so do the participants' window notes that
-        changed since the last append.
+        changed since the last append. With ``receipt`` (the append that completes the debate), the
+        debate's receipt goes into it too, covering the whole log with this append: one transaction,
+        so no completed debate is ever saved without its receipt.
         """
         calls = self.book.settle(changes, self.state.current_round)
-        saved = (*changes, *calls, *self.windows.notes())
+        saved: tuple[Change, ...] = (*changes, *calls, *self.windows.notes())
+        if receipt:
+            saved = (*saved, self._receipt_over(saved))
         last_seq = self.store.append(self.state.id, *saved)
         for change in saved:
             apply_change(self.state, change)
@@ -134,17 +148,23 @@ class RunState:
         for call in calls:
             self.emit(ev.CallSaved(self.debate_id, call.entry))
 
+    def _receipt_over(self, saving: tuple[Change, ...]) -> ReceiptRecorded:
+        """The receipt of the stored log followed by ``saving``, each change as the store will read it back."""
+        log = [*self.store.changes(self.debate_id), *(parse_change(dump_change(change)) for change in saving)]
+        return ReceiptRecorded(receipt=make_receipt(self.debate_id, log, signer=self.signer))
+
     def defer(self, change: Change, event: ev.Event | None = None) -> None:
         """Save ``change`` with the cursor move that ends this node (one transaction), then announce ``event``."""
         self._deferred.append(change)
         if event is not None:
             self._deferred_events.append(event)
 
-    def commit(self, *closing: Change) -> None:
-        """Save the deferred changes and ``closing`` in one append, then publish the deferred events."""
+    def commit(self, *closing: Change, receipt: bool = False) -> None:
+        """Save the deferred changes and ``closing`` in one append (with the debate's receipt, when
+        ``receipt``: see :meth:`record`), then publish the deferred events."""
         changes, events = self._deferred + list(closing), self._deferred_events
         self._deferred, self._deferred_events = [], []
-        self.record(*changes)
+        self.record(*changes, receipt=receipt)
         for event in events:
             self.emit(event)
 

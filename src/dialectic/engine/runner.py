@@ -44,7 +44,7 @@ async def run_graph(ctx: RunState, start: Node) -> DebateState:
                 ctx.emit(ev.NodeFinished(ctx.debate_id, node.name, "error"))
                 raise
             if isinstance(outcome, End):
-                ctx.commit(CursorMoved(next_node=None), StatusChanged(status="completed"))
+                ctx.commit(CursorMoved(next_node=None), StatusChanged(status="completed"), receipt=True)
                 ctx.emit(ev.NodeFinished(ctx.debate_id, node.name, "end"))
                 assert ctx.state.final_solution is not None
                 ctx.emit(ev.DebateCompleted(ctx.debate_id, ctx.state.final_solution))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from typing import Any, TypeVar
 from dialectic.core.config import AgentConfig, FallbackModel, SystemConfig
 from dialectic.core.domain import DebateState
 from dialectic.core.errors import InvalidArgumentsError
-from dialectic.core.events import Event, EventBus
+from dialectic.core.events import DebateStarted, Event, EventBus
 from dialectic.engine.api import DebateEngine, DebateRequest
 from dialectic.engine.seats import TurnChannel, turn_texts
 from dialectic.front.results import DebateResult, Finished
@@ -218,11 +219,14 @@ class Debate:
     async def _with_engine(self, run: Callable[[DebateEngine], Awaitable[DebateState]]) -> DebateResult:
         with self._store() as store:
             pool = self._providers or ProviderPool()
+            bus = EventBus()
+            ran = _RanDebate(bus)
             try:
-                return DebateResult(await run(DebateEngine(store, pool, EventBus(), turns=self._turns)))
+                return DebateResult(await run(DebateEngine(store, pool, bus, turns=self._turns)))
             finally:
                 if self._providers is None:
                     await pool.aclose()
+                ran.fire_hooks(store)
 
     async def _streamed(
         self, run: Callable[[DebateEngine], Awaitable[DebateState]], deltas: bool = True
@@ -230,6 +234,7 @@ class Debate:
         events: asyncio.Queue[Event] = asyncio.Queue()
         bus = EventBus()
         bus.subscribe(events.put_nowait, deltas=deltas)
+        ran = _RanDebate(bus)
         with self._store() as store:
             pool = self._providers or ProviderPool()
             task = asyncio.ensure_future(run(DebateEngine(store, pool, bus, turns=self._turns)))
@@ -248,6 +253,7 @@ class Debate:
                     await asyncio.wait({task})
                 if self._providers is None:
                     await pool.aclose()
+                ran.fire_hooks(store)
 
     @contextmanager
     def _store(self) -> Iterator[DebateStore]:
@@ -261,6 +267,34 @@ class Debate:
                 yield store
             finally:
                 store.close()
+
+
+class _RanDebate:
+    """The debate a run of the engine ran (told by its bus), whose hooks run once it is saved."""
+
+    def __init__(self, bus: EventBus) -> None:
+        self.debate_id: str | None = None
+        bus.subscribe(self._seen)
+
+    def _seen(self, event: Event) -> None:
+        if isinstance(event, DebateStarted):
+            self.debate_id = event.debate_id
+
+    def fire_hooks(self, store: DebateStore) -> None:
+        """Start the saved debate's hooks when it finished (in the background: the process waits for them,
+        bounded, at exit); a failure is logged, never raised."""
+        if self.debate_id is None:
+            return
+        try:
+            state = store.load(self.debate_id)
+            saved = state.saved_config()
+            if saved is None or not saved.hooks.active:
+                return
+            from dialectic.reporting.hooks import fire, log_warning
+
+            fire(saved.hooks, state, warn=log_warning)
+        except Exception as exc:  # the debate is saved: nothing about its hooks may change its outcome
+            logging.getLogger("dialectic.hooks").warning("debate %s: hooks not run: %s", self.debate_id, exc)
 
 
 def load_config_over(config: SystemConfig, **overrides: Any) -> SystemConfig:

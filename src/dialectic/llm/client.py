@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractAsyncContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -89,6 +89,13 @@ class StructuredResult(Generic[M]):
     error: str | None = None
 
 
+class SharedLimit(Protocol):
+    """A concurrency limit kept outside this process (``dialectic batch --ray``: one actor per endpoint,
+    shared by the whole cluster); each :meth:`slot` is one request's hold on it, taken and given back."""
+
+    def slot(self) -> AbstractAsyncContextManager[object]: ...
+
+
 class LLMClient:
     """One provider plus the policies every caller shares."""
 
@@ -97,7 +104,7 @@ class LLMClient:
         provider: LLMProvider,
         *,
         retry: RetryPolicy | None = None,
-        limiter: asyncio.Semaphore | None = None,
+        limiter: asyncio.Semaphore | SharedLimit | None = None,
         max_continuations: int = 1,
         cache: ReplyCache | None = None,
     ) -> None:
@@ -109,7 +116,11 @@ class LLMClient:
         self.max_continuations = max_continuations
 
     def _slot(self) -> AbstractAsyncContextManager[Any]:
-        return self._limiter if self._limiter is not None else nullcontext()
+        if self._limiter is None:
+            return nullcontext()
+        if isinstance(self._limiter, asyncio.Semaphore):
+            return self._limiter
+        return self._limiter.slot()
 
     async def _call(
         self, request: CompletionRequest, on_retry: RetryHook | None, stream: DeltaHook | None = None, offset: int = 0

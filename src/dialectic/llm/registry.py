@@ -20,11 +20,15 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import metadata
+from typing import TYPE_CHECKING
 
 from dialectic.core.config import DEFAULT_MODELS, AgentConfig, WireApi
 from dialectic.core.errors import ConfigError, MissingApiKeyError
 from dialectic.core.redaction import note_key_env
 from dialectic.llm.base import LLMProvider
+
+if TYPE_CHECKING:
+    from dialectic.llm.client import SharedLimit
 
 ENTRY_POINT_GROUP = "dialectic.providers"
 
@@ -289,11 +293,21 @@ class ProviderPool:
     """Builds each distinct endpoint once and hands the same instance to every agent using it."""
 
     def __init__(
-        self, env: Mapping[str, str] | None = None, overrides: Mapping[str, LLMProvider] | None = None
+        self,
+        env: Mapping[str, str] | None = None,
+        overrides: Mapping[str, LLMProvider] | None = None,
+        *,
+        shared_limits: Callable[[str], SharedLimit | None] | None = None,
     ) -> None:
         self._env = env
         self._instances: dict[tuple[str, str | None, str | None, float | None, str], LLMProvider] = {}
         self._overrides = dict(overrides or {})
+        self._shared_limits = shared_limits
+
+    def shared_limit(self, key: str) -> SharedLimit | None:
+        """The limit the endpoint ``key`` (:meth:`key_for`) shares with other processes, when the pool was
+        given one (``dialectic batch --ray``); ``None``: each debate keeps its own (``debate.maxConcurrency``)."""
+        return self._shared_limits(key) if self._shared_limits is not None else None
 
     def key_for(self, agent: AgentConfig) -> str:
         """A stable name for the endpoint an agent uses (for per-provider concurrency limits)."""

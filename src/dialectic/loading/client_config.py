@@ -109,6 +109,7 @@ CLIENT_SETTINGS: SettingsSpec = {
     "limits": "the limits are the server's",
     "pricing": "the prices are the server's",
     "allowOutsidePrompts": PROMPT_FILES,
+    "hooks": "hooks are the server's: a debate's webhooks and command are its configuration's",
 }
 LISTS = frozenset({"agents"})
 """The sections that are lists of items (each checked against the section's spec)."""

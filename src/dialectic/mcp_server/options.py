@@ -93,9 +93,11 @@ def call_config(base: SystemConfig, options: CallOptions, transport: Transport) 
 
 
 def _submitted(data: Mapping[str, Any], base: SystemConfig) -> SystemConfig:
-    """A whole configuration sent with a call, on the server's limits and prices."""
+    """A whole configuration sent with a call, on the server's limits, prices and hooks."""
     try:
-        return SystemConfig.model_validate({**data, "limits": base.limits.model_dump(), "pricing": base.pricing})
+        return SystemConfig.model_validate(
+            {**data, "limits": base.limits.model_dump(), "pricing": base.pricing, "hooks": base.hooks.model_dump()}
+        )
     except ValidationError as exc:
         raise ConfigError(f"invalid configuration: {describe_validation_error(exc)}") from None
 

@@ -31,6 +31,7 @@ from dialectic.core.domain import (
     DebateSummary,
     Participant,
     PromptSource,
+    Receipt,
     Solution,
     ToolCallRecord,
 )
@@ -196,7 +197,15 @@ def _header(state: DebateState) -> list[str]:
         facts.append(f"- **Resumes at:** {state.next_node}")
     if state.error:
         facts.append(f"- **Error:** {_inline(state.error)}")
+    if state.receipt is not None:
+        facts.append(f"- **Receipt:** {receipt_fact(state.receipt)}")
     return [f"# Debate report: {_inline(_first_line(state.problem))}", "\n".join(facts)]
+
+
+def receipt_fact(receipt: Receipt) -> str:
+    """The receipt as the report states it: its digest, what it covers, and whether it is signed."""
+    signed = ", signed (Ed25519)" if receipt.signature else ""
+    return f"`{receipt.algorithm}:{receipt.digest}` ({receipt.count} changes{signed}; check it with `dialectic verify`)"
 
 
 def _problem(state: DebateState) -> list[str]:

@@ -224,11 +224,16 @@ def _termination(choice: TerminationChoice | None) -> TerminationCondition | Non
 
 def submitted_config(data: dict[str, Any], server: ServerConfig) -> SystemConfig:
     """A configuration sent with the request, held to what a client may set
-    (:data:`~dialectic.loading.client_config.CLIENT_SETTINGS`), on the server's limits and prices."""
+    (:data:`~dialectic.loading.client_config.CLIENT_SETTINGS`), on the server's limits, prices and hooks."""
     check_settings(data)
     try:
         config = SystemConfig.model_validate(
-            {**data, "limits": server.limits.model_dump(), "pricing": server.config.pricing}
+            {
+                **data,
+                "limits": server.limits.model_dump(),
+                "pricing": server.config.pricing,
+                "hooks": server.config.hooks.model_dump(),
+            }
         )
     except ValidationError as exc:
         raise ConfigError(f"invalid configuration: {describe_validation_error(exc)}") from None

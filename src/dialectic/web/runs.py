@@ -71,6 +71,8 @@ class ServerRuns:
         self._lock_users: dict[str, int] = {}
         self._deadlines: dict[str, asyncio.TimerHandle] = {}
         self._background: set[asyncio.Task[None]] = set()
+        self.base_url: str | None = None
+        """Where this server is reached (``http://host:port``), for the links a debate's hooks send."""
 
     @asynccontextmanager
     async def steering(self, debate_id: str) -> AsyncIterator[None]:
@@ -144,7 +146,32 @@ class ServerRuns:
                 log.error("debate %s stopped by an unexpected error", run.debate_id, exc_info=error)
             else:
                 self.watch_deadlines(run.task.result())
+        self._fire_hooks(run.debate_id)
         self._on_end(run.debate_id)
+
+    def _fire_hooks(self, debate_id: str) -> None:
+        """Start the hooks of the debate's configuration when it finished (in the background); never raises."""
+        try:
+            state = self.engine.store.load(debate_id)
+            saved = state.saved_config()
+            if saved is None or not saved.hooks.active:
+                return
+            from dialectic.reporting.hooks import fire, log_warning
+
+            fire(saved.hooks, state, links=self.links(debate_id), warn=log_warning)
+        except Exception:  # the debate is saved: its hooks change nothing about it
+            log.warning("debate %s: hooks not run", debate_id, exc_info=True)
+
+    def links(self, debate_id: str) -> dict[str, str]:
+        """The debate's page and downloads on this server (none until its address is known)."""
+        if self.base_url is None:
+            return {}
+        base = self.base_url.rstrip("/")
+        return {
+            "web": f"{base}/#/debates/{debate_id}",
+            "export": f"{base}/api/debates/{debate_id}/export",
+            "report": f"{base}/api/debates/{debate_id}/report",
+        }
 
     def watch_deadlines(self, state: DebateState) -> None:
         """Resume ``state`` when the first deadline of the human turns it waits for passes (the seat's fallback
