@@ -96,7 +96,8 @@ class BatchRun:
             await asyncio.gather(*workers)
         finally:
             for worker in workers:
-                worker.cancel()
+                if not worker.done() and not worker.cancelling():  # once: a second cancel cuts the saving short
+                    worker.cancel()
             await asyncio.gather(*workers, return_exceptions=True)
 
     async def _worker(self, queue: asyncio.Queue[BatchItem]) -> None:

@@ -250,7 +250,7 @@ class Debate:
             finally:
                 if not task.done():
                     task.cancel()
-                    await asyncio.wait({task})
+                    await _settled(task)
                 if self._providers is None:
                     await pool.aclose()
                 ran.fire_hooks(store)
@@ -267,6 +267,19 @@ class Debate:
                 yield store
             finally:
                 store.close()
+
+
+async def _settled(task: asyncio.Future[Any]) -> None:
+    """Wait until ``task`` (a cancelled run) is done, even through further cancellations of the waiter, which
+    are raised once it is: the run must get to save the debate as interrupted, or it would stay ``running``."""
+    cancelled = False
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            cancelled = True
+    if cancelled:
+        raise asyncio.CancelledError
 
 
 class _RanDebate:
