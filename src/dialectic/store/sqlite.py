@@ -95,7 +95,7 @@ class SqliteStore(RelationalStore):
     One connection, shareable between threads: every use of it holds ``self._lock``.
     """
 
-    def __init__(self, path: str | Path, *, timeout: float = 5.0, create: bool = True) -> None:
+    def __init__(self, path: str | Path, *, timeout: float = 30.0, create: bool = True) -> None:
         """Open the database at ``path``; with ``create=False`` a missing file is an error, never created."""
         self.path = Path(path).expanduser()
         self.location = str(self.path)
