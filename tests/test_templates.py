@@ -110,6 +110,13 @@ FULL: dict[str, dict] = {
         participants=[LabelledRole("Agent 1", "System Architect"), LabelledRole("Agent 2", "Security Specialist")],
         strategy="binary",
     ),
+    "consensus_guard.md.j2": dict(
+        problem="Design a URL shortener.",
+        round_number=1,
+        debate="Round 1 refinements, all alike...",
+        reason="the positions converged in round 1 (similarity 97%), with little evidence",
+        word_limit=200,
+    ),
     "vote.md.j2": dict(
         role_name="Security Specialist",
         problem="Design a URL shortener.",
@@ -142,6 +149,7 @@ OPTIONAL: dict[str, dict] = {
     "judge_assess.md.j2": dict(previous=""),
     "judge_verdict.md.j2": dict(vote=""),
     "judge_personas.md.j2": {},
+    "consensus_guard.md.j2": {},
     "vote.md.j2": {},
     **{name: dict(clarifications="", discussion="", summary="") for name in TURN_TEMPLATES},
 }
@@ -352,3 +360,10 @@ def test_the_files_section_tells_of_the_tools_and_lists_the_directory(name: str)
         assert tool in section
     assert "at most 4 tool calls" in section and section.rstrip().endswith(listing)
     assert "## The user's files" not in render(name, **FULL[name])  # no tools: no section, no mention
+
+
+def test_consensus_guard_asks_for_the_objection_nobody_raised() -> None:
+    text = render("consensus_guard.md.j2", **FULL["consensus_guard.md.j2"])
+    assert "strongest objection" in text and "none of them raised" in text
+    assert "at most 200 words" in text
+    assert text.index("## Why the consensus is in doubt") < text.index("## Task")

@@ -7,7 +7,7 @@ import io
 from dialectic.cli.console import Terminal
 from dialectic.cli.progress import ProgressReporter
 from dialectic.core import events as ev
-from dialectic.core.domain import Contribution, ContributionMetadata, Participant
+from dialectic.core.domain import ConsensusGuard, Contribution, ContributionMetadata, Participant
 
 DEBATE = "deb-20250101-000000-ABCD"
 ARCHITECT = Participant(id="a1", name="System Architect", role="architect", model="m", provider="openai")
@@ -107,3 +107,10 @@ def test_the_one_agent_warning_shows_with_the_live_display_too() -> None:
     with reporter.running():
         reporter(ev.DebateStarted(DEBATE, "p", 2, (ARCHITECT,), JUDGE))
     assert "warning: only one agent (System Architect) takes part" in stream.getvalue()
+
+
+def test_the_consensus_guard_has_its_line() -> None:
+    stream = io.StringIO()
+    guard = ConsensusGuard(round_number=1, reason="converged at once", objection="What if  Redis\nfails?", by="j")
+    feed(ProgressReporter(Terminal(stream)), ev.GuardRaised(DEBATE, guard))
+    assert stream.getvalue().splitlines()[-1] == "consensus guard after round 1: What if Redis fails?"

@@ -62,7 +62,7 @@ def test_the_configured_kind_wins_over_detection(harness: Callable[..., Harness]
 def test_turn_formats_ask_for_a_worked_answer_on_reasoning(harness: Callable[..., Harness], debate_format: str) -> None:
     h = harness(scripted_judge(should_continue=False))
     h.start(make_config(agents=2, rounds=2, format=debate_format), problem=ARITHMETIC)
-    judged = ("assessment", "verdict", "synthesis", "summary", "judge-summary", "vote")
+    judged = ("assessment", "verdict", "synthesis", "summary", "judge-summary", "vote", "consensus_guard")
     turns = [c for c in h.provider.calls if not c.tag.startswith(judged)]
     assert turns and all('"Answer: <' in c.last_user and "## Question" in c.last_user for c in turns)
     assert all("No preamble" not in c.last_user for c in turns)  # the open-question instructions are not mixed in

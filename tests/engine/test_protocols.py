@@ -30,7 +30,8 @@ def test_free_form_takes_turns_in_order_and_the_judge_decides_when_to_stop(harne
 
 def test_free_form_stops_when_the_judge_says_so(harness: Callable[..., Harness]) -> None:
     h = harness(scripted_judge(should_continue=False))
-    state = h.start(make_config(agents=2, rounds=4, format="free-form"))
+    # The scripted turns look alike: a hollow consensus the guard would challenge (see test_consensus_guard).
+    state = h.start(make_config(agents=2, rounds=4, format="free-form", consensusGuard="off"))
     assert len(state.rounds) == 1 and state.stopped_early is not None
 
 
@@ -78,6 +79,7 @@ def test_convergence_seeking_stops_once_positions_converge(harness: Callable[...
             rounds=4,
             format="convergence-seeking",
             terminationCondition={"type": "convergence", "threshold": 5},
+            consensusGuard="off",  # the scripted turns look alike: the guard would challenge them once
         )
     )
     assert len(state.rounds) == 1 and state.stopped_early is not None

@@ -39,11 +39,17 @@ async def answer_blind(
     problem: str,
     clarifications: str,
     greedy: bool,
+    memories: str = "",
     on_retry: RetryHook | None = None,
 ) -> AgentReply:
-    """One independent answer (``greedy``: at temperature 0), asking for the tokens' probabilities."""
+    """One independent answer (``greedy``: at temperature 0), asking for the tokens' probabilities;
+    ``memories``: the past debates' section (``debate.memory: on``)."""
     user = render(
-        ANSWER_TEMPLATE, problem=problem, clarifications=clarifications, word_limit=agent.word_limit(TURN_WORDS)
+        ANSWER_TEMPLATE,
+        problem=problem,
+        clarifications=clarifications,
+        memories=memories,
+        word_limit=agent.word_limit(TURN_WORDS),
     )
     request = agent.request(user, "answer").with_changes(logprobs=True)
     if greedy:
@@ -88,6 +94,7 @@ async def take_turn(
     summary: str,
     round_number: int,
     total_rounds: int,
+    memories: str = "",
     tools: ToolAccess | None = None,
     on_retry: RetryHook | None = None,
 ) -> AgentReply:
@@ -98,6 +105,7 @@ async def take_turn(
         role_name=agent.role_title,
         problem=problem,
         clarifications=clarifications,
+        memories=memories,
         discussion=discussion,
         summary=summary,
         round_number=round_number,
@@ -188,3 +196,30 @@ async def assign_personas(
     return await judge.client.complete_structured(
         judge.request(user, "personas"), PersonaAssignmentOutput, shape=shape, on_retry=on_retry
     )
+
+
+CONSENSUS_GUARD_TEMPLATE = "consensus_guard.md.j2"
+"""The consensus guard's turn (``debate.consensusGuard``): the strongest objection nobody raised."""
+CONSENSUS_GUARD_WORDS = 200
+"""The guard's objection at most: one objection, argued, not a rival design."""
+
+
+async def challenge_consensus(
+    judge: Judge,
+    *,
+    problem: str,
+    round_number: int,
+    debate: str,
+    reason: str,
+    on_retry: RetryHook | None = None,
+) -> AgentReply:
+    """The guard's objection to a consensus reached too easily (plain text, written by the judge's model)."""
+    user = render(
+        CONSENSUS_GUARD_TEMPLATE,
+        problem=problem,
+        round_number=round_number,
+        debate=debate,
+        reason=reason,
+        word_limit=CONSENSUS_GUARD_WORDS,
+    )
+    return AgentReply(await judge.client.complete(judge.request(user, "consensus_guard"), on_retry=on_retry))

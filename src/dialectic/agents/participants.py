@@ -184,15 +184,18 @@ class DebateAgent(Speaker):
         clarifications: str,
         history: str,
         history_is_summary: bool,
+        memories: str = "",
         tools: ToolAccess | None = None,
         on_retry: RetryHook | None = None,
     ) -> AgentReply:
+        """A proposal; ``memories``: the past debates' section of a round-1 prompt (``debate.memory: on``)."""
         user = render(
             phase_template("propose", self.problem_kind),
             role_name=self.role_title,
             problem=problem,
             context=context,
             clarifications=clarifications,
+            memories=memories,
             history=history,
             history_is_summary=history_is_summary,
             word_limit=self.word_limit(PROPOSAL_WORDS),

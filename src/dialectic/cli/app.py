@@ -29,6 +29,7 @@ from dialectic.cli.eval_command import evaluate
 from dialectic.cli.interruptions import EXIT_INTERRUPTED, InterruptedRun, Terminated, exit_code_for, signal_name
 from dialectic.cli.leaderboard_command import leaderboard
 from dialectic.cli.mcp_command import mcp
+from dialectic.cli.memory_command import memory
 from dialectic.cli.models_command import models
 from dialectic.cli.replay_command import replay
 from dialectic.cli.serve_command import serve
@@ -88,6 +89,7 @@ app.command("serve")(serve)
 app.command("models")(models)
 app.command("mcp")(mcp)
 app.command("verify")(verify)
+app.add_typer(memory, name="memory")
 
 
 def _error(message: str) -> None:

@@ -95,6 +95,7 @@ class ProgressReporter:
             | ev.QuestionsPending
             | ev.ParticipantRemoved
             | ev.AssessmentAdded
+            | ev.GuardRaised
             | ev.VoteCompleted
             | ev.VerdictAdded
             | ev.PersonasGiven,
@@ -129,6 +130,10 @@ class ProgressReporter:
             return f"{plural(count, 'clarifying question')} need{'s' if count == 1 else ''} answers"
         if isinstance(event, ev.AssessmentAdded):
             return assessment_line(event, self._names)
+        if isinstance(event, ev.GuardRaised):
+            objection = " ".join(event.guard.objection.split())
+            short = objection if len(objection) <= 160 else objection[:157] + "..."
+            return f"consensus guard after round {event.guard.round_number}: {short}"
         if isinstance(event, ev.VoteCompleted):
             return vote_line(event.outcome, self._names)
         if isinstance(event, ev.VerdictAdded):

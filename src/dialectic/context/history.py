@@ -26,6 +26,17 @@ _TYPE_LABEL = {
 }
 
 
+GUARD_LABEL = "Challenge to the consensus (the strongest objection nobody raised)"
+"""How the consensus guard's objection is headed in a round's text (``debate.consensusGuard``)."""
+
+
+def guard_block(rnd: DebateRound) -> str:
+    """The consensus guard's objection after ``rnd`` as a labelled block, or ``""`` when it did not speak."""
+    if rnd.guard is None:
+        return ""
+    return f"### Round {rnd.round_number} — {GUARD_LABEL}\n{rnd.guard.objection.strip()}"
+
+
 def participant_names(state: DebateState) -> dict[str, str]:
     names = {p.id: p.name for p in state.agents}
     if state.judge is not None:
@@ -72,7 +83,8 @@ def rounds_text(
     Within a round the blocks are ordered by phase, then by the order of ``names``, not by
     when calls happened to finish — so the same debate always yields the same prompts.
     ``with_roles=False`` leaves the roles out (the judge, seeing neutral labels, should not
-    recognise a participant by them).
+    recognise a participant by them). The consensus guard's objection after a round comes last in
+    it (unless ``kinds`` picks contributions).
     """
     order = {agent_id: index for index, agent_id in enumerate(names)}
 
@@ -88,6 +100,8 @@ def rounds_text(
             blocks.append(
                 f"### Round {rnd.round_number} — {describe(c, names, with_roles=with_roles)}\n{c.content.strip()}"
             )
+        if kinds is None and rnd.guard is not None:
+            blocks.append(guard_block(rnd))
     return "\n\n".join(blocks)
 
 
@@ -103,7 +117,9 @@ def perspective(state: DebateState, agent_id: str, before_round: int) -> list[De
             if (c.agent_id == agent_id and c.type in ("proposal", "refinement"))
             or (c.type == "critique" and c.target_agent_id == agent_id)
         ]
-        views.append(DebateRound(round_number=rnd.round_number, contributions=mine, timestamp=rnd.timestamp))
+        views.append(
+            DebateRound(round_number=rnd.round_number, contributions=mine, timestamp=rnd.timestamp, guard=rnd.guard)
+        )
     return views
 
 
@@ -133,12 +149,17 @@ def history_for(state: DebateState, agent_id: str, round_number: int, *, full_hi
     received (what it has seen and said); otherwise nothing (round 2+ proposals already carry
     the agent's latest position). The thread is the agent's own so that its next round can
     start as soon as its own refinement exists, without waiting for the other agents.
+
+    The consensus guard's objection after the previous round is always in it (see
+    :mod:`dialectic.engine.consensus_guard`): after the summary, or alone without the full history.
     """
     summary = latest_summary(state, agent_id, round_number)
+    previous = state.find_round(round_number - 1)
+    challenge = guard_block(previous) if previous is not None else ""
     if summary is not None:
-        return summary.summary, True
+        return "\n\n".join(t for t in (summary.summary, challenge) if t), True
     if not full_history:
-        return "", False
+        return challenge, False
     return perspective_text(state, agent_id, round_number), False
 
 

@@ -16,6 +16,7 @@ from pydantic import Field, TypeAdapter
 from dialectic.core.domain import (
     AgentClarifications,
     AnswerTally,
+    ConsensusGuard,
     Contribution,
     DebateRound,
     DebateState,
@@ -28,6 +29,7 @@ from dialectic.core.domain import (
     LedgerEntry,
     Model,
     PlayedBy,
+    RecalledMemory,
     Receipt,
     RoundAssessment,
     RoundEvaluation,
@@ -143,6 +145,14 @@ class AssessmentRecorded(ChangeBase):
     assessment: RoundAssessment
 
 
+class ConsensusChallenged(ChangeBase):
+    """The consensus guard's turn after a round (``debate.consensusGuard``): saved once, so a resumed debate
+    never challenges the same round twice."""
+
+    kind: Literal["consensus_challenged"] = "consensus_challenged"
+    guard: ConsensusGuard
+
+
 class DebateStoppedEarly(ChangeBase):
     kind: Literal["debate_stopped_early"] = "debate_stopped_early"
     stop: EarlyStop
@@ -224,6 +234,19 @@ class ReceiptRecorded(ChangeBase):
     receipt: Receipt
 
 
+class MemoriesRecalled(ChangeBase):
+    """The past debates given to round 1 (``debate.memory: on``), chosen once: a resumed debate keeps them."""
+
+    kind: Literal["memories_recalled"] = "memories_recalled"
+    memories: list[RecalledMemory]
+
+
+class MemoryForgotten(ChangeBase):
+    """``dialectic memory forget``: the debate is never recalled as memory again (the debate itself is kept)."""
+
+    kind: Literal["memory_forgotten"] = "memory_forgotten"
+
+
 Change = Annotated[
     DebateCreated
     | StatusChanged
@@ -240,6 +263,7 @@ Change = Annotated[
     | WorkDiscarded
     | PersonasAssigned
     | AssessmentRecorded
+    | ConsensusChallenged
     | DebateStoppedEarly
     | VoteRecorded
     | AnswerTallied
@@ -251,7 +275,9 @@ Change = Annotated[
     | TurnAwaited
     | TurnAnswered
     | CursorMoved
-    | ReceiptRecorded,
+    | ReceiptRecorded
+    | MemoriesRecalled
+    | MemoryForgotten,
     Field(discriminator="kind"),
 ]
 
@@ -315,6 +341,8 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
             state.personas_assigned = True
         case AssessmentRecorded():
             _round_at(state, change.assessment.round_number, change.at).assessment = change.assessment
+        case ConsensusChallenged():
+            _round_at(state, change.guard.round_number, change.at).guard = change.guard
         case DebateStoppedEarly():
             state.stopped_early = change.stop
         case VoteRecorded():
@@ -342,6 +370,10 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
             state.next_node = change.next_node
         case ReceiptRecorded():
             state.receipt = change.receipt
+        case MemoriesRecalled():
+            state.memories = [memory.model_copy() for memory in change.memories]
+        case MemoryForgotten():
+            state.memory_forgotten_at = change.at
         case _:
             assert_never(change)
     state.updated_at = change.at

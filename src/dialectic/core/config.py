@@ -318,6 +318,8 @@ class ContextSettings(ConfigModel):
 ContextStrategy = Literal["summarize", "slide", "fail"]
 CacheMode = Literal["off", "read"]
 """``debate.cache``: whether a new debate's requests are answered from the call cache (every reply is filed)."""
+MemoryMode = Literal["off", "on"]
+"""``debate.memory``: whether round 1 is given the outcomes of similar past debates (see ``docs/memory.md``)."""
 CONTEXT_STRATEGIES: tuple[str, ...] = ("summarize", "slide", "fail")
 
 
@@ -360,6 +362,12 @@ class DebateSettings(ConfigModel):
     assessment: Literal["auto", "on", "off"] = Field(
         default="auto", description="The judge's structured assessment of each round (auto: when needed)."
     )
+    consensus_guard: Literal["auto", "on", "off"] = Field(
+        default="auto",
+        description="The hollow-consensus guard: a challenge to the consensus (the strongest objection nobody "
+        "raised) and one more round. auto: when positions converge within the first rounds with little evidence "
+        "or mere repetition and that would end the debate; on: whenever positions converge; off: never.",
+    )
     rubric_weights: dict[str, float] | None = Field(
         default=None, description="Weights of the judge's rubric criteria (default: the seed's)."
     )
@@ -386,6 +394,26 @@ class DebateSettings(ConfigModel):
         description="read: a request sent before with the same inputs is answered from the call cache instead "
         "of the provider; off: every request is sent (every reply is filed in the cache either way).",
     )
+    memory: MemoryMode = Field(
+        default="off",
+        description="on: before round 1, the outcomes of the most similar past debates in the store are "
+        "given to the participants (see docs/memory.md); off: nothing from other debates.",
+    )
+    memory_count: int = Field(default=3, ge=1, le=20, description="Past debates given to round 1 at most.")
+    memory_max_chars: int = Field(
+        default=3_000, ge=200, le=50_000, description="Characters the past debates may take of a round-1 prompt."
+    )
+    memory_min_similarity: float = Field(
+        default=0.2, ge=0, le=1, description="How alike (0–1) a past debate's problem must be to be recalled."
+    )
+
+    @field_validator("memory", mode="before")
+    @classmethod
+    def _memory_switch(cls, value: object) -> object:
+        """YAML reads a bare ``on``/``off`` as a boolean: take it as the word."""
+        if isinstance(value, bool):
+            return "on" if value else "off"
+        return value
 
     def termination(self) -> TerminationCondition:
         """The termination condition in force: the configured one, or the format's own default."""

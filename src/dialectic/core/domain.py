@@ -270,12 +270,34 @@ class RoundAssessment(Model):
     """False when the judge's reply did not parse and only the detectors' figures are real."""
 
 
+class ConsensusGuard(Model):
+    """The hollow-consensus guard's turn after a round (``debate.consensusGuard``): the strongest objection
+    nobody raised, shown to the participants in the next round, which then happens instead of the debate
+    stopping on that convergence."""
+
+    round_number: int
+    """The round whose consensus was challenged."""
+    reason: str
+    """Why the guard fired (the detectors' and the judge's figures)."""
+    objection: str
+    """The objection, as the guard's speaker wrote it."""
+    by: str
+    """The speaker's id (the judge's model speaks for the guard)."""
+    similarity: float | None = None
+    """How alike the participants' positions were when it fired (0–1)."""
+    evidence: float | None = None
+    """The judge's mean evidence score of the round (0–10), when the judge assessed it."""
+    metadata: ContributionMetadata = Field(default_factory=ContributionMetadata)
+
+
 class DebateRound(Model):
     round_number: int
     contributions: list[Contribution] = Field(default_factory=list)
     summaries: dict[str, DebateSummary] = Field(default_factory=dict)
     evaluation: RoundEvaluation | None = None
     assessment: RoundAssessment | None = None
+    guard: ConsensusGuard | None = None
+    """The consensus guard's challenge after this round, when it fired."""
     phase: str | None = None
     """The protocol's name for this round (``opening``, ``rebuttal``, ``closing``…), when it has one."""
     timestamp: datetime = Field(default_factory=utc_now)
@@ -622,6 +644,23 @@ class Receipt(Model):
     """The raw Ed25519 public key that goes with ``signature`` (hex)."""
 
 
+class RecalledMemory(Model):
+    """A past debate whose outcome was given to round 1 (``debate.memory: on``; see ``docs/memory.md``)."""
+
+    debate_id: str
+    problem: str
+    """The past debate's problem, its first line."""
+    created_at: datetime
+    """When the past debate was created (the memory's date)."""
+    similarity: float
+    """How alike its problem is to this debate's (0–1), as ``measured_by`` measured it."""
+    measured_by: str = ""
+    verdict: str | None = None
+    """The judge's verdict (the winner and its summary), when the past debate had one."""
+    lessons: str = ""
+    """What it concluded: its solution's summary, else the judge's key points."""
+
+
 class DebateState(Model):
     id: str
     problem: str
@@ -668,6 +707,10 @@ class DebateState(Model):
     """The node the runner will execute next; ``None`` once the debate has ended."""
     receipt: Receipt | None = None
     """The receipt saved when the debate completed (``None`` before, and for debates older than receipts)."""
+    memories: list[RecalledMemory] | None = None
+    """The past debates given to round 1 (``debate.memory: on``), in order of similarity; ``None``: memory off."""
+    memory_forgotten_at: datetime | None = None
+    """When ``dialectic memory forget`` took this debate out of memory (it is never recalled again)."""
     created_at: datetime = Field(default_factory=utc_now)
     updated_at: datetime = Field(default_factory=utc_now)
 

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from dialectic.core.changes import Change
 from dialectic.core.domain import (
     AgentClarifications,
+    ConsensusGuard,
     Contribution,
     DebateSummary,
     DiscardedWork,
@@ -173,6 +174,13 @@ class AssessmentAdded(Event):
     stop: bool
     reason: str
     """Why the debate stops (or goes on) after this round."""
+
+
+@dataclass(frozen=True)
+class GuardRaised(Event):
+    """The consensus guard challenged round ``guard.round_number``'s consensus: the debate goes on."""
+
+    guard: ConsensusGuard
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from dialectic.engine.adaptive import (
 )
 from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.dropping import active_agents
+from dialectic.engine.memory import round_memories
 from dialectic.engine.run_state import RunState, contribution_from
 
 STATED = ("boxed", "final-answer")
@@ -89,6 +90,7 @@ async def run_adaptive(ctx: RunState, plan: AdaptivePlan | None = None) -> Answe
     failures: list[ProviderError] = []
     problem = ctx.problem_for(agents[0])
     clarifications = ctx.clarifications_text()
+    memories = round_memories(ctx.state, 1)
 
     def blind(k: int) -> Awaitable[Contribution | None]:
         agent = agents[k % len(agents)]
@@ -103,6 +105,7 @@ async def run_adaptive(ctx: RunState, plan: AdaptivePlan | None = None) -> Answe
                 problem=problem,
                 clarifications=clarifications,
                 greedy=k == 0,
+                memories=memories,
                 on_retry=ctx.retry_hook(agent, "answering"),
             ),
             failures,

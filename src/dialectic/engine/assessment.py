@@ -33,6 +33,7 @@ from dialectic.core.domain import (
     RubricScores,
 )
 from dialectic.core.errors import ProviderError
+from dialectic.engine.consensus_guard import challenge, going_on, guard_reason
 from dialectic.engine.fitting import gated
 from dialectic.engine.protocols import Protocol, protocol
 from dialectic.engine.run_state import RunState
@@ -54,6 +55,8 @@ class Decision:
     assessment: RoundAssessment | None
     stop: bool
     reason: str
+    challenged: bool = False
+    """True when the consensus guard spoke just now (see :mod:`dialectic.engine.consensus_guard`)."""
 
 
 def judge_needed(settings: DebateSettings, chosen: Protocol) -> bool:
@@ -67,7 +70,10 @@ def assessed(settings: DebateSettings) -> bool:
     """Whether rounds are assessed at all (by the judge, the detectors, or both)."""
     chosen = protocol(settings.format)
     return (
-        judge_needed(settings, chosen) or settings.termination().type != "fixed" or chosen.name == "convergence-seeking"
+        judge_needed(settings, chosen)
+        or settings.termination().type != "fixed"
+        or chosen.name == "convergence-seeking"
+        or settings.consensus_guard == "on"
     )
 
 
@@ -152,7 +158,7 @@ async def assess(
     rnd = ctx.state.round(number)
     if rnd.assessment is not None:
         stop, reason = decide(condition, rnd.assessment, format_name=chosen.name, may_stop=may_stop)
-        return Decision(rnd.assessment, stop, reason)
+        return await _guarded(ctx, Decision(rnd.assessment, stop, reason))
     model = similarity or default_similarity()
     current = latest_positions(ctx.state, number)
     previous_positions = latest_positions(ctx.state, number - 1)
@@ -189,7 +195,24 @@ async def assess(
         assessment.flags.diminishing_returns = True
     ctx.record(AssessmentRecorded(assessment=assessment))
     stop, reason = decide(condition, assessment, format_name=chosen.name, may_stop=may_stop)
-    return Decision(assessment, stop, reason)
+    return await _guarded(ctx, Decision(assessment, stop, reason))
+
+
+async def _guarded(ctx: RunState, decision: Decision) -> Decision:
+    """The decision once the consensus guard had its say: a challenge (saved, or made now) means going on."""
+    assessment = decision.assessment
+    if assessment is None:
+        return decision
+    saved = ctx.state.round(assessment.round_number).guard
+    if saved is not None:
+        return Decision(assessment, False, going_on(saved))
+    reason = guard_reason(ctx.roster.settings, ctx.state, assessment, stop=decision.stop)
+    if reason is None:
+        return decision
+    guard = await challenge(ctx, assessment, reason)
+    if guard is None:
+        return decision
+    return Decision(assessment, False, going_on(guard), challenged=True)
 
 
 async def _measure(

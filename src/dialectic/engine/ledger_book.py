@@ -1,8 +1,8 @@
 """When a call's ledger entry is saved: in the same append as the result it paid for, or right after.
 
 A call's entry waits here until the change that keeps its result is saved, and goes into that
-same append (a contribution, a summary, the questions, the assessment, the vote, the
-solution, the verdict). So a crash can never leave an entry saved for a result that was
+same append (a contribution, a summary, the questions, the assessment, the consensus
+guard's challenge, the vote, the solution, the verdict). So a crash can never leave an entry saved for a result that was
 lost — a resumed debate, which asks again for what was not saved, never counts a call twice.
 
 A call whose reply nothing keeps (it failed, or did not parse) is saved with the runner's next
@@ -18,6 +18,7 @@ from dialectic.core.changes import (
     AssessmentRecorded,
     CallRecorded,
     Change,
+    ConsensusChallenged,
     ContributionRecorded,
     CursorMoved,
     JudgeSummaryRecorded,
@@ -60,6 +61,8 @@ def keeps(change: Change, entry: LedgerEntry) -> bool:
         return entry.kind == "judge_summary"
     if isinstance(change, AssessmentRecorded):
         return (entry.kind, entry.round_number) == ("assessment", change.assessment.round_number)
+    if isinstance(change, ConsensusChallenged):
+        return (entry.kind, entry.round_number) == ("consensus_guard", change.guard.round_number)
     kind = _KEPT_BY_KIND.get(type(change))
     return kind is not None and entry.kind == kind
 

@@ -37,6 +37,7 @@ from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.files_access import with_tools_fallback
 from dialectic.engine.fitting import fitted, gated
 from dialectic.engine.judge_summary import judge_summary
+from dialectic.engine.memory import recall_if_asked
 from dialectic.engine.personas_step import assign_if_asked
 from dialectic.engine.protocols import protocol
 from dialectic.engine.run_state import RunState, metadata_from
@@ -166,6 +167,7 @@ class PersonasNode(Node):
     name = "personas"
 
     async def run(self, ctx: RunState) -> RoundManagerNode:
+        recall_if_asked(ctx)
         await assign_if_asked(ctx)
         return RoundManagerNode()
 

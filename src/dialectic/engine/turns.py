@@ -28,6 +28,7 @@ from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.dropping import active_agents, drop_agent
 from dialectic.engine.files_access import with_tools_fallback
 from dialectic.engine.fitting import Shapes, fitted
+from dialectic.engine.memory import round_memories
 from dialectic.engine.protocols import TurnPlan
 from dialectic.engine.run_state import RunState, contribution_from
 from dialectic.engine.summaries import summary_from
@@ -175,6 +176,7 @@ async def _turn(ctx: RunState, agent: DebateAgent, number: int, plan: TurnPlan) 
                             summary=seen.summary,
                             round_number=number,
                             total_rounds=ctx.roster.settings.rounds,
+                            memories=round_memories(ctx.state, number),
                             tools=ctx.files.tools_for(agent),
                             on_retry=ctx.retry_hook(agent, activity),
                         ),

@@ -20,7 +20,9 @@ saved result, so nothing saved is asked of a model again.
 
 A round that may not happen (early stop by the judge's evaluation) is worked on ahead too,
 but nothing of it is saved until the evaluation says the debate goes on; when it stops, the
-work is cancelled and its cost recorded as discarded.
+work is cancelled and its cost recorded as discarded. When the consensus guard challenges a
+round (:mod:`dialectic.engine.consensus_guard`), the work ahead never saw its objection: it is
+cancelled the same way and started again.
 
 An agent whose proposal or refinement keeps failing is dropped from the rest of the debate;
 the debate goes on while at least ``debate.minAgents`` remain.
@@ -59,6 +61,7 @@ from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.dropping import active_agents, drop_agent
 from dialectic.engine.files_access import with_tools_fallback
 from dialectic.engine.fitting import Shapes, fitted
+from dialectic.engine.memory import round_memories
 from dialectic.engine.run_state import RunState, contribution_from, failed_contribution
 from dialectic.engine.summaries import summary_from
 from dialectic.engine.watchdog import wait_while_progressing
@@ -157,6 +160,28 @@ class DebateWork:
         for task in doomed:
             task.cancel()
         await asyncio.gather(*doomed, return_exceptions=True)
+        self._record_discarded()
+
+    async def restart_beyond(self, number: int) -> None:
+        """Start the unsaved work of rounds after ``number`` again (what ran already is recorded as discarded).
+
+        The consensus guard spoke after round ``number``: work of the next round that started ahead never
+        saw its objection. Call once that round's gate is open (nothing awaits the gate any more).
+        """
+        doomed = {k: t for k, t in self._tasks.items() if _round_of(k) > number and not t.done()}
+        for key in self._in_call:
+            if key in doomed:
+                self._discard_entry(_round_of(key)).cancelled_calls += 1
+        for task in doomed.values():
+            task.cancel()
+        await asyncio.gather(*doomed.values(), return_exceptions=True)
+        for key, task in doomed.items():
+            if self._tasks.get(key) is task:
+                del self._tasks[key]
+        self._record_discarded()
+        self.start_rounds(number + 1)
+
+    def _record_discarded(self) -> None:
         for round_number in sorted(self._discarded):
             entry = self._discarded.pop(round_number)
             if entry.calls or entry.cancelled_calls:
@@ -237,8 +262,10 @@ class DebateWork:
         return assessed(self.settings)
 
     def _decides(self, number: int) -> bool:
-        """Whether round ``number``'s assessment may end the debate (so the next round waits for it)."""
-        return self.settings.termination().type != "fixed" and number < self.settings.rounds
+        """Whether round ``number``'s assessment may end the debate, or the consensus guard may speak after it
+        (``consensusGuard: on``), so the next round waits for it."""
+        decisive = self.settings.termination().type != "fixed" or self.settings.consensus_guard == "on"
+        return decisive and number < self.settings.rounds
 
     def _gate(self, number: int) -> asyncio.Future[bool]:
         """Resolves to whether round ``number`` happens (known at once unless an evaluation decides)."""
@@ -249,22 +276,39 @@ class DebateWork:
             previous = self.ctx.state.find_round(number - 1)
             if number <= 1 or not self._decides(number - 1):
                 gate.set_result(number <= self.settings.rounds)
-            elif previous is not None and previous.assessment is not None:
-                gate.set_result(not self._stops(previous.assessment))
+            elif previous is not None and previous.guard is not None:
+                gate.set_result(True)  # the consensus guard spoke after it: the debate goes on
             elif self.ctx.state.find_round(number) is not None:
                 gate.set_result(True)  # work of that round was saved: it was decided before a crash
+            elif previous is not None and previous.assessment is not None:
+                if self.settings.consensus_guard == "off" or not self._stops(previous.assessment):
+                    gate.set_result(not self._stops(previous.assessment))
+                # else the guard may still speak (a crash came between the assessment and its turn): the
+                # evaluation, run again, decides
         return gate
 
     async def _save_or_discard(self, number: int, completion: Completion | None) -> None:
-        """Wait until round ``number`` is decided; throw the work away if the round will not happen."""
-        if await self._gate(number):
+        """Wait until round ``number`` is decided; throw the work away if the round will not happen.
+
+        Work cancelled while it waits (started again after the consensus guard spoke, see
+        :meth:`restart_beyond`) is thrown away too, and its call counted as discarded.
+        """
+        try:
+            happens = await self._gate(number)
+        except asyncio.CancelledError:
+            self._count_discarded(number, completion)
+            raise
+        if happens:
             return
+        self._count_discarded(number, completion)
+        raise Discarded()
+
+    def _count_discarded(self, number: int, completion: Completion | None) -> None:
         if completion is not None:
             entry = self._discard_entry(number)
             entry.calls += 1
             entry.input_tokens += completion.usage.input_tokens
             entry.output_tokens += completion.usage.output_tokens
-        raise Discarded()
 
     def _save_when_decided(self, number: int, save: Callable[[], object]) -> None:
         """Save now if round ``number`` is sure to happen; else when the judge decides it does (or never)."""
@@ -393,6 +437,7 @@ class DebateWork:
                     clarifications=ctx.clarifications_text(),
                     history=history.text,
                     history_is_summary=history.is_summary,
+                    memories=round_memories(ctx.state, number),
                     tools=ctx.files.tools_for(agent),
                     on_retry=ctx.retry_hook(agent, "proposing"),
                 ),
@@ -581,6 +626,8 @@ class DebateWork:
         decision = await assess(self.ctx, number, may_stop=self._decides(number))
         if self._decides(number) and not gate.done():
             gate.set_result(not decision.stop)
+        if decision.challenged:
+            await self.restart_beyond(number)
         return decision
 
 

@@ -43,6 +43,7 @@ from dialectic.reporting.deliberation import (
     verdict_blocks,
     vote_blocks,
 )
+from dialectic.reporting.guard import guard_blocks
 from dialectic.reporting.usage import totals_blocks
 from dialectic.reporting.windows import window_blocks
 
@@ -73,6 +74,7 @@ def render_report(state: DebateState, *, verbose: bool = False) -> str:
         *_problem(state),
         *_participants(state),
         *_clarifications(state),
+        *_memories(state),
         *_rounds(state, people, verbose),
         *_failed(state, people),
         *_dropped(state, people),
@@ -199,6 +201,8 @@ def _header(state: DebateState) -> list[str]:
         facts.append(f"- **Error:** {_inline(state.error)}")
     if state.receipt is not None:
         facts.append(f"- **Receipt:** {receipt_fact(state.receipt)}")
+    if state.memory_forgotten_at is not None:
+        facts.append(f"- **Memory:** forgotten {_when(state.memory_forgotten_at)}; later debates do not recall it")
     return [f"# Debate report: {_inline(_first_line(state.problem))}", "\n".join(facts)]
 
 
@@ -252,6 +256,25 @@ def _clarifications(state: DebateState) -> list[str]:
             blocks.append(f"**Q ({_inline(item.id)}):** {embed(item.question, 3)}")
             blocks.append(f"**A:** {embed(answer, 3) or NOT_ANSWERED}")
     return blocks
+
+
+def _memories(state: DebateState) -> list[str]:
+    """The past debates given to round 1 (``debate.memory: on``); nothing when memory was off."""
+    if state.memories is None:
+        return []
+    if not state.memories:
+        return ["## Memory", "_Memory was on; no similar past debate was found._"]
+    lines = []
+    for memory in state.memories:
+        facts = [f"created {_when(memory.created_at)}", f"similarity {memory.similarity:.2f}"]
+        lines.append(f"- `{memory.debate_id}` ({', '.join(facts)}): {_inline(memory.problem)}")
+        if memory.verdict:
+            lines.append(f"  - Verdict: {_inline(memory.verdict)}")
+        if memory.lessons:
+            lines.append(f"  - Lessons: {_inline(memory.lessons)}")
+    measured = state.memories[0].measured_by
+    note = "Past debates given to round 1" + (f" (similarity: {_inline(measured)}):" if measured else ":")
+    return ["## Memory", note, "\n".join(lines)]
 
 
 def _metadata(m: ContributionMetadata) -> str:
@@ -351,6 +374,8 @@ def _rounds(state: DebateState, people: _People, verbose: bool) -> list[str]:
     blocks = ["## Rounds"]
     for r in state.rounds:
         blocks += _round(r, people, verbose)
+        if r.guard is not None:
+            blocks += guard_blocks(state, r, people.name(r.guard.by))
     if not state.rounds:
         blocks.append("_No rounds yet._")
     return blocks

@@ -408,8 +408,8 @@
     "debate_created", "status_changed", "round_started", "contribution_recorded", "summary_recorded",
     "judge_summary_recorded", "questions_asked", "answers_recorded", "evaluation_recorded", "solution_recorded",
     "participant_dropped", "participants_reinstated", "work_discarded", "personas_assigned", "assessment_recorded",
-    "debate_stopped_early", "vote_recorded", "verdict_recorded", "window_noted", "windows_sized", "cursor_moved",
-    "call_recorded", "budget_changed", "turn_awaited", "turn_answered",
+    "consensus_challenged", "debate_stopped_early", "vote_recorded", "verdict_recorded", "window_noted",
+    "windows_sized", "cursor_moved", "call_recorded", "budget_changed", "turn_awaited", "turn_answered",
   ];
   const LIVE_HANDLERS = {
     agent_started: onAgentStarted, token: onToken, agent_completed: onAgentCompleted,
@@ -535,6 +535,7 @@
         s.personasAssigned = true;
         break;
       case "assessment_recorded": roundAt(s, c.assessment.roundNumber, c.at).assessment = c.assessment; break;
+      case "consensus_challenged": roundAt(s, c.guard.roundNumber, c.at).guard = c.guard; break;
       case "debate_stopped_early": s.stoppedEarly = c.stop; break;
       case "vote_recorded": s.vote = c.outcome; break;
       case "verdict_recorded": s.verdict = c.verdict; break;
