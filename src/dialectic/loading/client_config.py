@@ -85,6 +85,7 @@ DEBATE: SettingsSpec = {
     "personas": None,
     "personaStrategy": None,
     "assessment": None,
+    "consensusGuard": None,
     "rubricWeights": None,
     "neutralLabels": None,
     "verdict": None,
@@ -101,6 +102,11 @@ DEBATE: SettingsSpec = {
     "contextStrategy": None,
     # A hit answers only a request with the very inputs the client sent: it learns no one else's prompt.
     "cache": None,
+    # Recalled debates come from the server's store, which every client of the server may list already.
+    "memory": None,
+    "memoryCount": None,
+    "memoryMaxChars": None,
+    "memoryMinSimilarity": None,
 }
 CLIENT_SETTINGS: SettingsSpec = {
     "agents": AGENT,  # a list: each item is checked against AGENT
