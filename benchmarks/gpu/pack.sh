@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
 # Prepare .w/ (git-ignored) for benchmarks/gpu/device_runs.sh on a GPU machine that can reach nothing:
-# the 0.5B model cut into pieces small enough for one transfer each, its SHA-256, dialectic's source
-# at HEAD, and the wheels of its dependencies for the machine's Python 3.12.
-#   benchmarks/gpu/pack.sh [PIECE_MIB]
+# each model cut into pieces small enough for one transfer each (.w/NAME.gguf.NN) with its SHA-256,
+# dialectic's source at HEAD, and the wheels of its dependencies for the machine's Python 3.12.
+#   benchmarks/gpu/pack.sh [PIECE_MIB] [MODEL...]     (default: 54 qwen2.5-0.5b qwen2.5-1.5b)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-piece="${1:-56}"
-model="${DIALECTIC_CACHE:-$HOME/.cache/dialectic}/models/qwen2.5-0.5b.gguf"
-rm -rf .w/m[0-9]* .w/src && mkdir -p .w/src .w/whl
-split -d -a 2 -b "${piece}M" "$model" .w/m
-sha256sum "$model" | cut -d' ' -f1 >.w/model.sha256
+piece="${1:-54}"
+shift || true
+models=("${@:-qwen2.5-0.5b qwen2.5-1.5b}")
+rm -rf .w/*.gguf.[0-9]* .w/*.sha256 .w/src && mkdir -p .w/src .w/whl
+for name in ${models[*]}; do
+  model="${DIALECTIC_CACHE:-$HOME/.cache/dialectic}/models/$name.gguf"
+  split -d -a 2 -b "${piece}M" "$model" ".w/$name.gguf."
+  sha256sum "$model" | cut -d' ' -f1 >".w/$name.gguf.sha256"
+done
 git archive HEAD src/dialectic | tar -x -C .w/src --strip-components=1
 wanted=$(.venv/bin/python - <<'PY'
 import importlib.metadata as md, re
