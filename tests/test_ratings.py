@@ -15,8 +15,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from dialectic.cli.ratings import Match, RatingEntry, compute_ratings, debate_matches, expected_score
 from dialectic.core.domain import DebateState, DroppedParticipant, Participant, Verdict, VoteOutcome
+from dialectic.reporting.ratings import Match, RatingEntry, compute_ratings, debate_matches, expected_score
 
 START = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 MODELS = {"a": "model-a", "b": "model-b", "c": "model-c"}

@@ -78,10 +78,42 @@ DEBATES = [
 # debate 5: the verdict and the vote both name Gamma: two wins over Alpha, both from (c 1500, a 1513.7942):
 #   c expects 1 / (1 + 10^(13.7942/400)) = 0.480159 → +32 × 0.519841 = +16.6349 twice.
 #   c 1533.2698, a 1480.5244.
+# deviation: 350 / sqrt(1 + matches): 156.5 (4), 175.0 (3), 142.9 (5). No vote states a confidence: no calibration.
+NOT_CALIBRATED = {"brier": None, "forecasts": 0}
 EXPECTED_BY_MODEL = [
-    {"rank": 1, "key": "openai/gpt-c", "rating": 1533.3, "matches": 4, "wins": 2, "draws": 2, "losses": 0},
-    {"rank": 2, "key": "anthropic/claude-b", "rating": 1486.2, "matches": 3, "wins": 0, "draws": 2, "losses": 1},
-    {"rank": 3, "key": "openai/gpt-a", "rating": 1480.5, "matches": 5, "wins": 1, "draws": 2, "losses": 2},
+    {
+        "rank": 1,
+        "key": "openai/gpt-c",
+        "rating": 1533.3,
+        "deviation": 156.5,
+        "matches": 4,
+        "wins": 2,
+        "draws": 2,
+        "losses": 0,
+        **NOT_CALIBRATED,
+    },
+    {
+        "rank": 2,
+        "key": "anthropic/claude-b",
+        "rating": 1486.2,
+        "deviation": 175.0,
+        "matches": 3,
+        "wins": 0,
+        "draws": 2,
+        "losses": 1,
+        **NOT_CALIBRATED,
+    },
+    {
+        "rank": 3,
+        "key": "openai/gpt-a",
+        "rating": 1480.5,
+        "deviation": 142.9,
+        "matches": 5,
+        "wins": 1,
+        "draws": 2,
+        "losses": 2,
+        **NOT_CALIBRATED,
+    },
 ]
 
 
@@ -146,16 +178,16 @@ def test_table(workspace: Workspace) -> None:
     assert "ELO by model from 3 debate(s) (start 1500, K 32)" in result.stdout
     rows = [line.split() for line in result.stdout.splitlines() if line.strip()[:1].isdigit()]
     assert rows == [
-        ["1", "openai/gpt-c", "1533", "4", "2/2/0"],
-        ["2", "anthropic/claude-b", "1486", "3", "0/2/1"],
-        ["3", "openai/gpt-a", "1481", "5", "1/2/2"],
+        ["1", "openai/gpt-c", "1533", "157", "4", "2/2/0", "-", "0"],
+        ["2", "anthropic/claude-b", "1486", "175", "3", "0/2/1", "-", "0"],
+        ["3", "openai/gpt-a", "1481", "143", "5", "1/2/2", "-", "0"],
     ]
     by_agent = workspace.run("leaderboard", "--by", "agent")
     assert by_agent.returncode == 0, by_agent.stderr
     assert [line.split() for line in by_agent.stdout.splitlines() if line.strip()[:1].isdigit()] == [
-        ["1", "Gamma", "(agent-c)", "1533", "4", "2/2/0"],
-        ["2", "Beta", "(agent-b)", "1486", "3", "0/2/1"],
-        ["3", "Alpha", "(agent-a)", "1481", "5", "1/2/2"],
+        ["1", "Gamma", "(agent-c)", "1533", "157", "4", "2/2/0", "-", "0"],
+        ["2", "Beta", "(agent-b)", "1486", "175", "3", "0/2/1", "-", "0"],
+        ["3", "Alpha", "(agent-a)", "1481", "143", "5", "1/2/2", "-", "0"],
     ]
 
 

@@ -119,6 +119,23 @@ def debate(
     sign_key: SignKeyOption = None,
     notify: NotifyOption = None,
     on_complete: OnCompleteOption = None,
+    pool: Annotated[
+        Path | None,
+        typer.Option(
+            "--pool",
+            metavar="POOL.json",
+            help="A JSON list of agent configurations to pick the team from (with --team; debate.team.pool).",
+        ),
+    ] = None,
+    team: Annotated[
+        int | None,
+        typer.Option(
+            "--team",
+            metavar="N",
+            help="Pick N agents (at least 2) of the pool by ELO rating and calibration, keeping models and roles "
+            "diverse; the choice and its reasons are saved and shown in the report (debate.team.size).",
+        ),
+    ] = None,
 ) -> None:
     """Run a debate on a problem and print the judge's solution."""
     from dialectic.cli.debate_run import run_debate
@@ -153,6 +170,8 @@ def debate(
         sign_key=sign_key,
         notify=notify,
         on_complete=on_complete,
+        pool=pool,
+        team=team,
     )
 
 

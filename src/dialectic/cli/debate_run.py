@@ -73,6 +73,8 @@ def run_debate(
     sign_key: Path | None = None,
     notify: list[str] | None = None,
     on_complete: str | None = None,
+    pool: Path | None = None,
+    team: int | None = None,
 ) -> None:
     """``dialectic debate``: the flags are described in :func:`dialectic.cli.commands.debate`."""
     term = Terminal()
@@ -95,6 +97,8 @@ def run_debate(
         context_dir=context,
         context_mode=context_mode,
         cache="read" if cache else None,
+        team_pool=pool,
+        team_size=team,
     )
     prepared = prepare_config(config, overrides, size_local=True, check=False)
     resolved = prepared.config

@@ -1,4 +1,4 @@
-"""The ``dialectic leaderboard`` command: ELO ratings of models or agents from the stored debates.
+"""The ``dialectic leaderboard`` command: ELO ratings and calibration of models or agents from the stored debates.
 
 Declarations only (the flags and the help), imported while the app is built: what the command
 does is in :mod:`dialectic.cli.leaderboard_view`, imported when it runs.
@@ -35,7 +35,8 @@ def leaderboard(
     ] = None,
     store: StoreOption = None,
 ) -> None:
-    """Rank models or agents by ELO rating from the completed debates' verdicts and votes."""
+    """Rank models or agents by ELO rating from the completed debates' verdicts and votes, with each one's
+    calibration (the Brier score of the confidences it stated) beside its rating."""
     from dialectic.cli.leaderboard_view import print_leaderboard
 
     print_leaderboard(by=by, output_format=output_format, since=since, store=store)

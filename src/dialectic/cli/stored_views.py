@@ -148,6 +148,11 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
     ]
     if state.agents:
         lines.append(f"Agents   {', '.join(_participant(p) for p in state.agents)}")
+    if state.team is not None:
+        pool = len(state.team.members) + len(state.team.passed_over)
+        lines.append(
+            f"Team     picked from the {pool} agents of the pool {state.team.pool} (reasons: dialectic report)"
+        )
     if state.judge is not None:
         lines.append(f"Judge    {_participant(state.judge)}")
     lines.append(f"Usage    {usage_text(debate_totals(state))}")

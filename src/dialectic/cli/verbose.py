@@ -103,6 +103,7 @@ def summary_lines(state: DebateState) -> list[str]:
     entries = entries_of(state)
     cached = _cached_calls(entries)
     lines = [f"Debate {state.id} ({state.status})" + (f", a replay of {state.replay_of}" if state.replay_of else "")]
+    lines += team_lines(state)
     for rnd in state.rounds:
         lines.append(f"Round {rnd.round_number}")
         lines += [f"  {_summary_line(names, s)}" for s in rnd.summaries.values()]
@@ -129,6 +130,16 @@ def summary_lines(state: DebateState) -> list[str]:
         lines.append(f"Call cache: {cache_text(totals)}")
     lines += [f"  {kind:<14} {usage_text(totals)}" for kind, totals in totals_by_kind(entries).items()]
     lines += window_lines(state)
+    return lines
+
+
+def team_lines(state: DebateState) -> list[str]:
+    """The team picked from a pool (``debate.team``) and each pick's reasons; nothing without one."""
+    choice = state.team
+    if choice is None:
+        return []
+    lines = [f"Team: {len(choice.members)} picked from the pool {choice.pool} ({choice.debates} debate(s) rated)"]
+    lines += [f"  {m.name} ({m.model}, {m.role}): {'; '.join(m.reasons)}" for m in choice.members]
     return lines
 
 

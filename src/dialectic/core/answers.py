@@ -164,6 +164,20 @@ def extract_answer(text: str, mode: MatchMode, *, truncated: bool = False) -> Ex
     return Extraction(None, "none")
 
 
+STATED: tuple[Method, ...] = ("boxed", "final-answer")
+"""Only an answer the reply states counts as a vote: not the last number of its working."""
+
+
+def stated_answer(text: str, *, truncated: bool = False) -> str | None:
+    """The answer a reply states (its last ``\\boxed{}``, else its last explicit answer line), numbers
+    canonical; ``None`` when it states none."""
+    for mode in ("numeric", "exact"):
+        found = extract_answer(text, mode, truncated=truncated)
+        if found.answer is not None and found.method in STATED:
+            return canonical_number(found.answer) or found.answer
+    return None
+
+
 def _statement_after(text: str, start: int) -> str:
     """The rest of the marker's line, or the next non-empty line when the marker ends its line."""
     for line in text[start:].split("\n"):

@@ -34,6 +34,7 @@ from dialectic.core.domain import (
     RoundAssessment,
     RoundEvaluation,
     Solution,
+    TeamChoice,
     Verdict,
     VoteOutcome,
     WindowUse,
@@ -247,6 +248,13 @@ class MemoryForgotten(ChangeBase):
     kind: Literal["memory_forgotten"] = "memory_forgotten"
 
 
+class TeamSelected(ChangeBase):
+    """The agents picked from a pool (``debate.team``) and the reasons, saved right after the debate was created."""
+
+    kind: Literal["team_selected"] = "team_selected"
+    choice: TeamChoice
+
+
 Change = Annotated[
     DebateCreated
     | StatusChanged
@@ -277,7 +285,8 @@ Change = Annotated[
     | CursorMoved
     | ReceiptRecorded
     | MemoriesRecalled
-    | MemoryForgotten,
+    | MemoryForgotten
+    | TeamSelected,
     Field(discriminator="kind"),
 ]
 
@@ -374,6 +383,8 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
             state.memories = [memory.model_copy() for memory in change.memories]
         case MemoryForgotten():
             state.memory_forgotten_at = change.at
+        case TeamSelected():
+            state.team = change.choice.model_copy(deep=True)
         case _:
             assert_never(change)
     state.updated_at = change.at

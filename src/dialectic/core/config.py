@@ -321,6 +321,41 @@ CacheMode = Literal["off", "read"]
 MemoryMode = Literal["off", "on"]
 """``debate.memory``: whether round 1 is given the outcomes of similar past debates (see ``docs/memory.md``)."""
 CONTEXT_STRATEGIES: tuple[str, ...] = ("summarize", "slide", "fail")
+MIN_TEAM_SIZE = 2
+
+
+class TeamSettings(ConfigModel):
+    """``debate.team``: the debate's agents are picked from a pool file by rating and calibration
+    (see ``docs/team.md``); the configuration's own ``agents`` are then not used."""
+
+    pool: str | None = Field(
+        default=None,
+        min_length=1,
+        description="A JSON file of agent configurations to pick from (relative: to the config file).",
+    )
+    size: int = Field(ge=MIN_TEAM_SIZE, description="How many agents of the pool take part (at least 2).")
+    agents: list[AgentConfig] = Field(
+        default_factory=list,
+        description="The pool itself, inline; filled from the pool file when the configuration is loaded.",
+    )
+
+    @field_validator("agents")
+    @classmethod
+    def _unique_ids(cls, agents: list[AgentConfig]) -> list[AgentConfig]:
+        return unique_ids(agents, "pool agent")
+
+    @model_validator(mode="after")
+    def _pool_and_size(self) -> TeamSettings:
+        if self.pool is None and not self.agents:
+            raise ValueError("a team needs a pool: pool (a JSON file of agents) or agents (inline)")
+        enabled = sum(agent.enabled for agent in self.agents)
+        if self.agents and self.size > enabled:
+            raise ValueError(f"size {self.size} is more than the pool's {enabled} enabled agent(s)")
+        return self
+
+    def pool_agents(self) -> list[AgentConfig]:
+        """The enabled agents of the pool, in the pool's order."""
+        return [agent for agent in self.agents if agent.enabled]
 
 
 class DebateSettings(ConfigModel):
@@ -405,6 +440,11 @@ class DebateSettings(ConfigModel):
     )
     memory_min_similarity: float = Field(
         default=0.2, ge=0, le=1, description="How alike (0–1) a past debate's problem must be to be recalled."
+    )
+    team: TeamSettings | None = Field(
+        default=None,
+        description="Pick the agents from a pool by rating and calibration, keeping the team diverse "
+        "(see docs/team.md); unset: the configured agents take part.",
     )
 
     @field_validator("memory", mode="before")
@@ -582,10 +622,16 @@ class SystemConfig(ConfigModel):
         """Enabled agents, in configured order."""
         return [a for a in self.agents if a.enabled]
 
+    def eligible(self) -> list[AgentConfig]:
+        """The agents that may take part: the enabled agents of the team's pool when ``debate.team`` picks
+        them (any may be picked), else the enabled configured agents."""
+        team = self.debate.team
+        return team.pool_agents() if team is not None else self.participants()
+
     def fallbacks(self) -> list[AgentConfig]:
-        """The fallback models of the enabled human seats, as the participants they play (see
-        :meth:`AgentConfig.fallback_agent`): their providers, keys and prices are checked with the others'."""
-        return [f for a in self.participants() if (f := a.fallback_agent()) is not None]
+        """The fallback models of the eligible human seats (:meth:`eligible`), as the participants they play
+        (see :meth:`AgentConfig.fallback_agent`): their providers, keys and prices are checked with the others'."""
+        return [f for a in self.eligible() if (f := a.fallback_agent()) is not None]
 
     def template_agent(self) -> AgentConfig:
         """The participant a new agent copies its provider and model from: the first enabled agent a

@@ -661,6 +661,48 @@ class RecalledMemory(Model):
     """What it concluded: its solution's summary, else the judge's key points."""
 
 
+RatedAs = Literal["agent", "model", "unrated"]
+"""Whose rating a pool agent was scored by: its own id's, its model's (the agent had no rated games), or none."""
+
+
+class TeamMember(Model):
+    """One agent of a pool as the team selection scored it (``debate.team``; see ``docs/team.md``)."""
+
+    agent_id: str
+    name: str
+    role: str
+    model: str
+    """``provider/model``."""
+    score: float
+    """What the pick went by: the conservative rating, the calibration's bonus and the diversity penalty."""
+    rating: float
+    deviation: float
+    """The rating's uncertainty: wide for few rated games."""
+    games: int = 0
+    """Rated games (pairwise matches) behind the rating."""
+    rated_as: RatedAs = "unrated"
+    brier: float | None = None
+    """Brier score of the confidences it stated (0 best, 0.25 a coin's); ``None``: none recorded."""
+    confidences: int = 0
+    """Stated confidences behind the Brier score."""
+    reasons: list[str] = Field(default_factory=list)
+    """Why it scored as it did, in words."""
+
+
+class TeamChoice(Model):
+    """The team picked from a pool before the debate was created (``debate.team``)."""
+
+    pool: str
+    """The pool file, as the configuration named it."""
+    size: int
+    members: list[TeamMember]
+    """The agents picked, in the order picked (they take part in that order)."""
+    passed_over: list[TeamMember] = Field(default_factory=list)
+    """The pool's other agents, best score first, scored as they stood when the last pick was made."""
+    debates: int = 0
+    """Completed debates in the store the ratings and calibration were computed from."""
+
+
 class DebateState(Model):
     id: str
     problem: str
@@ -711,6 +753,8 @@ class DebateState(Model):
     """The past debates given to round 1 (``debate.memory: on``), in order of similarity; ``None``: memory off."""
     memory_forgotten_at: datetime | None = None
     """When ``dialectic memory forget`` took this debate out of memory (it is never recalled again)."""
+    team: TeamChoice | None = None
+    """The team picked from a pool (``debate.team``) and why; ``None``: the configured agents took part."""
     created_at: datetime = Field(default_factory=utc_now)
     updated_at: datetime = Field(default_factory=utc_now)
 

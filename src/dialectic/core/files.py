@@ -56,6 +56,7 @@ DEBATE_FILE = FileKind("debate file", 64 * MB, InvalidArgumentsError)
 CONFIG_FILE = FileKind("config file", 1 * MB, ConfigError)
 EVAL_CONFIG_FILE = FileKind("eval config file", 1 * MB, ConfigError)
 PROMPT_FILE = FileKind("prompt file", 256 * KB, ConfigError)
+POOL_FILE = FileKind("pool file", 1 * MB, ConfigError)
 
 
 class _Refused(Exception):

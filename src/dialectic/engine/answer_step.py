@@ -18,7 +18,7 @@ from dialectic.agents.deliberation import answer_blind, review_answers
 from dialectic.agents.participants import DebateAgent
 from dialectic.agents.tool_loop import AgentReply
 from dialectic.core import events as ev
-from dialectic.core.answers import canonical_number, extract_answer
+from dialectic.core.answers import stated_answer
 from dialectic.core.changes import AnswerTallied, RoundStarted
 from dialectic.core.domain import AnswerTally, Contribution, ContributionType, Solution
 from dialectic.core.errors import ProviderError
@@ -36,8 +36,6 @@ from dialectic.engine.dropping import active_agents
 from dialectic.engine.memory import round_memories
 from dialectic.engine.run_state import RunState, contribution_from
 
-STATED = ("boxed", "final-answer")
-"""Only an answer the reply states counts as a vote: not the last number of its working."""
 ANSWERS_ROUND = 1
 EXCHANGE_ROUND = 2
 
@@ -46,11 +44,7 @@ def answer_of(contribution: Contribution) -> str | None:
     """The answer a saved reply states (its last ``\\boxed{}``, else its last explicit answer line)."""
     if not contribution.ok:
         return None
-    for mode in ("numeric", "exact"):
-        found = extract_answer(contribution.content, mode, truncated=contribution.metadata.truncated)
-        if found.answer is not None and found.method in STATED:
-            return canonical_number(found.answer) or found.answer
-    return None
+    return stated_answer(contribution.content, truncated=contribution.metadata.truncated)
 
 
 def _saved(ctx: RunState, number: int, kind: ContributionType) -> list[Contribution]:

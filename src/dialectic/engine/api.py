@@ -14,6 +14,7 @@ from dialectic.core.changes import (
     DebateCreated,
     ParticipantsReinstated,
     StatusChanged,
+    TeamSelected,
     TurnAnswered,
     WindowsSized,
 )
@@ -42,6 +43,7 @@ from dialectic.engine.roster import Roster, build_roster, reply_cache
 from dialectic.engine.run_state import RunState
 from dialectic.engine.runner import node_named, run_graph
 from dialectic.engine.seats import TurnChannel
+from dialectic.engine.team_step import choose_team, team_notice
 from dialectic.engine.windows import WindowBook
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.retry import RetryPolicy
@@ -106,6 +108,9 @@ class DebateEngine:
     async def start(self, request: DebateRequest, *, control: RunControl | None = None) -> DebateState:
         """Create the debate and run it until it completes, suspends, pauses (through ``control``) or fails."""
         config = request.config
+        team = None
+        if config.debate.team is not None:
+            config, team = choose_team(config, self.store)
         short = too_few_rounds(config.debate)
         if short is not None:
             raise ConfigError(f"debate.rounds: {short}")
@@ -149,7 +154,11 @@ class DebateEngine:
             async with LeaseHold(self.store, state.id, self.lease, create=DebateCreated(state=state)) as lease:
                 control.attach(state.id)
                 ctx = self._context(lease.store.load(state.id), lease.store, roster, config, control, files)
+                if team is not None:
+                    ctx.record(TeamSelected(choice=team))
                 self._announce(ctx, resumed=False)
+                if team is not None:
+                    ctx.emit(ev.Notice(ctx.debate_id, team_notice(team)))
                 ctx.emit(
                     ev.Notice(
                         ctx.debate_id,

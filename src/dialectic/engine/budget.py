@@ -164,7 +164,7 @@ def check_budget_prices(config: SystemConfig, prices: PriceTable) -> None:
     """A cost budget needs every participant's price: ``ConfigError`` naming those without one."""
     if config.debate.budget.max_cost_usd is None:
         return
-    participants: list[AgentConfig] = [*config.participants(), config.judge, *config.fallbacks()]
+    participants: list[AgentConfig] = [*config.eligible(), config.judge, *config.fallbacks()]
     unpriced = sorted({f"{p.provider}/{p.model}" for p in participants if prices.price(p.provider, p.model) is None})
     if unpriced:
         raise ConfigError(

@@ -107,6 +107,8 @@ DEBATE: SettingsSpec = {
     "memoryCount": None,
     "memoryMaxChars": None,
     "memoryMinSimilarity": None,
+    # The pool's agents would bring their own endpoints and keys past AGENT's checks, and its path is the server's.
+    "team": "a team's pool is the server's: send the agents to take part",
 }
 CLIENT_SETTINGS: SettingsSpec = {
     "agents": AGENT,  # a list: each item is checked against AGENT

@@ -129,10 +129,13 @@ def _fill_missing_sections(data: dict[str, Any]) -> list[str]:
     """Drop empty ``agents``/absent sections so the model's defaults apply; say so."""
     warnings: list[str] = []
     agents = data.get("agents")
+    debate = data.get("debate")
+    picked = isinstance(debate, dict) and debate.get("team") is not None
     if agents is None or (isinstance(agents, list) and not agents):
         data.pop("agents", None)
-        names = ", ".join(a.role for a in default_agents())
-        warnings.append(f"the config has no agents; using the default agents ({names})")
+        if not picked:  # a team picked from a pool needs no agents of its own
+            names = ", ".join(a.role for a in default_agents())
+            warnings.append(f"the config has no agents; using the default agents ({names})")
     if data.get("judge") is None:
         data.pop("judge", None)
         warnings.append("the config has no judge; using the default judge")
@@ -151,27 +154,29 @@ def _validate(path: Path, data: dict[str, Any]) -> SystemConfig:
 
 def _with_known_providers(path: Path, config: SystemConfig) -> SystemConfig:
     """Every provider name is a known one (built-in or plugin); plugin providers get their default model."""
-    known = known_providers()
+    agents = [
+        known_provider_agent(agent, f"invalid configuration in {path}: agents[{i}]")
+        for i, agent in enumerate(config.agents)
+    ]
+    judge = known_provider_agent(config.judge, f"invalid configuration in {path}: judge")
+    return config.model_copy(update={"agents": agents, "judge": judge})
 
-    def checked(agent: AgentConfig, where: str) -> AgentConfig:
-        if agent.provider not in known:
-            raise ConfigError(
-                f"invalid configuration in {path}: {where}.provider: unknown provider '{agent.provider}' "
-                f"({describe_known_providers()})"
-            )
-        agent = _with_known_fallback(agent, f"invalid configuration in {path}: {where}")
-        if "model" in agent.model_fields_set or agent.provider in DEFAULT_MODELS:
-            return agent
-        model = default_model_for(agent.provider)
-        if model is None:
-            raise ConfigError(
-                f"invalid configuration in {path}: {where}.model: provider '{agent.provider}' has no default model; "
-                f"name one (`dialectic models --provider {agent.provider}` lists what its server offers)"
-            )
-        return agent.model_copy(update={"model": model})
 
-    agents = [checked(agent, f"agents[{i}]") for i, agent in enumerate(config.agents)]
-    return config.model_copy(update={"agents": agents, "judge": checked(config.judge, "judge")})
+def known_provider_agent(agent: AgentConfig, where: str) -> AgentConfig:
+    """``agent`` on a known provider (``ConfigError`` starting with ``where`` otherwise), with a plugin
+    provider's default model when it names none."""
+    if agent.provider not in known_providers():
+        raise ConfigError(f"{where}.provider: unknown provider '{agent.provider}' ({describe_known_providers()})")
+    agent = _with_known_fallback(agent, where)
+    if "model" in agent.model_fields_set or agent.provider in DEFAULT_MODELS:
+        return agent
+    model = default_model_for(agent.provider)
+    if model is None:
+        raise ConfigError(
+            f"{where}.model: provider '{agent.provider}' has no default model; "
+            f"name one (`dialectic models --provider {agent.provider}` lists what its server offers)"
+        )
+    return agent.model_copy(update={"model": model})
 
 
 def _with_known_fallback(agent: AgentConfig, where: str) -> AgentConfig:
@@ -408,7 +413,7 @@ def check_prompt_files(config: SystemConfig, config_dir: Path) -> None:
     and the built-in prompt.
     """
     root = config_dir.expanduser().resolve()
-    speakers = [("agent", agent) for agent in config.participants()] + [("judge", config.judge)]
+    speakers = [("agent", agent) for agent in config.eligible()] + [("judge", config.judge)]
     for who, agent in speakers:
         for attribute, key in PROMPT_PATH_KEYS:
             value = getattr(agent, attribute)

@@ -29,6 +29,7 @@ from dialectic.loading.config import (
     with_context_flags,
     with_local_limits,
 )
+from dialectic.loading.pool import with_team
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,10 @@ class Overrides:
     context_mode: str | None = None
     cache: CacheMode | None = None
     """``debate.cache`` (``--cache``: ``read``); ``None`` keeps the configured one."""
+    team_pool: Path | None = None
+    """``--pool``: the pool file the team is picked from (``debate.team.pool``)."""
+    team_size: int | None = None
+    """``--team``: how many agents of the pool take part (``debate.team.size``)."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +110,7 @@ def prepare_config(
     resolved = with_context_flags(resolved, wanted.context_dir, wanted.context_mode, config_dir=loaded.directory)
     if wanted.cache is not None:
         resolved = with_cache(resolved, wanted.cache)
+    resolved = with_team(resolved, loaded.directory, pool=wanted.team_pool, size=wanted.team_size)
     if check:
         check_ready(resolved, loaded.directory)
     return PreparedConfig(resolved, loaded.directory, loaded.path, warnings + override_warnings, notes)
@@ -121,6 +127,6 @@ def check_ready(config: SystemConfig, directory: Path) -> None:
 
 def check_providers(config: SystemConfig) -> None:
     """Every provider is known and has its API key (``MissingApiKeyError`` names the variable), the human
-    seats' fallback models' included."""
-    participants: list[AgentConfig] = [*config.participants(), config.judge, *config.fallbacks()]
+    seats' fallback models' and a team's whole pool included (any of its agents may be picked)."""
+    participants: list[AgentConfig] = [*config.eligible(), config.judge, *config.fallbacks()]
     ProviderPool().check(participants)

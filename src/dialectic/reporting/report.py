@@ -44,6 +44,7 @@ from dialectic.reporting.deliberation import (
     vote_blocks,
 )
 from dialectic.reporting.guard import guard_blocks
+from dialectic.reporting.team import team_blocks
 from dialectic.reporting.usage import totals_blocks
 from dialectic.reporting.windows import window_blocks
 
@@ -73,6 +74,7 @@ def render_report(state: DebateState, *, verbose: bool = False) -> str:
         *_header(state),
         *_problem(state),
         *_participants(state),
+        *team_blocks(state.team),
         *_clarifications(state),
         *_memories(state),
         *_rounds(state, people, verbose),

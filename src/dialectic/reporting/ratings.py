@@ -22,12 +22,18 @@ chronological order of creation (then id). Within one debate every match is comp
 the ratings before the debate and the changes are added together, so the participants'
 order inside a debate does not matter.
 
+**Uncertainty.** A rating over few games says little: its deviation is
+``INITIAL_DEVIATION / sqrt(1 + matches)``, at least :data:`MIN_DEVIATION` (350 for an unrated
+player, about 100 after 12 games). The team selection (:mod:`dialectic.engine.team`) goes by the
+conservative ``rating - deviation``.
+
 **Keys.** ``by="model"`` rates ``provider/model`` (e.g. ``openai/gpt-4o``); ``by="agent"``
 rates the agent's configured ``id`` (``agent-architect``), whatever model it ran on.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -42,6 +48,13 @@ MatchSource = Literal["verdict", "vote"]
 INITIAL_RATING = 1500.0
 K_FACTOR = 32.0
 WIN, DRAW = 1.0, 0.5
+INITIAL_DEVIATION = 350.0
+MIN_DEVIATION = 50.0
+
+
+def rating_deviation(matches: int) -> float:
+    """The uncertainty of a rating over ``matches`` rated games (see the module docstring)."""
+    return max(MIN_DEVIATION, INITIAL_DEVIATION / math.sqrt(1 + max(matches, 0)))
 
 
 @dataclass(frozen=True)
@@ -71,6 +84,10 @@ class RatingEntry:
     @property
     def matches(self) -> int:
         return self.wins + self.draws + self.losses
+
+    @property
+    def deviation(self) -> float:
+        return rating_deviation(self.matches)
 
 
 @dataclass(frozen=True)
