@@ -15,7 +15,16 @@ call) and the time one store append takes as the debate grows; and ``dialectic -
 ``--profile`` runs one 3×3 debate under cProfile and prints where the time outside calls goes;
 ``--growth`` prints only how the prompt tokens grow from 3 to 6 rounds (summaries included).
 
+``--baseline DIR`` measures another source tree (a ``src`` directory, e.g. the branch base unpacked
+by ``git archive HEAD src | tar -x -C /tmp/base``) in the same invocation: every measurement runs
+for this tree and the baseline in turn, alternating which goes first, and the figures come out side
+by side with their ratio (this ÷ baseline). Each tree runs as ``python -m dialectic`` with its own
+``src`` first on ``PYTHONPATH`` and its own bytecode cache (``PYTHONPYCACHEPREFIX`` in the work
+directory, ``PYTHONDONTWRITEBYTECODE`` dropped), warmed by one debate before anything is timed: the
+figures are those of an installed program, not of one that compiles its sources at every start.
+
     .venv/bin/python benchmarks/speed.py            # the figures, with the targets beside them
+    .venv/bin/python benchmarks/speed.py --baseline /tmp/base/src  # this tree against another
     .venv/bin/python benchmarks/speed.py --profile  # where the non-call time goes
 """
 
@@ -44,7 +53,6 @@ from dialectic.llm.scripted import ScriptedReply, default_reply
 from dialectic.testing.fake_server import FakeLLMServer
 
 ROOT = Path(__file__).resolve().parent.parent
-DIALECTIC = str(Path(sys.executable).parent / "dialectic")
 PROBLEM = "Design a rate limiter for a public HTTP API serving 10k requests per second across 20 nodes."
 ROLES = ("architect", "performance", "kiss", "security", "testing")
 WORDS = (
@@ -85,6 +93,45 @@ def write_config(directory: Path, server: FakeLLMServer, agents: int, rounds: in
     return path
 
 
+@dataclass(frozen=True)
+class Tree:
+    """A source tree to measure: ``dialectic`` run from ``src`` with a bytecode cache of its own."""
+
+    label: str
+    src: Path
+    pycache: Path
+
+    def command(self, *argv: str) -> list[str]:
+        return [sys.executable, "-m", "dialectic", *argv]
+
+    def env(self, **extra: str) -> dict[str, str]:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        paths = [str(self.src), *filter(None, os.environ.get("PYTHONPATH", "").split(os.pathsep))]
+        return {**env, "PYTHONPATH": os.pathsep.join(paths), "PYTHONPYCACHEPREFIX": str(self.pycache), **extra}
+
+
+def trees_for(work: Path, baseline: Path | None) -> list[Tree]:
+    trees = [Tree("this tree", ROOT / "src", work / "pycache-this")]
+    if baseline is not None:
+        trees.append(Tree("baseline", baseline.resolve(), work / "pycache-baseline"))
+    return trees
+
+
+def in_turn(trees: list[Tree], index: int) -> list[Tree]:
+    """The trees in the order run ``index`` takes them: alternating which goes first, so a drift in
+    the machine's load falls on both."""
+    return trees if index % 2 == 0 else trees[::-1]
+
+
+def warm_up(trees: list[Tree], work: Path) -> None:
+    """One zero-latency debate per tree, untimed, so that every timed run finds its bytecode cached."""
+    with FakeLLMServer(reply_of_150_words) as server:
+        config = write_config(work, server, 3, 1)
+        for tree in trees:
+            run_debate(server, config, work / f"home-warm-{tree.pycache.name}", tree)
+            subprocess.run(tree.command("--help"), env=tree.env(), capture_output=True, check=True)
+
+
 @dataclass
 class Run:
     wall: float
@@ -117,13 +164,13 @@ def prompt_tokens(state: DebateState) -> int:
     return total
 
 
-def run_debate(server: FakeLLMServer, config: Path, home: Path) -> Run:
-    env = {**os.environ, "DIALECTIC_HOME": str(home), "OPENAI_API_KEY": "bench"}
+def run_debate(server: FakeLLMServer, config: Path, home: Path, tree: Tree) -> Run:
+    env = tree.env(DIALECTIC_HOME=str(home), OPENAI_API_KEY="bench")
     requests_before, answers_before, calls_before = len(server.requests), len(server.answered_at), server.call_count
     cpu_before = child_cpu()
     started = time.monotonic()
     result = subprocess.run(
-        [DIALECTIC, "debate", PROBLEM, "-c", str(config)],
+        tree.command("debate", PROBLEM, "-c", str(config)),
         env=env,
         capture_output=True,
         text=True,
@@ -139,7 +186,7 @@ def run_debate(server: FakeLLMServer, config: Path, home: Path) -> Run:
     found = re.search(r"Debate (deb-\d{8}-\d{6}-[0-9A-F]{4}) saved", result.stderr)
     debate_id = found.group(1) if found else ""
     export = subprocess.run(
-        [DIALECTIC, "export", debate_id], env=env, capture_output=True, text=True, check=True
+        tree.command("export", debate_id), env=env, capture_output=True, text=True, check=True
     ).stdout
     state = DebateState.model_validate(json.loads(export))
     return Run(
@@ -158,36 +205,60 @@ def spread(values: list[float], unit: str = "", digits: int = 2) -> str:
     return f"{statistics.median(values):.{digits}f}{unit} ({min(values):.{digits}f}–{max(values):.{digits}f})"
 
 
-def workload(agents: int, rounds: int, seeds: int, latency: float, sigma: float, work: Path) -> list[Run]:
-    runs: list[Run] = []
+def workload(
+    agents: int, rounds: int, seeds: int, latency: float, sigma: float, work: Path, trees: list[Tree]
+) -> dict[Tree, list[Run]]:
+    """Per tree, one debate per seed; with several trees each seed's server answers them in turn."""
+    runs: dict[Tree, list[Run]] = {tree: [] for tree in trees}
     for seed in range(1, seeds + 1):
-        with FakeLLMServer(reply_of_150_words, latency_s=latency, latency_sigma=sigma, seed=seed) as server:
-            config = write_config(work, server, agents, rounds)
-            runs.append(run_debate(server, config, work / f"home-{agents}x{rounds}-{seed}"))
+        for tree in in_turn(trees, seed):
+            with FakeLLMServer(reply_of_150_words, latency_s=latency, latency_sigma=sigma, seed=seed) as server:
+                config = write_config(work, server, agents, rounds)
+                home = work / f"home-{agents}x{rounds}-{seed}-{tree.pycache.name}"
+                runs[tree].append(run_debate(server, config, home, tree))
     return runs
 
 
-def help_wall(times: int = 5) -> list[float]:
-    walls = []
-    for _ in range(times):
-        started = time.monotonic()
-        subprocess.run([DIALECTIC, "--help"], capture_output=True, check=True)
-        walls.append(time.monotonic() - started)
+def help_wall(trees: list[Tree], times: int = 5) -> dict[Tree, list[float]]:
+    walls: dict[Tree, list[float]] = {tree: [] for tree in trees}
+    for index in range(times):
+        for tree in in_turn(trees, index):
+            started = time.monotonic()
+            subprocess.run(tree.command("--help"), env=tree.env(), capture_output=True, check=True)
+            walls[tree].append(time.monotonic() - started)
     return walls
 
 
-def cpu_slope(work: Path) -> tuple[list[tuple[int, int, float]], float]:
-    """CPU of whole debates at zero latency for 1, 3 and 8 rounds, and the least-squares CPU per call."""
-    points: list[tuple[int, int, float]] = []
-    with FakeLLMServer(reply_of_150_words) as server:
-        for rounds in (1, 3, 8):
-            config = write_config(work, server, 3, rounds)
-            run = run_debate(server, config, work / f"home-cpu-{rounds}")
-            points.append((rounds, run.calls, run.cpu))
+@dataclass
+class Slope:
+    """CPU of whole debates at zero latency for 1, 3 and 8 rounds (per repeat), and the least-squares
+    CPU per call of each repeat."""
+
+    points: list[list[tuple[int, int, float]]]
+    slopes: list[float]
+
+
+def least_squares(points: list[tuple[int, int, float]]) -> float:
     xs, ys = [p[1] for p in points], [p[2] for p in points]
     mean_x, mean_y = statistics.fmean(xs), statistics.fmean(ys)
-    slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sum((x - mean_x) ** 2 for x in xs)
-    return points, slope
+    return sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / sum((x - mean_x) ** 2 for x in xs)
+
+
+def cpu_slope(work: Path, trees: list[Tree], repeats: int = 1) -> dict[Tree, Slope]:
+    """CPU of whole debates at zero latency for 1, 3 and 8 rounds, and the least-squares CPU per call."""
+    found = {tree: Slope([], []) for tree in trees}
+    with FakeLLMServer(reply_of_150_words) as server:
+        for repeat in range(repeats):
+            points: dict[Tree, list[tuple[int, int, float]]] = {tree: [] for tree in trees}
+            for index, rounds in enumerate((1, 3, 8)):
+                config = write_config(work, server, 3, rounds)
+                for tree in in_turn(trees, repeat + index):
+                    run = run_debate(server, config, work / f"home-cpu-{rounds}-{repeat}-{tree.pycache.name}", tree)
+                    points[tree].append((rounds, run.calls, run.cpu))
+            for tree in trees:
+                found[tree].points.append(points[tree])
+                found[tree].slopes.append(least_squares(points[tree]))
+    return found
 
 
 def append_cost(work: Path) -> list[tuple[int, int, float]]:
@@ -225,15 +296,15 @@ def summary_prompt_tokens(state: DebateState) -> int:
     return sum(s.metadata.input_tokens or 0 for r in state.rounds for s in r.summaries.values())
 
 
-def summary_growth(work: Path) -> list[tuple[int, int, int, int]]:
+def summary_growth(work: Path, tree: Tree) -> list[tuple[int, int, int, int]]:
     """Prompt tokens of whole 3-agent debates of 3 and 6 rounds at zero latency (default summarization):
     (rounds, calls, prompt tokens, of them the summaries' prompt tokens)."""
     rows = []
     with FakeLLMServer(reply_of_150_words) as server:
         for rounds in (3, 6):
             config = write_config(work, server, 3, rounds)
-            home = work / f"home-growth-{rounds}"
-            run = run_debate(server, config, home)
+            home = work / f"home-growth-{rounds}-{tree.pycache.name}"
+            run = run_debate(server, config, home, tree)
             rows.append((rounds, run.calls, run.prompt_tokens, run.summary_tokens))
     return rows
 
@@ -253,57 +324,89 @@ def verdict(name: str, value: float) -> str:
     return f"{'met' if value <= target else 'NOT met'} (target ≤ {target})"
 
 
-def report(seeds: int, latency: float, sigma: float) -> None:
+def report(seeds: int, latency: float, sigma: float, baseline: Path | None, cpu_repeats: int) -> None:
     with tempfile.TemporaryDirectory(prefix="dialectic-speed-") as tmp:
         work = Path(tmp)
+        trees = trees_for(work, baseline)
+        warm_up(trees, work)
         print(f"# dialectic speed — {seeds} seeds, latency {latency * 1000:.0f} ms × lognormal σ {sigma}\n")
+        for tree in trees:
+            print(f"- {tree.label}: {tree.src}")
         print(
-            "| workload | wall s | calls | prompt tokens | first request s | after last reply s "
+            "\n| workload | tree | wall s | calls | prompt tokens | first request s | after last reply s "
             "| CPU/call ms | wall ÷ critical path | debate phase ÷ critical path |"
         )
-        print("|---|--:|--:|--:|--:|--:|--:|--:|--:|")
-        summary: dict[str, float] = {}
+        print("|---|---|--:|--:|--:|--:|--:|--:|--:|--:|")
+        summaries: dict[Tree, dict[str, float]] = {tree: {} for tree in trees}
         for agents, rounds in ((3, 3), (5, 3)):
-            runs = workload(agents, rounds, seeds, latency, sigma, work)
-            ratio = [r.wall / r.bound for r in runs]
+            measured = workload(agents, rounds, seeds, latency, sigma, work, trees)
+            for tree, runs in measured.items():
+                summary = summaries[tree]
+                ratio = [r.wall / r.bound for r in runs]
+                print(
+                    f"| {agents}×{rounds} | {tree.label} | {spread([r.wall for r in runs])} | {runs[0].calls} "
+                    f"| {statistics.median([r.prompt_tokens for r in runs]):,.0f} "
+                    f"| {spread([r.first_request for r in runs])} | {spread([r.after_last_reply for r in runs])} "
+                    f"| {spread([1000 * r.cpu / r.calls for r in runs], digits=1)} | {spread(ratio)} "
+                    f"| {spread([r.debate_phase / r.bound for r in runs])} |"
+                )
+                summary[f"{agents}x{rounds} wall (s)"] = statistics.median([r.wall for r in runs])
+                summary["wall / critical path"] = max(summary.get("wall / critical path", 0), statistics.median(ratio))
+                summary["first request (s)"] = max(
+                    summary.get("first request (s)", 0), statistics.median([r.first_request for r in runs])
+                )
+                summary["after last reply (s)"] = max(
+                    summary.get("after last reply (s)", 0), statistics.median([r.after_last_reply for r in runs])
+                )
+        slopes = cpu_slope(work, trees, cpu_repeats)
+        walls = help_wall(trees)
+        for tree in trees:
+            summaries[tree]["marginal CPU per call (ms)"] = 1000 * statistics.median(slopes[tree].slopes)
+            summaries[tree]["--help wall (s)"] = statistics.median(walls[tree])
+        print(f"\nZero latency, 3 agents: CPU per debate ({cpu_repeats} repeat(s); per call: median of the slopes)")
+        for tree in trees:
+            found = slopes[tree]
+            for rounds, calls, _ in found.points[0]:
+                cpus = [points[[p[0] for p in points].index(rounds)][2] for points in found.points]
+                cpu = statistics.median(cpus)
+                print(
+                    f"- {tree.label}, {rounds} round(s): {calls} calls, {cpu:.2f} s CPU "
+                    f"({1000 * cpu / calls:.1f} ms per call)"
+                )
             print(
-                f"| {agents}×{rounds} | {spread([r.wall for r in runs])} | {runs[0].calls} "
-                f"| {statistics.median([r.prompt_tokens for r in runs]):,.0f} "
-                f"| {spread([r.first_request for r in runs])} | {spread([r.after_last_reply for r in runs])} "
-                f"| {spread([1000 * r.cpu / r.calls for r in runs], digits=1)} | {spread(ratio)} "
-                f"| {spread([r.debate_phase / r.bound for r in runs])} |"
+                f"- {tree.label}, marginal CPU per call (least squares): "
+                f"{spread([1000 * s for s in found.slopes], ' ms', 1)}"
             )
-            summary[f"{agents}x{rounds} wall (s)"] = statistics.median([r.wall for r in runs])
-            summary["wall / critical path"] = max(summary.get("wall / critical path", 0), statistics.median(ratio))
-            summary["first request (s)"] = max(
-                summary.get("first request (s)", 0), statistics.median([r.first_request for r in runs])
-            )
-            summary["after last reply (s)"] = max(
-                summary.get("after last reply (s)", 0), statistics.median([r.after_last_reply for r in runs])
-            )
-        points, slope = cpu_slope(work)
-        summary["marginal CPU per call (ms)"] = slope * 1000
-        summary["--help wall (s)"] = statistics.median(help_wall())
-        print("\nZero latency, 3 agents: CPU per debate")
-        for rounds, calls, cpu in points:
-            print(f"- {rounds} round(s): {calls} calls, {cpu:.2f} s CPU ({1000 * cpu / calls:.1f} ms per call)")
-        print(f"- marginal CPU per call (least squares): {slope * 1000:.1f} ms")
-        print("\nStore append (SQLite), mean of the second half of each debate's appends")
+        print("\nStore append (SQLite, this tree), mean of the second half of each debate's appends")
         for rounds, appends, ms in append_cost(work):
             print(f"- {rounds} round(s): {appends} appends, {ms:.3f} ms per append")
-        print_growth(summary_growth(work), summary)
+        for tree in trees:
+            if len(trees) > 1:
+                print(f"\n## {tree.label}")
+            print_growth(summary_growth(work, tree), summaries[tree])
         print("\nTargets")
-        for name, value in summary.items():
-            print(f"- {name}: {value:.2f} — {verdict(name, value)}")
+        first = summaries[trees[0]]
+        for name, value in first.items():
+            line = f"- {name}: {value:.2f} — {verdict(name, value)}"
+            if len(trees) > 1:
+                before = summaries[trees[1]][name]
+                line += f"; baseline {before:.2f} ({verdict(name, before)}), this ÷ baseline {value / before:.2f}"
+            print(line)
+
+
+DEBATE_IMPORTS = ("dialectic.cli.app", "dialectic.cli.debate_run", "dialectic.llm.openai_provider")
+"""What ``dialectic debate`` on an OpenAI-compatible endpoint imports before its first request."""
 
 
 def profile(latency: float, sigma: float) -> None:
     """One 3×3 debate under cProfile; the top functions by own time, waiting excluded."""
     with tempfile.TemporaryDirectory(prefix="dialectic-profile-") as tmp:
         work = Path(tmp)
+        tree = trees_for(work, None)[0]
+        warm_up([tree], work)
         with FakeLLMServer(reply_of_150_words, latency_s=latency, latency_sigma=sigma, seed=1) as server:
             config = write_config(work, server, 3, 3)
-            env = {**os.environ, "DIALECTIC_HOME": str(work / "home"), "OPENAI_API_KEY": "bench"}
+            env = tree.env(DIALECTIC_HOME=str(work / "home"), OPENAI_API_KEY="bench")
             out = work / "debate.prof"
             code = (
                 "import sys, cProfile; from dialectic.cli.app import run; "
@@ -327,7 +430,8 @@ def profile(latency: float, sigma: float) -> None:
         for tt, ct, where in sorted(rows, reverse=True)[:25]:
             print(f"  {tt:7.3f} s own  {ct:7.3f} s cumulative  {where}")
         imports = subprocess.run(
-            [sys.executable, "-X", "importtime", "-c", "import dialectic.cli.app"],
+            [sys.executable, "-X", "importtime", "-c", f"import {', '.join(DEBATE_IMPORTS)}"],
+            env=tree.env(),
             capture_output=True,
             text=True,
             check=True,
@@ -340,7 +444,8 @@ def profile(latency: float, sigma: float) -> None:
             ),
             reverse=True,
         )[:10]
-        print("\nSlowest imports of `import dialectic.cli.app` (cumulative µs):")
+        print(f"\nSlowest imports of what `dialectic debate` loads before its first request ({DEBATE_IMPORTS[-1]}):")
+        print("(cumulative µs, bytecode cached)")
         for micros, name in top:
             print(f"  {micros:>9,}  {name}")
 
@@ -352,17 +457,28 @@ def main() -> None:
     parser.add_argument("--sigma", type=float, default=0.5)
     parser.add_argument("--profile", action="store_true", help="where the non-call time of one 3×3 debate goes")
     parser.add_argument("--growth", action="store_true", help="only the prompt growth of 3×3 against 3×6 debates")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="SRC",
+        help="another tree's src directory, measured in the same invocation, side by side",
+    )
+    parser.add_argument(
+        "--cpu-repeats", type=int, default=1, help="times to measure the CPU slope (the median is reported)"
+    )
     args = parser.parse_args()
     if args.profile:
         profile(args.latency, args.sigma)
     elif args.growth:
         with tempfile.TemporaryDirectory(prefix="dialectic-speed-") as tmp:
-            summary: dict[str, float] = {}
-            print_growth(summary_growth(Path(tmp)), summary)
-            for name, value in summary.items():
-                print(f"- {name}: {value:.2f} — {verdict(name, value)}")
+            for tree in trees_for(Path(tmp), args.baseline):
+                summary: dict[str, float] = {}
+                print(f"\n## {tree.label}: {tree.src}")
+                print_growth(summary_growth(Path(tmp), tree), summary)
+                for name, value in summary.items():
+                    print(f"- {name}: {value:.2f} — {verdict(name, value)}")
     else:
-        report(args.seeds, args.latency, args.sigma)
+        report(args.seeds, args.latency, args.sigma, args.baseline, args.cpu_repeats)
 
 
 if __name__ == "__main__":

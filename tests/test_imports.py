@@ -84,9 +84,11 @@ NOT_FOR_HELP = (*NOT_FOR_A_COMMANDS_HELP, "pydantic")
 app through a pydantic ``TypeAdapter`` whenever it parses a command line that names a command."""
 TRACING = ("opentelemetry", "dialectic.tracing.otel")
 """Loaded only by a traced run (``--trace``)."""
-NOT_FOR_A_SCRIPTED_DEBATE = (*SDKS, *HARNESSES, *TRACING, "matplotlib")
-NOT_FOR_AN_OPENAI_DEBATE = ("anthropic", "llama_cpp", *HARNESSES, *TRACING, "matplotlib")
-NOT_FOR_STORED_DEBATES = (*SDKS, *HARNESSES, *TRACING, "matplotlib")
+ONLY_WHEN_ASKED = ("yaml", "pathspec")
+"""Loaded only for a YAML configuration, and by a walk of a context directory that holds a ``.gitignore``."""
+NOT_FOR_A_SCRIPTED_DEBATE = (*SDKS, *HARNESSES, *TRACING, *ONLY_WHEN_ASKED, "matplotlib")
+NOT_FOR_AN_OPENAI_DEBATE = ("anthropic", "llama_cpp", *HARNESSES, *TRACING, *ONLY_WHEN_ASKED, "matplotlib")
+NOT_FOR_STORED_DEBATES = (*SDKS, *HARNESSES, *TRACING, *ONLY_WHEN_ASKED, "matplotlib")
 
 
 @dataclass(frozen=True)

@@ -23,10 +23,21 @@ class Terminal:
         self.interactive = target.isatty()
         """True when stderr is a terminal: the live display is used instead of plain lines."""
         self.console = Console(file=target, highlight=False, soft_wrap=True, emoji=False)
+        self._plain = not (self.interactive or self.console.is_terminal or self.console.is_jupyter) and (
+            self.console.color_system is None
+        )
+        """True when Rich would print a line as it is: no terminal, no colours (``FORCE_COLOR`` unset)."""
 
     def line(self, text: str, style: str | None = None) -> None:
         """Print ``text`` with any key or token redacted (no markup is interpreted)."""
-        self.console.print(Text(redact(text), style=style or ""))
+        shown = redact(text)
+        if self._plain and shown.isprintable():
+            # Exactly what Rich writes for one printable line without a terminal (no wrapping, no
+            # style), without its rendering: progress prints a line or two per call.
+            self.console.file.write(shown + "\n")
+            self.console.file.flush()
+            return
+        self.console.print(Text(shown, style=style or ""))
 
     def warning(self, text: str) -> None:
         self.line(f"warning: {text}", style="yellow")

@@ -179,8 +179,18 @@ class DebateSession:
         return lambda: self._engine.resume(debate_id, answers, turns=turns)
 
     def _advance(self, runner: asyncio.Runner, call: EngineCall) -> DebateState:
+        kept: list[DebateState] = []
+
+        async def advance() -> None:
+            # The state comes back through ``kept``, not as the task's result: after each run
+            # asyncio.Runner looks up and restores the SIGINT handler, a partial holding the finished
+            # task, and ``signal`` turns each such lookup into a failed enum lookup whose message
+            # repr()s the task with its result: the whole debate, twice, at a cost that grows with it.
+            kept.append(await self._signals.run_cancellable(call))
+
         with self._progress.running():
-            state = runner.run(self._signals.run_cancellable(call))
+            runner.run(advance())
+        (state,) = kept
         self.debate_id, self.status = state.id, state.status
         received = self._signals.received
         if received is not None and state.status != "completed":

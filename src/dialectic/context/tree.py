@@ -20,10 +20,12 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING
 
 from dialectic.core.files import CONTEXT_FILE, try_read_user_text
+
+if TYPE_CHECKING:
+    from pathspec import GitIgnoreSpec
 
 SKIPPED_DIRS = frozenset({"__pycache__", "node_modules"})
 GITIGNORE = ".gitignore"
@@ -57,6 +59,8 @@ class _Ignores:
         text, _ = try_read_user_text(folder / GITIGNORE, CONTEXT_FILE)
         if not text:
             return self
+        from pathspec import GitIgnoreSpec  # only a walk that meets a .gitignore pays for it (~10 ms)
+
         return _Ignores((*self.specs, (relative, GitIgnoreSpec.from_lines(text.splitlines()))))
 
 

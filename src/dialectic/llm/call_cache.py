@@ -70,9 +70,14 @@ def base_key(request: CompletionRequest, *, provider: str, endpoint: str) -> str
 
 def cache_key(request: CompletionRequest, *, provider: str, endpoint: str, draw: int = 0) -> str:
     """The key ``request``'s reply is filed under: the ``draw``-th (from 0) identical request of a run."""
+    return _drawn(base_key(request, provider=provider, endpoint=endpoint), draw)
+
+
+def _drawn(base: str, draw: int) -> str:
+    """The key of the ``draw``-th request whose :func:`base_key` is ``base``."""
     if draw < 0:
         raise ValueError(f"a draw index is 0 or more, not {draw}")
-    return _digest({"request": base_key(request, provider=provider, endpoint=endpoint), "draw": draw})
+    return _digest({"request": base, "draw": draw})
 
 
 class DrawCounter:
@@ -92,7 +97,7 @@ class DrawCounter:
         with self._lock:
             draw = self._seen[base]
             self._seen[base] = draw + 1
-        return cache_key(request, provider=provider, endpoint=endpoint, draw=draw)
+        return _drawn(base, draw)  # what cache_key gives, without digesting the request a second time
 
 
 def dump_completion(completion: Completion) -> str:

@@ -16,7 +16,6 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import ValidationError
 
 from dialectic.agents.templates import FALLBACK_ROLE, known_roles
@@ -114,6 +113,8 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
 
 
 def _parse_yaml(path: Path, text: str) -> Any:
+    import yaml  # only a YAML configuration pays for it (~10 ms)
+
     try:
         return yaml.safe_load(text)
     except yaml.MarkedYAMLError as exc:
