@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
@@ -250,6 +250,16 @@ def _read_key_file(path: Path, what: str) -> bytes:
         raise ConfigError(f"cannot read the {what} {path}: {exc.strerror or exc}") from exc
 
 
+def _first_parse(data: bytes, *loaders: Callable[[bytes], Any]) -> Any:
+    """What the first of ``loaders`` that understands ``data`` makes of it (``None``: none does)."""
+    for loader in loaders:
+        try:
+            return loader(data)
+        except (ValueError, TypeError):
+            continue
+    return None
+
+
 def load_signer(path: str | Path) -> ReceiptSigner:
     """The signer of the Ed25519 private key in ``path`` (PEM, as ``openssl genpkey -algorithm ed25519``
     writes it, or OpenSSH, as ``ssh-keygen -t ed25519 -N ''`` does); :class:`ConfigError` if it is not one."""
@@ -258,13 +268,11 @@ def load_signer(path: str | Path) -> ReceiptSigner:
 
     path = Path(path)
     data = _read_key_file(path, "receipt signing key")
-    key: Any = None
-    for loader in (serialization.load_pem_private_key, serialization.load_ssh_private_key):
-        try:
-            key = loader(data, password=None)
-            break
-        except (ValueError, TypeError):
-            continue
+    key = _first_parse(
+        data,
+        lambda raw: serialization.load_pem_private_key(raw, password=None),
+        lambda raw: serialization.load_ssh_private_key(raw, password=None),
+    )
     if not isinstance(key, Ed25519PrivateKey):
         raise ConfigError(f"{path} is not an unencrypted Ed25519 private key (PEM or OpenSSH)")
     return ReceiptSigner(key, str(path))
@@ -277,13 +285,7 @@ def load_public_key(path: str | Path) -> bytes:
 
     path = Path(path)
     data = _read_key_file(path, "public key")
-    key: Any = None
-    for loader in (serialization.load_pem_public_key, serialization.load_ssh_public_key):
-        try:
-            key = loader(data)
-            break
-        except (ValueError, TypeError):
-            continue
+    key = _first_parse(data, serialization.load_pem_public_key, serialization.load_ssh_public_key)
     if not isinstance(key, Ed25519PublicKey):
         raise ConfigError(f"{path} is not an Ed25519 public key (PEM or OpenSSH)")
     raw: bytes = key.public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)

@@ -9,7 +9,8 @@ right after the debate is created (:class:`~dialectic.core.changes.TeamSelected`
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from dialectic.core.config import AgentConfig, SystemConfig
 from dialectic.core.domain import DebateState, TeamChoice
@@ -27,6 +28,7 @@ from dialectic.reporting.ratings import (
 from dialectic.store.base import DebateStore
 
 log = logging.getLogger(__name__)
+Entry = TypeVar("Entry")
 
 
 def completed_debates(store: DebateStore) -> list[DebateState]:
@@ -48,8 +50,8 @@ def candidates(pool: Sequence[AgentConfig], debates: Sequence[DebateState]) -> l
     found: list[Candidate] = []
     for agent in pool:
         keys: dict[RatingKey, str] = {"agent": agent.id, "model": f"{agent.provider}/{agent.model}"}
-        rated = _first_rated([(by, ratings[by].get(keys[by])) for by in ("agent", "model")])
-        calibrated = _first_calibrated([(by, calibration[by].get(keys[by])) for by in ("agent", "model")])
+        rated = _first_counted([(by, ratings[by].get(keys[by])) for by in ("agent", "model")], _matches)
+        calibrated = _first_counted([(by, calibration[by].get(keys[by])) for by in ("agent", "model")], _forecasts)
         entry = rated[1] if rated is not None else None
         forecasts = calibrated[1] if calibrated is not None else None
         found.append(
@@ -67,20 +69,20 @@ def candidates(pool: Sequence[AgentConfig], debates: Sequence[DebateState]) -> l
     return found
 
 
-def _first_rated(
-    options: list[tuple[RatingKey, RatingEntry | None]],
-) -> tuple[RatingKey, RatingEntry] | None:
-    for by, entry in options:
-        if entry is not None and entry.matches > 0:
-            return by, entry
-    return None
+def _matches(entry: RatingEntry) -> int:
+    return entry.matches
 
 
-def _first_calibrated(
-    options: list[tuple[RatingKey, Calibration | None]],
-) -> tuple[RatingKey, Calibration] | None:
+def _forecasts(entry: Calibration) -> int:
+    return entry.forecasts
+
+
+def _first_counted(
+    options: list[tuple[RatingKey, Entry | None]], count: Callable[[Entry], int]
+) -> tuple[RatingKey, Entry] | None:
+    """The first of ``options`` (the agent's own, then its model's) that rests on anything (``count`` > 0)."""
     for by, entry in options:
-        if entry is not None and entry.forecasts > 0:
+        if entry is not None and count(entry) > 0:
             return by, entry
     return None
 
