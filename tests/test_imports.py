@@ -41,6 +41,7 @@ HARNESSES = (
     "dialectic.bench",
     "dialectic.eval",
     "dialectic.batch",
+    "dialectic.cluster",
     "dialectic.cli.bench_run",
     "dialectic.cli.evaluation_run",
     "dialectic.cli.batch_run",

@@ -27,6 +27,7 @@ LAYERS: dict[str, int] = {
     "loading": 5,  # configuration files in, a checked configuration out
     "testing": 5,  # the scripted model and fake servers that ship for tests
     "front": 6,  # the public Python API (``import dialectic``)
+    "cluster": 6,  # Ray: joining a cluster, the per-endpoint limiter actors, the worker pool (batch and bench)
     "batch": 7,  # many debates from a JSONL file, through the public API
     "bench": 7,
     "eval": 7,

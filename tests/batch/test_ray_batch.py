@@ -19,7 +19,7 @@ from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import Script, default_reply
 from dialectic.store import open_store
 from dialectic.testing.fake_server import FakeLLMServer
-from tests.batch.ray_support import Place, local_cluster, require_ray, result_lines
+from tests.batch.ray_support import Place, free_port, local_cluster, require_ray, result_lines
 
 require_ray()
 
@@ -160,3 +160,11 @@ def test_sigterm_saves_the_debates_in_flight_and_resume_on_ray_finishes_the_run(
     assert sorted(line["id"] for line in lines) == [f"p{i:03d}" for i in range(24)]
     assert {line["status"] for line in lines} == {"completed"}
     assert resumed.stdout.startswith(f"batch {run_id}: 24/24 debates finished")
+
+
+def test_an_address_nobody_answers_at_is_a_one_line_error(place: Place) -> None:
+    address = f"127.0.0.1:{free_port()}"  # bound and let go: nothing listens there (Ray would wait for ever)
+    result = place.run("batch", str(place.write_problems(1)), "--ray", address)
+    assert result.returncode == 1, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert errors == [f"error: cannot join the Ray cluster at {address}: nothing answers there (Connection refused)"]

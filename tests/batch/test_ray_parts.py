@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dialectic.batch.ray_run import RAY_MISSING, EndpointLimiter, forwarded_env
+from dialectic.cluster.connection import RAY_MISSING, forwarded_env
+from dialectic.cluster.limits import EndpointLimiter
 from dialectic.core.config import AgentConfig, DebateSettings
 from dialectic.engine.roster import ClientFactory
 from dialectic.llm.registry import ProviderPool

@@ -323,12 +323,15 @@ async def _ask(
         tag=tag,
         logprobs=True,
     )
-    client = LLMClient(MeteredProvider(env.pool.get(agent), meter), retry=env.retry)
+    endpoint = env.pool.key_for(agent)
+    # a limit shared with other processes when there is one (``bench --ray``); locally only --concurrency bounds
+    limiter = env.pool.shared_limit(endpoint)
+    client = LLMClient(MeteredProvider(env.pool.get(agent), meter), retry=env.retry, limiter=limiter)
     try:
         if env.draws is None or draw is None:
             completion = await client.complete(request)
         else:
-            key = cache_key(request, provider=agent.provider, endpoint=env.pool.key_for(agent), draw=draw)
+            key = cache_key(request, provider=agent.provider, endpoint=endpoint, draw=draw)
             completion, shared = await env.draws.draw(key, lambda: client.complete(request))
             if shared:
                 meter.add(completion)  # the arm's cost is what it would pay alone

@@ -76,6 +76,15 @@ def env_for(spec: RunSpec, pool: ProviderPool, retry: RetryPolicy) -> ArmEnv:
     )
 
 
+def calling_agents(spec: RunSpec, env: ArmEnv) -> list[AgentConfig]:
+    """Every agent that will make calls: the bench agents, and the dialectic configuration's participants and
+    judge when an arm runs the engine (``dialectic``, ``format:NAME``)."""
+    agents = list(env.agents)
+    if any(arm == "dialectic" or arm.startswith("format:") for arm in spec.arms):
+        agents += [*env.dialectic_config.participants(), env.dialectic_config.judge]
+    return agents
+
+
 def pending(task: Task, arms: Sequence[ArmSpec], done: set[tuple[str, str]]) -> list[tuple[ArmSpec, Item]]:
     """The pairs still to run, item-major."""
     return [(arm, item) for item in task.items for arm in arms if (arm.name, item.id) not in done]

@@ -11,8 +11,6 @@ import asyncio
 import os
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager, redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +21,7 @@ from dialectic.batch.runner import DEFAULT_CONCURRENCY, FAILED, BatchRun, Result
 from dialectic.batch.store import BATCH_FILENAME, BatchItem, BatchStore, new_run_id
 from dialectic.cli.command_setup import load_environment
 from dialectic.cli.interruptions import Terminated
+from dialectic.cli.ray_cluster import joined_cluster
 from dialectic.cli.signals import StopSignals
 from dialectic.core.errors import EXIT_GENERAL_ERROR, InvalidArgumentsError
 from dialectic.front.debate import Debate
@@ -57,11 +56,9 @@ def run_batch_command(
     if concurrency is not None and concurrency < 1:
         raise InvalidArgumentsError(f"--concurrency must be at least 1 (got {concurrency})")
     if ray is not None:
-        if not ray.strip():
-            raise InvalidArgumentsError("--ray: give a cluster address (host:port) or 'auto'")
-        from dialectic.batch.ray_run import import_ray
+        from dialectic.cluster.connection import check_address
 
-        import_ray()  # without the extra: a one-line usage error, before anything is created
+        check_address(ray)  # without the extra: a one-line usage error, before anything is created
     if (problems is None) == (resume is None):
         raise InvalidArgumentsError("give either PROBLEMS.jsonl or --resume RUN_ID")
     data_dir = resolve_data_dir(store, os.environ)
@@ -99,10 +96,7 @@ def run_batch_command(
         signals = StopSignals()
         try:
             if ray is not None:
-                with _ray_output_on_stderr():
-                    from dialectic.batch.ray_run import connect
-
-                    _note(f"ray: joined the cluster at {connect(ray)}")  # before our signal handlers: Ray sets its own
+                with joined_cluster(ray, _note):  # before our signal handlers: Ray sets its own
                     work = _execute_on_ray(run_id, batch_store, prepared, data_dir, concurrency, results, progress)
                     with signals.installed():
                         _run(signals, work)
@@ -160,7 +154,7 @@ async def _execute_on_ray(
     results: ResultsFile | None,
     progress: BatchProgress,
 ) -> None:
-    """The debates on the Ray cluster joined (:func:`~dialectic.batch.ray_run.connect`); this process keeps the
+    """The debates on the Ray cluster joined (:func:`~dialectic.cluster.connection.connect`); this process keeps the
     run, the results and the progress."""
     from dialectic.batch.ray_run import RayBatchRun, RayJob
 
@@ -187,20 +181,6 @@ async def _execute_on_ray(
         note=note,
     )
     await run.run()
-
-
-@contextmanager
-def _ray_output_on_stderr() -> Iterator[None]:
-    """While joined to Ray: what Ray prints (a worker that died, from a thread of its own, to ``sys.stdout``)
-    goes to stderr, so stdout keeps only the summary; leaves the cluster on the way out."""
-    from dialectic.batch.ray_run import disconnect
-
-    try:
-        with redirect_stdout(sys.stderr):
-            yield
-    finally:
-        with redirect_stdout(sys.stderr):
-            disconnect()
 
 
 def _run(signals: StopSignals, work: Any) -> None:

@@ -124,6 +124,16 @@ def bench(
             "--store", help="Directory of bench.sqlite3 (default: $DIALECTIC_HOME, else the user data directory)."
         ),
     ] = None,
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            "--ray",
+            metavar="ADDRESS|auto",
+            help="Run the (arm, item) pairs on a Ray cluster: the one at ADDRESS (host:port), or with 'auto' the "
+            "one running here, else a new local one; this process keeps the store, -o and the report. Needs the "
+            "extra: pip install 'dialectic-debate[ray]'.",
+        ),
+    ] = None,
     env_file: EnvFileOption = None,
 ) -> None:
     """Compare single answers, majority votes, self-consistency and debates on the same questions."""
@@ -150,4 +160,5 @@ def bench(
         resume=resume,
         store=store,
         env_file=env_file,
+        ray=ray,
     )

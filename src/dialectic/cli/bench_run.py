@@ -18,6 +18,7 @@ import asyncio
 import os
 import sys
 from collections.abc import Callable, Coroutine
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from dialectic.bench.progress import RichProgress
 from dialectic.bench.records import ItemResult, RunSpec
 from dialectic.bench.report import to_json, to_markdown
 from dialectic.bench.results_file import ResultsFile, names_results_file, read_results
-from dialectic.bench.runner import ProgressSink, arms_for, env_for, run_bench, task_for
+from dialectic.bench.runner import ProgressSink, arms_for, calling_agents, env_for, run_bench, task_for
 from dialectic.bench.store import BenchStore, bench_database
 from dialectic.bench.summary import BenchSummary, summarize
 from dialectic.bench.tasks import Task
@@ -37,6 +38,7 @@ from dialectic.cli.command_setup import load_environment
 from dialectic.cli.console import Terminal
 from dialectic.cli.interruptions import Terminated
 from dialectic.cli.output import OutputTarget, check_output, write_output
+from dialectic.cli.ray_cluster import joined_cluster
 from dialectic.cli.signals import StopSignals
 from dialectic.core.config import AgentConfig
 from dialectic.core.errors import DialecticError, InvalidArgumentsError
@@ -70,12 +72,17 @@ def run_bench_command(
     resume: str | None,
     store: str | None,
     env_file: Path | None,
+    ray: str | None = None,
 ) -> None:
     """``dialectic bench``: the flags are described in :func:`dialectic.cli.bench_command.bench`."""
     term = Terminal()
     load_environment(env_file)
     if concurrency is not None and concurrency < 1:
         raise InvalidArgumentsError(f"--concurrency must be at least 1 (got {concurrency})")
+    if ray is not None:
+        from dialectic.cluster.connection import check_address
+
+        check_address(ray)  # without the extra: a one-line usage error, before anything is created
     if plot is not None:
         require_matplotlib()
     options = BenchOptions(
@@ -101,9 +108,9 @@ def run_bench_command(
         spec, bench_task = _plan(bench_store, options, resume, resume_file, term)
         pool = make_pool()
         env = env_for(spec, pool, RetryPolicy())
-        pool.check(_participants(spec, env))
+        pool.check(calling_agents(spec, env))
         if concurrency is None:
-            concurrency = default_concurrency(_participants(spec, env))
+            concurrency = default_concurrency(calling_agents(spec, env))
         output_target, report_target, plot_target = (
             check_output(path, flag) if path is not None else None
             for path, flag in ((output, "--output"), (report, "--report"), (plot, "--plot"))
@@ -132,11 +139,15 @@ def run_bench_command(
 
         signals = StopSignals()
         try:
-            with signals.installed(), RichProgress(term.console) as progress:
-                checkpoint = Checkpoint(
-                    progress, bench_store.results(spec.id), write_results, interval_s=CHECKPOINT_INTERVAL_S
-                )
-                _run(signals, _execute(spec, bench_task, env, bench_store, concurrency, checkpoint))
+            with ExitStack() as cluster:
+                if ray is not None:  # joined before our signal handlers are installed: Ray sets its own
+                    cluster.enter_context(joined_cluster(ray, lambda text: term.line(text, style="dim")))
+                with signals.installed(), RichProgress(term.console) as progress:
+                    checkpoint = Checkpoint(
+                        progress, bench_store.results(spec.id), write_results, interval_s=CHECKPOINT_INTERVAL_S
+                    )
+                    work = _execute(spec, bench_task, env, bench_store, concurrency, checkpoint, on_ray=ray is not None)
+                    _run(signals, work)
         except (DialecticError, KeyboardInterrupt, Terminated):
             done = len(bench_store.done(spec.id))
             total = len(bench_task.items) * len(spec.arms)
@@ -220,19 +231,28 @@ def default_concurrency(participants: list[AgentConfig]) -> int:
     return DEFAULT_CONCURRENCY
 
 
-def _participants(spec: RunSpec, env: ArmEnv) -> list[AgentConfig]:
-    """Every agent that will make calls, so a missing API key is found before the first one."""
-    agents = list(env.agents)
-    if any(arm == "dialectic" or arm.startswith("format:") for arm in spec.arms):
-        agents += [*env.dialectic_config.participants(), env.dialectic_config.judge]
-    return agents
-
-
 async def _execute(
-    spec: RunSpec, task: Task, env: ArmEnv, bench_store: BenchStore, concurrency: int, progress: ProgressSink
+    spec: RunSpec,
+    task: Task,
+    env: ArmEnv,
+    bench_store: BenchStore,
+    concurrency: int,
+    progress: ProgressSink,
+    *,
+    on_ray: bool = False,
 ) -> None:
+    """The pairs left, here or (``on_ray``) on the Ray cluster joined; the results are saved here either way."""
     try:
-        await run_bench(spec, task, env, bench_store, concurrency=concurrency, progress=progress)
+        if on_ray:
+            from dialectic.bench.ray_run import RayBench
+
+            def note(text: str) -> None:
+                sys.stderr.write(text + "\n")
+                sys.stderr.flush()
+
+            await RayBench(spec, task, env, bench_store, concurrency, progress=progress, note=note).run()
+        else:
+            await run_bench(spec, task, env, bench_store, concurrency=concurrency, progress=progress)
     finally:
         await env.pool.aclose()
 
