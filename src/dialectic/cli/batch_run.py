@@ -56,9 +56,11 @@ def run_batch_command(
     if concurrency is not None and concurrency < 1:
         raise InvalidArgumentsError(f"--concurrency must be at least 1 (got {concurrency})")
     if ray is not None:
-        from dialectic.cluster.connection import check_address
+        from dialectic.cluster.connection import check_address, probe
 
         check_address(ray)  # without the extra: a one-line usage error, before anything is created
+        if ray != "auto":
+            probe(ray)  # an address where nothing answers: one line, before a run is created
     if (problems is None) == (resume is None):
         raise InvalidArgumentsError("give either PROBLEMS.jsonl or --resume RUN_ID")
     data_dir = resolve_data_dir(store, os.environ)
