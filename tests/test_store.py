@@ -442,6 +442,40 @@ def test_sqlite_pragmas_and_migrations(tmp_path: Path) -> None:
     assert raw(path, "SELECT COUNT(*) FROM migrations") == [(len(MIGRATIONS),)]
 
 
+def busy_at_first(times: int) -> Callable[[Any], None]:
+    """``migrate``, answering ``SQLITE_BUSY`` at once ``times`` times first (as SQLite may while another
+    process opens or checkpoints the file, without waiting out its timeout)."""
+    from dialectic.store.relational import migrate
+
+    left = [times]
+
+    def flaky(db: Any) -> None:
+        if left[0] > 0:
+            left[0] -= 1
+            busy = sqlite3.OperationalError("database is locked")
+            busy.sqlite_errorname = "SQLITE_BUSY"  # type: ignore[attr-defined]
+            raise busy
+        migrate(db)
+
+    return flaky
+
+
+def test_sqlite_opening_tries_again_while_another_process_holds_the_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "debates.sqlite3"
+    monkeypatch.setattr("dialectic.store.sqlite.migrate", busy_at_first(3))
+    with SqliteStore(path) as store:
+        store.append("deb-1", new_debate())
+        assert store.load("deb-1").id == "deb-1"
+
+
+def test_sqlite_opening_gives_up_when_the_file_stays_locked(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("dialectic.store.sqlite.migrate", busy_at_first(1_000_000))
+    with pytest.raises(StoreError, match="locked by another process"):
+        SqliteStore(tmp_path / "debates.sqlite3", timeout=0.0)
+
+
 def test_sqlite_creates_parent_directories(tmp_path: Path) -> None:
     path = tmp_path / "a" / "b" / "debates.sqlite3"
     with SqliteStore(path) as store:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import builtins
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -80,6 +81,17 @@ _REASONS: tuple[tuple[str, str], ...] = (
 )
 
 
+OPEN_RETRY_S = 0.05
+"""The pause between two tries to open a file another process holds. SQLite waits out most locks itself
+(``timeout``), but not every one met while a file is opened: switching a new file to WAL, or reading
+the WAL index while another process checkpoints, can answer ``SQLITE_BUSY`` at once. Seen with the
+workers of a Ray batch opening the one file together."""
+
+
+def _busy(exc: StoreError) -> bool:
+    return (exc.detail or "").startswith("SQLITE_BUSY")
+
+
 def _store_error(exc: sqlite3.Error, location: str, doing: str) -> StoreError:
     """Translate a sqlite3 error into a one-line :class:`StoreError` a user can act on."""
     name = getattr(exc, "sqlite_errorname", None) or ""
@@ -114,17 +126,29 @@ class SqliteStore(RelationalStore):
             )
         except sqlite3.Error as exc:
             raise _store_error(exc, self.location, "open") from exc
-        try:
-            with self._guard("open") as db:
-                db.execute("PRAGMA journal_mode=WAL")
-                db.execute("PRAGMA synchronous=NORMAL")
-                db.execute("PRAGMA foreign_keys=ON")
-            with self._writing("open") as db:
-                migrate(db)
-            self._fill_details()
-        except BaseException:
-            self._db.close()
-            raise
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                self._prepare()
+                break
+            except StoreError as exc:
+                if not _busy(exc) or time.monotonic() >= deadline:
+                    self._db.close()
+                    raise
+                time.sleep(OPEN_RETRY_S)
+            except BaseException:
+                self._db.close()
+                raise
+
+    def _prepare(self) -> None:
+        """WAL mode, the schema brought up to date, the listing details filled in."""
+        with self._guard("open") as db:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+        with self._writing("open") as db:
+            migrate(db)
+        self._fill_details()
 
     def __repr__(self) -> str:
         return f"SqliteStore({self.location!r})"
