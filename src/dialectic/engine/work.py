@@ -623,6 +623,10 @@ class DebateWork:
         if self._decides(number):
             gate = self._gate(number + 1)
         await self.wait(self.refinement_keys(number))
+        if number > 1 and self._evaluates(number - 1):
+            # the judge is shown its assessment of the previous round: wait for it even when the round
+            # went on without it (a fixed number of rounds), or the prompt depends on which ends first
+            await self.wait([("evaluation", number - 1)])
         decision = await assess(self.ctx, number, may_stop=self._decides(number))
         if self._decides(number) and not gate.done():
             gate.set_result(not decision.stop)
