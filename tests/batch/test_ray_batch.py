@@ -168,3 +168,18 @@ def test_an_address_nobody_answers_at_is_a_one_line_error(place: Place) -> None:
     assert result.returncode == 1, result.stderr
     refused = f"error: cannot join the Ray cluster at {address}: nothing answers there (Connection refused)"
     assert result.stderr.splitlines() == [refused], "one line, before any run is created"
+
+
+def test_each_debate_on_a_worker_posts_its_hook_before_the_batch_ends(cluster: str, place: Place) -> None:
+    from tests.hook_receiver import SECRET, HookReceiver
+
+    with HookReceiver().running() as receiver, FakeLLMServer(latency_s=0.01) as server:
+        config = place.write_config(server)
+        env = place.env() | {"DIALECTIC_HOOK_SECRET": SECRET}
+        args = ("batch", str(place.write_problems(4)), "-c", str(config), "--ray", cluster, "--notify", receiver.url)
+        result = place.run(*args, env=env)
+        posted = list(receiver.received)  # what arrived while the batch ran: nothing may come after it
+    assert result.returncode == 0, result.stderr
+    assert len(posted) == 4 and all(post.signed_with(SECRET) for post in posted)
+    debate_ids = {item.debate_id for item in place.items()}
+    assert {post.json()["debateId"] for post in posted} == debate_ids

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import shlex
 import signal
+import sys
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -216,3 +218,37 @@ def test_sigterm_stops_the_batch_cleanly_and_resume_finishes_it(workspace: Works
     lines = result_lines(out)
     assert sorted(line["id"] for line in lines) == [f"p{i:02d}" for i in range(6)]
     assert {line["status"] for line in lines} == {"completed"}
+
+
+def test_notify_posts_once_for_each_finished_debate_and_resume_keeps_the_flags(workspace: Workspace) -> None:
+    from tests.hook_receiver import SECRET, HookReceiver
+
+    with HookReceiver().running() as receiver, FakeLLMServer(latency_s=0.01) as server:
+        config = workspace.write_config(server, ROLES)
+        problems = write_problems(workspace.root / "problems.jsonl", 3)
+        marker = workspace.root / "ran.txt"
+        code = "import os, sys; open(sys.argv[1], 'a').write(os.environ['DIALECTIC_DEBATE_ID'] + chr(10))"
+        command = shlex.join([sys.executable, "-c", code, str(marker)])
+        flags = ("--notify", receiver.url, "--on-complete", command)
+        env = {"DIALECTIC_HOOK_SECRET": SECRET}
+        result = workspace.run("batch", str(problems), "-c", str(config), "-k", "2", *flags, env=env)
+        assert result.returncode == 0, result.stderr
+        posts = receiver.wait_for(3, timeout=5)
+        run_id = result.stderr.split("batch ", 1)[1].split(":", 1)[0]
+        again = workspace.run("batch", "--resume", run_id, env=env)  # nothing left to run: no hook fires again
+        assert again.returncode == 0, again.stderr
+    assert len(posts) == 3 and all(post.signed_with(SECRET) for post in posts)
+    assert sorted(post.json()["debateId"] for post in posts) == sorted(workspace.debate_ids())
+    assert {post.json()["status"] for post in posts} == {"completed"}
+    assert sorted(marker.read_text(encoding="utf-8").split()) == sorted(workspace.debate_ids())
+    assert len(receiver.received) == 3
+
+
+def test_a_bad_notify_url_is_refused_before_a_batch_is_created(workspace: Workspace) -> None:
+    problems = write_problems(workspace.root / "problems.jsonl", 2)
+    result = workspace.run("batch", str(problems), "--notify", "ftp://example.org/hook")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        "error: --notify ftp://example.org/hook: not an http:// or https:// URL"
+    ]
+    assert workspace.debate_ids() == []

@@ -84,12 +84,19 @@ class DebateWorker(ClusterWorker):
         if self._debate is None:
             pool = ProviderPool(shared_limits=RayLimits.by_name(self._limiter_names, self.token))
             self._debate = Debate(job.config, config_dir=job.config_dir, store=job.location, providers=pool)
-        return await run_one(
+        record = await run_one(
             self._debate,
             item,
             on_started=lambda debate_id: store.started(job.run_id, item_id, debate_id),
             busy_wait_s=BUSY_WAIT_S,
         )
+        if job.config.hooks.active:
+            # the driver stops the workers when the batch ends, and a worker's hooks would go with it: each
+            # debate's hooks (bounded by hooks.waitMs) are done before its result goes back
+            from dialectic.reporting.hooks import wait_pending
+
+            await asyncio.to_thread(wait_pending)
+        return record
 
 
 def debate_agents(config: SystemConfig) -> list[AgentConfig]:

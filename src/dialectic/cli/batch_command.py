@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from dialectic.cli.options import EnvFileOption, StoreOption
+from dialectic.cli.options import EnvFileOption, NotifyOption, OnCompleteOption, StoreOption
 
 DEFAULT_CONCURRENCY = 4
 """As the help states it: :data:`dialectic.batch.runner.DEFAULT_CONCURRENCY` (a test holds them equal)."""
@@ -58,6 +58,8 @@ def batch(
             "running here, else a new local one. Needs the extra: pip install 'dialectic-debate[ray]'.",
         ),
     ] = None,
+    notify: NotifyOption = None,
+    on_complete: OnCompleteOption = None,
     store: StoreOption = None,
     env_file: EnvFileOption = None,
 ) -> None:
@@ -71,6 +73,8 @@ def batch(
         concurrency=concurrency,
         resume=resume,
         ray=ray,
+        notify=notify,
+        on_complete=on_complete,
         store=store,
         env_file=env_file,
     )

@@ -11,6 +11,7 @@ import asyncio
 import os
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from dialectic.batch.problems import read_problems
 from dialectic.batch.runner import DEFAULT_CONCURRENCY, FAILED, BatchRun, ResultsFile, summary_lines
 from dialectic.batch.store import BATCH_FILENAME, BatchItem, BatchStore, new_run_id
 from dialectic.cli.command_setup import load_environment
+from dialectic.cli.hook_flags import HookFlags, checked_hook_flags
 from dialectic.cli.interruptions import Terminated
 from dialectic.cli.ray_cluster import joined_cluster
 from dialectic.cli.signals import StopSignals
@@ -51,8 +53,11 @@ def run_batch_command(
     store: str | None,
     env_file: Path | None,
     ray: str | None = None,
+    notify: list[str] | None = None,
+    on_complete: str | None = None,
 ) -> None:
     load_environment(env_file)
+    checked_hook_flags(notify, on_complete)  # a bad URL is a usage error before anything is created
     if concurrency is not None and concurrency < 1:
         raise InvalidArgumentsError(f"--concurrency must be at least 1 (got {concurrency})")
     if ray is not None:
@@ -73,14 +78,19 @@ def run_batch_command(
             config = config or (Path(settings["config"]) if settings.get("config") else None)
             output = output or (Path(settings["output"]) if settings.get("output") else None)
             concurrency = concurrency or int(settings.get("concurrency") or DEFAULT_CONCURRENCY)
+            notify = notify or settings.get("notify") or None
+            on_complete = on_complete or settings.get("on_complete")
         else:
             run_id = new_run_id()
         concurrency = concurrency or DEFAULT_CONCURRENCY
         prepared = prepare_config(config, Overrides())  # a bad configuration stops here, before any call
+        prepared = with_hook_flags(prepared, checked_hook_flags(notify, on_complete))
         settings = {
             "config": str(prepared.from_file.absolute()) if prepared.from_file is not None else None,
             "output": str(output.absolute()) if output is not None else None,
             "concurrency": concurrency,
+            "notify": list(notify or []),
+            "on_complete": on_complete,
         }
         results = _results_file(output)
         if items is not None:
@@ -120,6 +130,15 @@ def run_batch_command(
     sys.stdout.flush()
     if any(record["status"] == FAILED for record in records):
         raise typer.Exit(EXIT_GENERAL_ERROR)
+
+
+def with_hook_flags(prepared: PreparedConfig, flags: HookFlags) -> PreparedConfig:
+    """``prepared`` with ``--notify`` and ``--on-complete`` added to its hooks: each debate of the batch runs
+    them when it finishes (its saved configuration holds them, on a Ray worker too)."""
+    hooks = flags.over(prepared.config.hooks)
+    if hooks is prepared.config.hooks:
+        return prepared
+    return replace(prepared, config=prepared.config.model_copy(update={"hooks": hooks}))
 
 
 async def _execute(
