@@ -14,7 +14,9 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +25,8 @@ from typing import Any
 import pytest
 
 from dialectic.batch.store import BatchItem, BatchStore
+from dialectic.llm.base import CompletionRequest
+from dialectic.llm.scripted import Script
 from dialectic.testing.fake_server import FakeLLMServer
 
 KEPT_OUT = (
@@ -159,3 +163,25 @@ class Place:
 
 def result_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+class PeakCounter:
+    """A fake server's script that holds each request a moment and counts how many were in flight at once."""
+
+    def __init__(self, script: Callable[[CompletionRequest], Script], hold_s: float = 0.05) -> None:
+        self.script = script
+        self.hold_s = hold_s
+        self.most = 0
+        self._in_flight = 0
+        self._lock = threading.Lock()
+
+    def __call__(self, request: CompletionRequest) -> Script:
+        with self._lock:
+            self._in_flight += 1
+            self.most = max(self.most, self._in_flight)
+        try:
+            time.sleep(self.hold_s)  # long enough for the requests sent together to overlap here
+            return self.script(request)
+        finally:
+            with self._lock:
+                self._in_flight -= 1

@@ -8,18 +8,16 @@ from __future__ import annotations
 import os
 import re
 import signal
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from dialectic.llm.base import CompletionRequest
-from dialectic.llm.scripted import Script, default_reply
+from dialectic.llm.scripted import default_reply
 from dialectic.store import open_store
 from dialectic.testing.fake_server import FakeLLMServer
-from tests.batch.ray_support import Place, free_port, local_cluster, require_ray, result_lines
+from tests.batch.ray_support import PeakCounter, Place, free_port, local_cluster, require_ray, result_lines
 
 require_ray()
 
@@ -97,20 +95,7 @@ def test_every_problem_completes_with_a_worker_killed_midway(cluster: str, place
 
 
 def test_the_limiter_actor_bounds_concurrent_requests_across_the_cluster(cluster: str, place: Place) -> None:
-    lock = threading.Lock()
-    in_flight, most = 0, 0
-
-    def counted(request: CompletionRequest) -> Script:
-        nonlocal in_flight, most
-        with lock:
-            in_flight += 1
-            most = max(most, in_flight)
-        try:
-            time.sleep(0.05)
-            return default_reply(request)
-        finally:
-            with lock:
-                in_flight -= 1
+    counted = PeakCounter(default_reply)
 
     with FakeLLMServer(counted) as server:
         config = place.write_config(server, maxConcurrency=2)
@@ -122,7 +107,7 @@ def test_the_limiter_actor_bounds_concurrent_requests_across_the_cluster(cluster
     assert "2 calls at a time per endpoint across the cluster" in result.stderr
     assert {line["status"] for line in result_lines(out)} == {"completed"}
     # 8 debates on 2 workers: each debate alone could send 2 at once, each worker 8; the cluster sends 2
-    assert calls > 8 and most == 2, (calls, most)
+    assert calls > 8 and counted.most == 2, (calls, counted.most)
 
 
 def test_sigterm_saves_the_debates_in_flight_and_resume_on_ray_finishes_the_run(cluster: str, place: Place) -> None:

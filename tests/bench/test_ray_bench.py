@@ -11,7 +11,6 @@ import os
 import re
 import signal
 import sqlite3
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,10 +18,8 @@ from typing import Any
 
 import pytest
 
-from dialectic.llm.base import CompletionRequest
-from dialectic.llm.scripted import Script
 from dialectic.testing.fake_server import FakeLLMServer
-from tests.batch.ray_support import Place, free_port, local_cluster, require_ray
+from tests.batch.ray_support import PeakCounter, Place, free_port, local_cluster, require_ray
 from tests.bench.conftest import parity
 
 require_ray()
@@ -158,20 +155,7 @@ def test_an_address_nobody_answers_at_is_a_one_line_error(tmp_path: Path) -> Non
 
 
 def test_the_limiter_actor_bounds_the_arms_requests_across_the_cluster(cluster: str, tmp_path: Path) -> None:
-    lock = threading.Lock()
-    in_flight, most = 0, 0
-
-    def counted(request: CompletionRequest) -> Script:
-        nonlocal in_flight, most
-        with lock:
-            in_flight += 1
-            most = max(most, in_flight)
-        try:
-            time.sleep(0.05)
-            return parity(request)
-        finally:
-            with lock:
-                in_flight -= 1
+    counted = PeakCounter(parity)
 
     place = Place(tmp_path)
     with FakeLLMServer(counted) as server:
@@ -183,7 +167,7 @@ def test_the_limiter_actor_bounds_the_arms_requests_across_the_cluster(cluster: 
     assert result.returncode == 0, result.stderr
     assert "2 calls at a time per endpoint across the cluster" in result.stderr
     # 8 pairs at once on 2 workers could send 8 x 3 requests at a time; the cluster sends 2
-    assert asked == 4 * 6 and most == 2, (asked, most)
+    assert asked == 4 * 6 and counted.most == 2, (asked, counted.most)
 
 
 def test_sigterm_keeps_the_saved_results_and_resume_on_ray_finishes_the_run(cluster: str, tmp_path: Path) -> None:
