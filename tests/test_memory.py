@@ -3,9 +3,7 @@ section (absent when memory is off), the saved changes and the configuration key
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
@@ -15,18 +13,16 @@ from dialectic.core.config import DebateSettings
 from dialectic.core.domain import DebateState, KeyPoints, RecalledMemory, Solution, Verdict
 from dialectic.engine.memory import fit, memories_text, memory_of, recall, round_memories, usable
 from dialectic.similarity.detectors import LexicalSimilarity
-from dialectic.store import MemoryStore, SqliteStore
 from dialectic.store.base import DebateStore
 
 NOW = datetime(2026, 11, 1, tzinfo=UTC)
 LEXICAL = LexicalSimilarity()
 
 
-@pytest.fixture(params=["memory", "sqlite"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[DebateStore]:
-    backend: DebateStore = MemoryStore() if request.param == "memory" else SqliteStore(tmp_path / "debates.sqlite3")
-    yield backend
-    backend.close()
+@pytest.fixture
+def store(contract_store: DebateStore) -> DebateStore:
+    """Each backend in turn (SQLite, in memory, Postgres): recall reads the store through its contract."""
+    return contract_store
 
 
 def save(
