@@ -9,7 +9,10 @@ package's own summary and report code (:func:`dialectic.bench.summary.summarize`
 
 Files that asked the same questions of the same model (same task, seed, difficulty, dataset name,
 temperature, token limit and agents) form one table, with the differences paired across the files;
-each arm must come from one file only.
+each arm must come from one file only. A file given with ``--panel`` joins the table of the same
+questions whatever its agents: its arms are named after its panel (``adaptive · panel of
+qwen2.5-1.5b + qwen2.5-0.5b``), so a panel of other models or temperatures is paired item by item
+with one model's ``single`` and self-consistency.
 By default only the items every arm of a table finished are counted, so the arms are compared on the
 same items (``--all-items`` counts every finished item of each arm). ``--full`` prints the whole
 `dialectic bench` report of each table instead (belief dynamics, decisions, replies); ``--plot PATH``
@@ -24,6 +27,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from dialectic.bench.arms import ArmSpec
@@ -35,29 +39,61 @@ from dialectic.bench.summary import BenchSummary, summarize
 from dialectic.core.errors import DialecticError
 
 
+@dataclass(frozen=True)
+class PanelArm(ArmSpec):
+    """An arm of a ``--panel`` file, named after its panel so it stands beside the one-model arms."""
+
+    panel: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{super().name} · {self.panel}"
+
+
+def panel_name(spec: RunSpec) -> str:
+    """``panel of qwen2.5-1.5b + qwen2.5-0.5b``, ``panel at 0.3 / 0.7`` of one model, or ``on MODEL``."""
+    agents = spec.agents  # as the run stored them: the config's agent objects
+    if len({a["model"] for a in agents}) > 1:
+        return "panel of " + " + ".join(str(a["model"]) for a in agents)
+    if len({a["temperature"] for a in agents}) > 1:
+        return "panel at " + " / ".join(f"{a['temperature']:g}" for a in agents)
+    return f"on {agents[0]['model']}"
+
+
 class Table:
     """The files that asked the same questions of the same model, read as one run."""
 
     def __init__(self) -> None:
         self.files: list[ResultsFile] = []
+        self.panels: set[Path] = set()
 
     @property
     def first(self) -> ResultsFile:
         return self.files[0]
 
 
-def table_key(spec: RunSpec) -> tuple[object, ...]:
+def questions_key(spec: RunSpec) -> tuple[object, ...]:
     dataset = Path(spec.dataset).name if spec.dataset else None  # a committed file may come from another machine
-    models = tuple(sorted(spec.models()))
     level = (spec.operands, spec.difficulty)
-    return (spec.task, dataset, spec.seed, level, spec.match, spec.temperature, spec.max_tokens, models)
+    return (spec.task, dataset, spec.seed, level, spec.match, spec.temperature, spec.max_tokens)
 
 
-def group(files: Sequence[ResultsFile]) -> list[Table]:
-    """Tables in the order their first file was given."""
+def table_key(spec: RunSpec) -> tuple[object, ...]:
+    return (*questions_key(spec), tuple(sorted(spec.models())))
+
+
+def group(files: Sequence[ResultsFile], panels: Sequence[ResultsFile] = ()) -> list[Table]:
+    """Tables in the order their first file was given; each panel file joins the table of its questions."""
     tables: dict[tuple[object, ...], Table] = {}
     for loaded in files:
         tables.setdefault(table_key(loaded.spec), Table()).files.append(loaded)
+    for loaded in panels:
+        key = questions_key(loaded.spec)
+        table = next((t for k, t in tables.items() if k[:-1] == key), None)
+        if table is None:
+            table = tables.setdefault(table_key(loaded.spec), Table())
+        table.files.append(loaded)
+        table.panels.add(loaded.path)
     return list(tables.values())
 
 
@@ -67,7 +103,14 @@ def summary_of(table: Table, *, all_items: bool) -> BenchSummary:
     source: dict[str, Path] = {}
     questions: dict[str, str] = {}
     for loaded in table.files:
-        for arm in arms_for(loaded.spec):
+        file_arms = arms_for(loaded.spec)
+        file_results = loaded.results
+        if loaded.path in table.panels:
+            panel = panel_name(loaded.spec)
+            file_arms = [PanelArm(**{**vars(arm), "panel": panel}) for arm in file_arms]
+            names = {f"{arm.name}".rsplit(" · ", 1)[0]: arm.name for arm in file_arms}
+            file_results = [r.model_copy(update={"arm": names.get(r.arm, r.arm)}) for r in file_results]
+        for arm in file_arms:
             if arm.name in source:
                 raise SystemExit(
                     f"bench_tables: arm {arm.name} is in both {source[arm.name]} and {loaded.path}; "
@@ -75,13 +118,13 @@ def summary_of(table: Table, *, all_items: bool) -> BenchSummary:
                 )
             source[arm.name] = loaded.path
             arms.append(arm)
-        for result in loaded.results:
+        for result in file_results:
             if questions.setdefault(result.item_id, result.question) != result.question:
                 raise SystemExit(
                     f"bench_tables: item {result.item_id} of {loaded.path} asks another question than in "
                     f"{table.first.path}; these files did not ask the same questions"
                 )
-        results += loaded.results
+        results += file_results
     if not all_items:
         finished = [{r.item_id for r in results if r.arm == arm.name} for arm in arms]
         common = set.intersection(*finished) if finished else set()
@@ -112,6 +155,14 @@ def numbered(path: Path, index: int, count: int) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", nargs="+", type=Path, metavar="RESULTS.json")
+    parser.add_argument(
+        "--panel",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="RESULTS.json",
+        help="a file whose arms join the table of the same questions, named after its panel (repeat for more)",
+    )
     parser.add_argument("--all-items", action="store_true", help="count every finished item of each arm")
     parser.add_argument("--full", action="store_true", help="print the whole `dialectic bench` report per table")
     parser.add_argument("--plot", type=Path, metavar="PATH", help="write the accuracy-against-cost figure(s) here")
@@ -119,9 +170,10 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         files = [read_results(path) for path in args.files]
+        panels = [read_results(path) for path in args.panel]
     except DialecticError as exc:
         raise SystemExit(f"bench_tables: {exc}") from None
-    tables = group(files)
+    tables = group(files, panels)
     summaries = [summary_of(table, all_items=args.all_items) for table in tables]
     blocks: list[str] = []
     for summary, table in zip(summaries, tables, strict=True):

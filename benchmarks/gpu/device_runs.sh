@@ -1,21 +1,22 @@
 #!/usr/bin/env bash
-# The deliberation runs of benchmarks/deliberation_runs.sh on a GPU machine with no llama.cpp and no
-# network: each model is served by benchmarks/gpu/serve_hf.py (worker processes with a copy of the
-# model each), and every run goes at once until a deadline.
+# The deliberation runs of docs/bench.md on a GPU machine with no network, every run at once until a
+# deadline. Each model is served on its ports by llama.cpp's llama-server built for CUDA
+# (benchmarks/gpu/build_llama_cuda.sh, carried as .w/bin/), one process per port; where that binary
+# is missing or does not come up, by benchmarks/gpu/serve_hf.py (transformers) instead.
 # Expects what benchmarks/gpu/pack.sh prepared under .w/: the models in pieces (kept under $WORK by
 # benchmarks/gpu/receive.sh), dialectic's dependencies as wheels, and dialectic's source.
 #   RUN_SECONDS=480 OUT=results-dir benchmarks/gpu/device_runs.sh
 # Each run resumes from its committed results file (benchmarks/results/NAME.json) when there is one,
-# and writes $WORK/results/NAME.json as items finish (bench -o), copied to OUT every 20 s, so a run
+# and writes $WORK/results/NAME.json as items finish (bench -o), packed into OUT/results.tgz every
+# 20 s (OUT brings back 8 files at most), so a run
 # cut by the deadline keeps every finished item; a second call on the same machine resumes it.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 work="${WORK:-/tmp/w}"
 out="${OUT:?set OUT}"
 deadline=$(($(date +%s) + ${RUN_SECONDS:-480}))
-server_python="${SERVER_PYTHON:-python3}"
-bench_python="${BENCH_PYTHON:-python3}"
-health() { "$server_python" -c "import sys, urllib.request; print(urllib.request.urlopen(f'http://127.0.0.1:{sys.argv[1]}/health', timeout=5).read().decode())" "$1" 2>/dev/null; }
+python="${PYTHON:-python3}"
+health() { "$python" -c "import sys, urllib.request; print(urllib.request.urlopen(f'http://127.0.0.1:{sys.argv[1]}/health', timeout=5).read().decode())" "$1" 2>/dev/null; }
 log() { echo "[$(date +%T)] $*" | tee -a "$out/progress.log"; }
 
 results="$work/results" # kept on the machine between calls: a second call resumes every run
@@ -41,60 +42,110 @@ if [ -z "${SKIP_WHEELS:-}" ]; then
 fi
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | tee -a "$out/progress.log"
 
-# the 0.5B answers on the four ports the committed runs were started with (a resumed run keeps its addresses)
-declare -A PORT=([qwen2.5-0.5b]="8391 8392 8393 8394" [qwen2.5-1.5b]="8395")
-declare -A SERVE=( # workers, rows per batch, prompt tokens (padding included) per batch
+# The 0.5B answers on the ports its committed runs were started with (a resumed run keeps its
+# addresses) and on one port per new run; the 1.5B on 8395.
+declare -A PORT=([qwen2.5-0.5b]="8391 8392 8393 8394 8396 8397 8398 8399" [qwen2.5-1.5b]="8395")
+declare -A SLOTS=([qwen2.5-0.5b]=${SLOTS_05:-256} [qwen2.5-1.5b]=${SLOTS_15:-384})
+declare -A SERVE_HF=( # workers, rows per batch, prompt tokens (padding included) per batch
   [qwen2.5-0.5b]="--workers ${WORKERS_05:-5} --max-batch 160 --padded-tokens 100000"
   [qwen2.5-1.5b]="--workers ${WORKERS_15:-3} --max-batch 96 --padded-tokens 60000"
 )
+# llama-server's CUDA libraries (cuBLAS, the runtime) are the ones the machine's PyTorch brings
+cuda_libs=$(dirname "$(find /opt /usr/local /usr/lib -name 'libcublasLt.so.13*' 2>/dev/null | head -1)" 2>/dev/null)
+runtime_libs=$(dirname "$(find /opt /usr/local /usr/lib -name 'libcudart.so.13*' 2>/dev/null | head -1)" 2>/dev/null)
+export LD_LIBRARY_PATH="$PWD/.w/bin/lib:$cuda_libs:$runtime_libs:${LD_LIBRARY_PATH:-}"
+llama_server() { # NAME PORT
+  local slots=${SLOTS[$1]}
+  # one cache shared by the slots (-kvu): a slot takes what its prompt needs, up to the whole
+  .w/bin/llama-server -m "$work/$1.gguf" -a "$1" --host 127.0.0.1 --port "$2" -ngl 999 \
+    -np "$slots" -kvu -c $((slots * 2048)) -b 4096 -ub 1024 -t 2 -tb 2 --jinja --no-webui -n 1024 \
+    >"/tmp/server-$2.log" 2>&1 &
+}
+serve_hf() { # NAME PORT...
+  local name=$1
+  shift
+  # shellcheck disable=SC2086
+  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True PYTHONPATH=/tmp/gg HF_HUB_DISABLE_PROGRESS_BARS=1 TQDM_DISABLE=1 \
+    PYTHONUNBUFFERED=1 "$python" benchmarks/gpu/serve_hf.py --model "$name=$work/$name.gguf" \
+    $(printf -- '--port %s ' "$@") ${SERVE_HF[$name]} >"/tmp/server-$1.log" 2>&1 &
+}
+wait_up() { # SECONDS PORT...: whether every port answers within SECONDS
+  local until=$(($(date +%s) + $1))
+  shift
+  for port in "$@"; do
+    until health "$port" >/dev/null; do
+      sleep 2
+      [ "$(date +%s)" -lt "$until" ] || { log "port $port not up: $(tail -c 400 "/tmp/server-$port.log")"; return 1; }
+    done
+  done
+}
 ports=()
 for name in "${models[@]}"; do
   read -ra listen <<<"${PORT[$name]}"
-  port=${listen[0]}
-  ports+=("$port")
-  # shellcheck disable=SC2086
-  PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True PYTHONPATH=/tmp/gg HF_HUB_DISABLE_PROGRESS_BARS=1 TQDM_DISABLE=1 \
-    PYTHONUNBUFFERED=1 "$server_python" benchmarks/gpu/serve_hf.py --model "$name=$work/$name.gguf" \
-    $(printf -- '--port %s ' "${listen[@]}") ${SERVE[$name]} >"/tmp/server-$port.log" 2>&1 &
+  ports+=("${listen[@]}")
+  if [ -x .w/bin/llama-server ] && [ -z "${SERVER_HF:-}" ]; then
+    for port in "${listen[@]}"; do llama_server "$name" "$port"; done
+  fi
 done
-for port in "${ports[@]}"; do
-  until health "$port" >/dev/null; do
-    sleep 2
-    [ "$(date +%s)" -lt "$deadline" ] || { log "server $port never came up: $(tail -c 600 "/tmp/server-$port.log")"; exit 1; }
+if [ -x .w/bin/llama-server ] && [ -z "${SERVER_HF:-}" ] && wait_up 120 "${ports[@]}"; then
+  server="llama-server (CUDA)"
+else
+  pkill -f .w/bin/llama-server
+  sleep 2
+  for name in "${models[@]}"; do
+    read -ra listen <<<"${PORT[$name]}"
+    serve_hf "$name" "${listen[@]}"
   done
-done
-log "servers up: ${models[*]}"
+  wait_up $((deadline - $(date +%s))) "${ports[@]}" || exit 1
+  server="serve_hf.py (transformers)"
+fi
+log "servers up: ${models[*]} on ${ports[*]}, $server"
+nvidia-smi --query-gpu=memory.used --format=csv,noheader | tee -a "$out/progress.log"
 
 export PYTHONPATH=/tmp/site:$PWD/.w/src PYTHONUNBUFFERED=1
 CORE="single,self-consistency:7,adaptive"
 DEBATES="debate:3x2,format:vote,dialectic"
-run() { # NAME CONFIG CONCURRENCY TASK-ARGS...
-  local name=$1 config=$2 concurrency=$3
-  shift 3
-  [ -f "benchmarks/configs/$config.json" ] || return 0
-  grep -q "$(grep -o '127.0.0.1:[0-9]*' "benchmarks/configs/$config.json" | head -1 | cut -d: -f2)" <<<"${ports[*]}" || return 0
-  # a resumed run keeps the agents it started with (-c would have to match them to the letter)
-  local setup=(-c "benchmarks/configs/$config.json")
-  [ -f "$results/$name.json" ] && setup=(--resume "$results/$name.json")
-  "$bench_python" -m dialectic bench "$@" "${setup[@]}" --concurrency "$concurrency" \
+run() { # NAME CONFIG PORT CONCURRENCY TASK-ARGS...: the config's 0.5B answers on PORT
+  local name=$1 config=$2 port=$3 concurrency=$4
+  shift 4
+  local setup=(--resume "$results/$name.json")
+  if [ ! -f "$results/$name.json" ]; then # a new run: its config, moved to its port
+    sed "s/127.0.0.1:8391/127.0.0.1:$port/g" "benchmarks/configs/$config.json" >"/tmp/$name.config.json"
+    setup=(-c "/tmp/$name.config.json")
+  fi
+  "$python" -m dialectic bench "$@" "${setup[@]}" --concurrency "$concurrency" \
     -o "$results/$name.json" --store "/tmp/store-$name" >"/tmp/$name.log" 2>&1 &
   echo $! >"/tmp/$name.pid"
 }
-run arithmetic-0.5b-gpu gpu-0.5b 256 arithmetic -n 200 --difficulty 3 --seed 2026 --arms "$CORE"
-run word-problems-0.5b-gpu gpu-0.5b 128 word-problems -n 100 --seed 2026 --arms "$CORE"
-run dates-0.5b-gpu gpu-0.5b 128 dates -n 100 --seed 2026 --arms "$CORE"
-run boolean-logic-0.5b-gpu gpu-0.5b 128 boolean-logic -n 100 --seed 2026 --arms "$CORE"
-run arithmetic-0.5b-debates-gpu gpu-0.5b 200 arithmetic -n 200 --difficulty 3 --seed 2026 --arms "$DEBATES"
-# a panel of three temperatures (0.3, 0.7, 1.1) of the one model: the heterogeneity one server allows
-run arithmetic-0.5b-panel-gpu gpu-0.5b-panel 128 arithmetic -n 200 --difficulty 3 --seed 2026 --arms adaptive
-run arithmetic-1.5b-gpu gpu-1.5b 300 arithmetic -n 100 --difficulty 5 --seed 2026 --arms "$CORE"
+A3="arithmetic -n 200 --difficulty 3 --seed 2026"
+run arithmetic-0.5b-gpu gpu-0.5b 8391 256 $A3 --arms "$CORE"
+run word-problems-0.5b-gpu gpu-0.5b 8392 128 word-problems -n 100 --seed 2026 --arms "$CORE"
+run dates-0.5b-gpu gpu-0.5b 8392 128 dates -n 100 --seed 2026 --arms "$CORE"
+run boolean-logic-0.5b-gpu gpu-0.5b 8393 128 boolean-logic -n 100 --seed 2026 --arms "$CORE"
+run arithmetic-0.5b-debates-gpu gpu-0.5b 8394 96 $A3 --arms "$DEBATES"
+# a panel of three temperatures (0.3, 0.7, 1.1) of the one model
+run arithmetic-0.5b-panel-gpu gpu-0.5b-panel 8394 128 $A3 --arms adaptive
+run dates-0.5b-debates-gpu gpu-0.5b 8396 64 dates -n 100 --seed 2026 --arms "$DEBATES"
+run word-problems-0.5b-debates-gpu gpu-0.5b 8397 64 word-problems -n 100 --seed 2026 --arms "$DEBATES"
+run boolean-logic-0.5b-debates-gpu gpu-0.5b 8398 64 boolean-logic -n 100 --seed 2026 --arms "$DEBATES"
+run arithmetic-1.5b-gpu gpu-1.5b 8395 300 arithmetic -n 100 --difficulty 5 --seed 2026 --arms "$CORE"
+# a panel of two models: the 1.5B (8395) and the 0.5B (8399), on the 1.5B run's items
+run arithmetic-mixed-gpu gpu-mixed 8399 100 arithmetic -n 100 --difficulty 5 --seed 2026 --arms adaptive,debate:3x2
 
+generated() { # output tokens in every results file so far
+  "$python" -c 'import json, pathlib, sys
+print(sum(a["output_tokens"] for p in pathlib.Path(sys.argv[1]).glob("*.json") for a in json.loads(p.read_text())["arms"]))' "$results"
+}
+started=$(date +%s)
+before=$(generated)
 while [ "$(date +%s)" -lt "$deadline" ]; do
   sleep 20
+  now=$(generated)
+  log "generated $((now - before)) tokens in $(($(date +%s) - started)) s, finished items counted"
   line=""
-  for port in "${ports[@]}"; do line+=" $port:$(health "$port" | tr -d ' ')"; done
+  for port in "${ports[@]}"; do line+=" $port:$(health "$port" | tr -d ' ' | head -c 40)"; done
   log "$line"
-  cp "$results"/*.json "$out"/ 2>/dev/null
+  tar -czf "$out/results.tgz" -C "$results" .
   alive=0
   for f in /tmp/*.pid; do kill -0 "$(cat "$f")" 2>/dev/null && alive=1; done
   [ "$alive" = 1 ] || break
@@ -105,6 +156,6 @@ for f in /tmp/*.pid; do
   name=$(basename "$f" .pid)
   log "$name: $(tail -c 300 "/tmp/$name.log" | tr '\n' ' ')"
 done
-for port in "${ports[@]}"; do log "server $port: $(grep -v -i -e warn -e '%|' "/tmp/server-$port.log" | tail -5)"; done
-cp "$results"/*.json "$out"/ 2>/dev/null
+for port in "${ports[@]}"; do log "server $port: $(grep -i -e error -e 'out of memory' "/tmp/server-$port.log" | tail -2)"; done
+tar -czf "$out/results.tgz" -C "$results" .
 ls -la "$out" | tee -a "$out/progress.log"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -21,6 +22,7 @@ def load_script() -> ModuleType:
     spec = importlib.util.spec_from_file_location("bench_tables", SCRIPT)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as an import would: its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
@@ -117,3 +119,25 @@ def test_the_pareto_figure_is_written_per_table(
     assert (home / "figs" / "pareto.png").read_bytes()[:4] == b"\x89PNG"
     assert tables.main([first, other, "--plot", "figs/two.png"]) == 0
     assert (home / "figs" / "two-1.png").exists() and (home / "figs" / "two-2.png").exists()
+
+
+def test_a_panel_file_joins_the_table_of_its_questions_under_its_own_names(
+    invoke: Invoke, use_provider: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    use_provider(ScriptedProvider(designed))
+    one = results(invoke, "one.json", "-n", "10", "--arms", "single,self-consistency:6", *SCRIPTED_ARGS)
+    panel = results(
+        invoke, "panel.json", "-n", "10", "--arms", "self-consistency:6", "--provider", "scripted", "--model", "x"
+    )
+    tables = load_script()
+    capsys.readouterr()
+
+    assert tables.main([one, panel]) == 0  # without --panel: another model, another table
+    assert capsys.readouterr().out.count("### arithmetic") == 2
+    assert tables.main([one, "--panel", panel]) == 0
+    report = capsys.readouterr().out
+    assert report.count("### arithmetic") == 1
+    joined = row(report, "self-consistency:6 · on x")  # the same answers as model m's: Δ 0 on 10 paired items
+    assert joined.startswith("| self-consistency:6 · on x | 10 | 60.0% [")
+    assert "| +0.0 pp [+0.0, +0.0] · 0/0 · p=1 |" in joined
+    assert row(report, "single").startswith("| single | 10 | 40.0% [")
