@@ -3,7 +3,9 @@
 # for benchmarks/gpu/device_runs.sh: the compiler, headers and libraries come from NVIDIA's CUDA 13.0
 # wheels on PyPI, the source is the llama.cpp tree inside llama-cpp-python's sdist (the version the
 # embedded model uses). The binary links cuBLAS and the CUDA runtime dynamically (the GPU machine's
-# PyTorch brings both) and is written to .w/bin/ with the OpenMP runtime beside it, in lib/.
+# PyTorch brings both) and is written to .w/bin/ with the OpenMP runtime beside it, in lib/, and
+# gzipped to .w/llama-server.gz (18 MB instead of 41: it travels beside the tree in one call, and
+# benchmarks/gpu/receive.sh unpacks it there).
 # Two cores take about an hour; the result is cached under $DIALECTIC_CACHE/llama-server-cuda/.
 #   benchmarks/gpu/build_llama_cuda.sh
 set -euo pipefail
@@ -39,4 +41,5 @@ fi
 mkdir -p .w/bin/lib
 cp "$cache/llama-server" .w/bin/
 cp "$(gcc -print-file-name=libgomp.so.1)" .w/bin/lib/
+gzip -9 -c .w/bin/llama-server >.w/llama-server.gz
 ls -la .w/bin .w/bin/lib

@@ -18,6 +18,8 @@ deadline=$(($(date +%s) + ${RUN_SECONDS:-480}))
 python="${PYTHON:-python3}"
 health() { "$python" -c "import sys, urllib.request; print(urllib.request.urlopen(f'http://127.0.0.1:{sys.argv[1]}/health', timeout=5).read().decode())" "$1" 2>/dev/null; }
 log() { echo "[$(date +%T)] $*" | tee -a "$out/progress.log"; }
+# the runs and the servers end with the script (the GPU machine ends them anyway; another machine would not)
+trap 'for f in /tmp/*.pid; do kill -9 "$(cat "$f")" 2>/dev/null; done; rm -f /tmp/*.pid; kill $(jobs -p) 2>/dev/null' EXIT
 
 results="$work/results" # kept on the machine between calls: a second call resumes every run
 mkdir -p "$results"
@@ -128,6 +130,8 @@ run arithmetic-0.5b-panel-gpu gpu-0.5b-panel 8394 128 $A3 --arms adaptive
 run dates-0.5b-debates-gpu gpu-0.5b 8396 64 dates -n 100 --seed 2026 --arms "$DEBATES"
 run word-problems-0.5b-debates-gpu gpu-0.5b 8397 64 word-problems -n 100 --seed 2026 --arms "$DEBATES"
 run boolean-logic-0.5b-debates-gpu gpu-0.5b 8398 64 boolean-logic -n 100 --seed 2026 --arms "$DEBATES"
+# the protocol of the issue's first measurement, at a small share of the 0.5B's throughput
+run arithmetic-0.5b-converge-gpu gpu-0.5b 8393 24 $A3 --arms format:convergence-seeking
 run arithmetic-1.5b-gpu gpu-1.5b 8395 300 arithmetic -n 100 --difficulty 5 --seed 2026 --arms "$CORE"
 # a panel of two models: the 1.5B (8395) and the 0.5B (8399), on the 1.5B run's items
 run arithmetic-mixed-gpu gpu-mixed 8399 100 arithmetic -n 100 --difficulty 5 --seed 2026 --arms adaptive,debate:3x2
