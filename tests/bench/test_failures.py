@@ -24,6 +24,7 @@ from dialectic.core.errors import (
     ProviderError,
     ProviderTimeout,
     ProviderUnavailable,
+    ProviderUnreachable,
     RetriesExhausted,
     TooFewAgentsError,
 )
@@ -70,6 +71,8 @@ def run(arm: str, index: int, env: ArmEnv) -> ItemResult:
     ("error", "alone"),
     [
         (RetriesExhausted(ProviderUnavailable("down", status_code=503), 4), True),
+        (RetriesExhausted(ProviderUnreachable("openai: cannot connect to http://127.0.0.1:9"), 4), False),
+        (TooFewAgentsError("all dropped", cause=RetriesExhausted(ProviderUnreachable("no server"), 4)), False),
         (ProviderTimeout("silent"), True),
         (DebateTimeoutError("round 1 took longer than timeoutPerRound"), True),
         (BadRequest("too long", status_code=400), True),
@@ -222,3 +225,31 @@ def test_over_http_a_judge_that_stalls_on_one_item_fails_that_item_only(
     assert [outcome for key, outcome in outcomes.items() if key != item(1).id].count("failed") == 0
     judge = next(i for i in document["items"] if i["id"] == item(1).id)["arms"]["dialectic"]["judge"]
     assert "RetriesExhausted" in judge["error"] and "sent nothing for 0.3 s" in judge["error"]
+
+
+def test_a_server_that_cannot_be_reached_stops_the_run_instead_of_failing_its_items(
+    invoke: Invoke, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import socket
+
+    import dialectic.cli.bench_run
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setattr(dialectic.cli.bench_run, "RetryPolicy", lambda: FAST)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    agent = {"provider": "openai", "model": "fake-1", "baseUrl": f"http://127.0.0.1:{port}/v1"}
+    config = {
+        "agents": [{"id": "a", "name": "A", "role": "generalist", **agent}],
+        "judge": {"id": "j", "name": "J", "role": "generalist", **agent},
+        "debate": {"rounds": 1},
+    }
+    (home / "config.json").write_text(json.dumps(config), encoding="utf-8")
+
+    out = invoke("arithmetic", "-n", "4", "--arms", "single,majority:3", "-c", "config.json", "-o", "r.json")
+    assert out.code == 3  # a provider error, resumable (the message is the error's: "cannot connect to …")
+    assert "stopped with 0 of 8 results saved" in out.stderr and "resume with" in out.stderr
+    assert "failed (" not in out.stderr  # no item was recorded as failed
+    if (home / "r.json").exists():
+        assert json.loads((home / "r.json").read_text())["items"] == []

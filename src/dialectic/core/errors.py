@@ -187,6 +187,14 @@ class ProviderUnavailable(ProviderError):
     retryable = True
 
 
+class ProviderUnreachable(ProviderUnavailable):
+    """No connection could be made to the provider (nothing listening there, a host that does not resolve).
+
+    Retried like any unavailability; once the retries run out, every call to that address would fail
+    alike, so a benchmark run stops (resumable) instead of recording item after item as failed.
+    """
+
+
 class ProviderTimeout(ProviderError):
     """The call took longer than its per-call timeout."""
 

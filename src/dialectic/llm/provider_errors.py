@@ -20,6 +20,7 @@ from dialectic.core.errors import (
     ProviderError,
     ProviderTimeout,
     ProviderUnavailable,
+    ProviderUnreachable,
 )
 from dialectic.llm.retry import error_for_status
 from dialectic.llm.timeouts import silence_message
@@ -80,7 +81,7 @@ def _no_connection(error: Exception, failure: Failure, sdk: SdkErrors) -> Provid
     request = getattr(error, "request", None)
     url = getattr(request, "url", None)
     where = f"{url.scheme}://{url.host}" + (f":{url.port}" if url.port else "") if url is not None else "the server"
-    return ProviderUnavailable(f"{failure.provider}: cannot connect to {where}", provider=failure.provider)
+    return ProviderUnreachable(f"{failure.provider}: cannot connect to {where}", provider=failure.provider)
 
 
 def _unexpected_shape(error: Exception, failure: Failure, sdk: SdkErrors) -> ProviderError:
