@@ -5,6 +5,9 @@
 # is missing or does not come up, by benchmarks/gpu/serve_hf.py (transformers) instead.
 # Expects what benchmarks/gpu/pack.sh prepared under .w/: the models in pieces (kept under $WORK by
 # benchmarks/gpu/receive.sh), dialectic's dependencies as wheels, and dialectic's source.
+# An ignored path a call carried is gone by the next call (only /tmp keeps): the call that runs this
+# script carries .w/llama-server.gz, .w/bin/lib, .w/src, .w/whl and the .w/*.sha256 files again, and
+# runs benchmarks/gpu/receive.sh first.
 #   RUN_SECONDS=480 OUT=results-dir benchmarks/gpu/device_runs.sh
 # Each run resumes from its committed results file (benchmarks/results/NAME.json) when there is one,
 # and writes $WORK/results/NAME.json as items finish (bench -o), packed into OUT/results.tgz every
@@ -42,12 +45,18 @@ if [ -z "${SKIP_WHEELS:-}" ]; then
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/gg .w/whl/gguf-*.whl
   python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .w/whl/*.whl
 fi
+[ ${#models[@]} -gt 0 ] || { log "no model to serve (.w/*.gguf.sha256 not carried?): no run started"; exit 1; }
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | tee -a "$out/progress.log"
+# the servers of a call that just ended may still hold the card's memory for a moment
+for _ in $(seq 30); do
+  [ "$(nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits | head -1)" -lt 2000 ] && break
+  sleep 1
+done
 
 # The 0.5B answers on the ports its committed runs were started with (a resumed run keeps its
 # addresses) and on one port per new run; the 1.5B on 8395.
 declare -A PORT=([qwen2.5-0.5b]="8391 8392 8393 8394 8396 8397 8398 8399" [qwen2.5-1.5b]="8395")
-declare -A SLOTS=([qwen2.5-0.5b]=${SLOTS_05:-256} [qwen2.5-1.5b]=${SLOTS_15:-384})
+declare -A SLOTS=([qwen2.5-0.5b]=${SLOTS_05:-64} [qwen2.5-1.5b]=${SLOTS_15:-128})
 declare -A SERVE_HF=( # workers, rows per batch, prompt tokens (padding included) per batch
   [qwen2.5-0.5b]="--workers ${WORKERS_05:-5} --max-batch 160 --padded-tokens 100000"
   [qwen2.5-1.5b]="--workers ${WORKERS_15:-3} --max-batch 96 --padded-tokens 60000"
@@ -58,9 +67,12 @@ runtime_libs=$(dirname "$(find /opt /usr/local /usr/lib -name 'libcudart.so.13*'
 export LD_LIBRARY_PATH="$PWD/.w/bin/lib:$cuda_libs:$runtime_libs:${LD_LIBRARY_PATH:-}"
 llama_server() { # NAME PORT
   local slots=${SLOTS[$1]}
-  # one cache shared by the slots (-kvu): a slot takes what its prompt needs, up to the whole
+  # One cache shared by the slots (-kvu): a slot takes what its prompt needs, up to the whole. The
+  # build has no FlashAttention, so a micro-batch's attention scores take cache cells × -ub × heads
+  # × 4 bytes (64 slots × 2,048 cells × 512 × 14 × 4 = 3.8 GB for the 0.5B; at 256 slots and
+  # -ub 1024, 31 GB per process did not fit eight processes on one card).
   .w/bin/llama-server -m "$work/$1.gguf" -a "$1" --host 127.0.0.1 --port "$2" -ngl 999 \
-    -np "$slots" -kvu -c $((slots * 2048)) -b 4096 -ub 1024 -t 2 -tb 2 --jinja --no-webui -n 1024 \
+    -np "$slots" -kvu -c $((slots * 2048)) -b 2048 -ub 512 -t 2 -tb 2 --jinja --no-webui -n 1024 \
     >"/tmp/server-$2.log" 2>&1 &
 }
 serve_hf() { # NAME PORT...
@@ -76,6 +88,7 @@ wait_up() { # SECONDS PORT...: whether every port answers within SECONDS
   shift
   for port in "$@"; do
     until health "$port" >/dev/null; do
+      grep -q "exiting due to" "/tmp/server-$port.log" 2>/dev/null && { log "port $port: $(grep -m1 -e ' E ' "/tmp/server-$port.log")"; return 1; }
       sleep 2
       [ "$(date +%s)" -lt "$until" ] || { log "port $port not up: $(tail -c 400 "/tmp/server-$port.log")"; return 1; }
     done
@@ -89,7 +102,7 @@ for name in "${models[@]}"; do
     for port in "${listen[@]}"; do llama_server "$name" "$port"; done
   fi
 done
-if [ -x .w/bin/llama-server ] && [ -z "${SERVER_HF:-}" ] && wait_up 120 "${ports[@]}"; then
+if [ -x .w/bin/llama-server ] && [ -z "${SERVER_HF:-}" ] && wait_up 60 "${ports[@]}"; then
   server="llama-server (CUDA)"
 else
   pkill -f .w/bin/llama-server
