@@ -167,7 +167,8 @@ while [ "$(date +%s)" -lt "$deadline" ]; do
   for f in /tmp/*.pid; do kill -0 "$(cat "$f")" 2>/dev/null && alive=1; done
   [ "$alive" = 1 ] || break
 done
-for f in /tmp/*.pid; do kill -INT "$(cat "$f")" 2>/dev/null; done
+# SIGTERM, not SIGINT: a background job of a script ignores SIGINT; bench stops on SIGTERM as on Ctrl-C
+for f in /tmp/*.pid; do kill -TERM "$(cat "$f")" 2>/dev/null; done
 sleep 8
 for f in /tmp/*.pid; do
   name=$(basename "$f" .pid)
