@@ -4,9 +4,9 @@
 # (benchmarks/gpu/build_llama_cuda.sh, carried as .w/bin/), one process per port; where that binary
 # is missing or does not come up, by benchmarks/gpu/serve_hf.py (transformers) instead.
 # Expects what benchmarks/gpu/pack.sh prepared under .w/: the models in pieces (kept under $WORK by
-# benchmarks/gpu/receive.sh), dialectic's dependencies as wheels, and dialectic's source.
+# benchmarks/gpu/receive.sh) and dialectic's dependencies as wheels; dialectic itself is the tree's src/.
 # An ignored path a call carried is gone by the next call (only /tmp keeps): the call that runs this
-# script carries .w/llama-server.gz, .w/bin/lib, .w/src, .w/whl and the .w/*.sha256 files again, and
+# script carries .w/llama-server.gz, .w/bin/lib, .w/whl and the .w/*.sha256 files again, and
 # runs benchmarks/gpu/receive.sh first.
 #   RUN_SECONDS=480 OUT=results-dir benchmarks/gpu/device_runs.sh
 # Each run resumes from its committed results file (benchmarks/results/NAME.json) when there is one,
@@ -22,7 +22,7 @@ python="${PYTHON:-python3}"
 health() { "$python" -c "import sys, urllib.request; print(urllib.request.urlopen(f'http://127.0.0.1:{sys.argv[1]}/health', timeout=5).read().decode())" "$1" 2>/dev/null; }
 log() { echo "[$(date +%T)] $*" | tee -a "$out/progress.log"; }
 # the runs and the servers end with the script (the GPU machine ends them anyway; another machine would not)
-trap 'for f in /tmp/*.pid; do kill -9 "$(cat "$f")" 2>/dev/null; done; rm -f /tmp/*.pid; kill $(jobs -p) 2>/dev/null' EXIT
+trap 'for f in /tmp/*.pid; do kill -9 "$(cat "$f")" 2>/dev/null; done; rm -f /tmp/*.pid; pkill -f .w/bin/llama-server; kill $(jobs -p) 2>/dev/null' EXIT
 
 results="$work/results" # kept on the machine between calls: a second call resumes every run
 mkdir -p "$results"
@@ -67,12 +67,14 @@ runtime_libs=$(dirname "$(find /opt /usr/local /usr/lib -name 'libcudart.so.13*'
 export LD_LIBRARY_PATH="$PWD/.w/bin/lib:$cuda_libs:$runtime_libs:${LD_LIBRARY_PATH:-}"
 llama_server() { # NAME PORT
   local slots=${SLOTS[$1]}
-  # One cache shared by the slots (-kvu): a slot takes what its prompt needs, up to the whole. The
-  # build has no FlashAttention, so a micro-batch's attention scores take cache cells × -ub × heads
-  # × 4 bytes (64 slots × 2,048 cells × 512 × 14 × 4 = 3.8 GB for the 0.5B; at 256 slots and
-  # -ub 1024, 31 GB per process did not fit eight processes on one card).
+  # Each slot has its own 3,072 cells, as benchmarks/llama_server.sh gives them on the CPU, so a
+  # token attends to its own slot's cells only. With one cache shared by the slots (KVU=1), the
+  # build (no FlashAttention) computes attention scores over every slot's cells: cells × -ub ×
+  # heads × 4 bytes (3.8 GB for the 0.5B at 64 slots of 2,048 cells), and as much more work.
+  local cache=(-c $((slots * 3072)))
+  [ -n "${KVU:-}" ] && cache=(-kvu -c $((slots * 2048)))
   .w/bin/llama-server -m "$work/$1.gguf" -a "$1" --host 127.0.0.1 --port "$2" -ngl 999 \
-    -np "$slots" -kvu -c $((slots * 2048)) -b 2048 -ub 512 -t 2 -tb 2 --jinja --no-webui -n 1024 \
+    -np "$slots" "${cache[@]}" -b 2048 -ub 512 -t 2 -tb 2 --jinja --no-webui -n 1024 \
     >"/tmp/server-$2.log" 2>&1 &
 }
 serve_hf() { # NAME PORT...
@@ -83,6 +85,19 @@ serve_hf() { # NAME PORT...
     PYTHONUNBUFFERED=1 "$python" benchmarks/gpu/serve_hf.py --model "$name=$work/$name.gguf" \
     $(printf -- '--port %s ' "$@") ${SERVE_HF[$name]} >"/tmp/server-$1.log" 2>&1 &
 }
+answers() { # PORT: whether the server there completes a short chat (a server can be healthy and fail to generate)
+  "$python" - "$1" <<'PY' >>"$out/progress.log" 2>&1
+import json, sys, urllib.request
+port = sys.argv[1]
+body = json.dumps({"messages": [{"role": "user", "content": "What is 2+3? Answer with the number."}],
+                   "max_tokens": 8, "temperature": 0, "logprobs": True, "top_logprobs": 1}).encode()
+request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", body, {"Content-Type": "application/json"})
+reply = json.loads(urllib.request.urlopen(request, timeout=60).read())
+text = reply["choices"][0]["message"]["content"]
+print(f"port {port} answers: {text!r}")
+sys.exit(0 if text.strip() else 1)
+PY
+}
 wait_up() { # SECONDS PORT...: whether every port answers within SECONDS
   local until=$(($(date +%s) + $1))
   shift
@@ -92,6 +107,7 @@ wait_up() { # SECONDS PORT...: whether every port answers within SECONDS
       sleep 2
       [ "$(date +%s)" -lt "$until" ] || { log "port $port not up: $(tail -c 400 "/tmp/server-$port.log")"; return 1; }
     done
+    answers "$port" || { log "port $port is up but does not answer: $(tail -c 400 "/tmp/server-$port.log")"; return 1; }
   done
 }
 ports=()
@@ -117,12 +133,15 @@ fi
 log "servers up: ${models[*]} on ${ports[*]}, $server"
 nvidia-smi --query-gpu=memory.used --format=csv,noheader | tee -a "$out/progress.log"
 
-export PYTHONPATH=/tmp/site:$PWD/.w/src PYTHONUNBUFFERED=1
+export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
 CORE="single,self-consistency:7,adaptive"
 DEBATES="debate:3x2,format:vote,dialectic"
+serves() { [[ " ${models[*]} " == *" $1 "* ]]; } # NAME: whether that model is served
 run() { # NAME CONFIG PORT CONCURRENCY TASK-ARGS...: the config's 0.5B answers on PORT
   local name=$1 config=$2 port=$3 concurrency=$4
   shift 4
+  # a config with the 1.5B needs it served (a run finding no server stops; better not to start it)
+  grep -q qwen2.5-1.5b "benchmarks/configs/$config.json" && ! serves qwen2.5-1.5b && return
   local setup=(--resume "$results/$name.json")
   if [ ! -f "$results/$name.json" ]; then # a new run: its config, moved to its port
     sed "s/127.0.0.1:8391/127.0.0.1:$port/g" "benchmarks/configs/$config.json" >"/tmp/$name.config.json"

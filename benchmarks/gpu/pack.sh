@@ -1,22 +1,21 @@
 #!/usr/bin/env bash
 # Prepare .w/ (git-ignored) for benchmarks/gpu/device_runs.sh on a GPU machine that can reach nothing:
 # each model cut into pieces small enough for one transfer each (.w/NAME.gguf.NN) with its SHA-256,
-# dialectic's source at HEAD, and the wheels of its dependencies for the machine's Python 3.12.
-#   benchmarks/gpu/pack.sh [PIECE_MIB] [MODEL...]     (default: 50 qwen2.5-0.5b qwen2.5-1.5b)
+# and the wheels of its dependencies for the machine's Python 3.12.
+#   benchmarks/gpu/pack.sh [PIECE_MIB] [MODEL...]     (default: 40 qwen2.5-0.5b qwen2.5-1.5b)
 # A piece and the working tree travel together in one call, under 64 MiB: keep PIECE_MIB below 64
-# less the size of the tracked files (13 MiB on 2026-11-26, most of it results files).
+# less the size of the tracked files (19 MiB on 2026-11-26, most of it results files).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-piece="${1:-50}"
+piece="${1:-40}"
 shift || true
 models=("${@:-qwen2.5-0.5b qwen2.5-1.5b}")
-rm -rf .w/*.gguf.[0-9]* .w/*.sha256 .w/src && mkdir -p .w/src .w/whl
+rm -rf .w/*.gguf.[0-9]* .w/*.sha256 && mkdir -p .w/whl
 for name in ${models[*]}; do
   model="${DIALECTIC_CACHE:-$HOME/.cache/dialectic}/models/$name.gguf"
   split -d -a 2 -b "${piece}M" "$model" ".w/$name.gguf."
   sha256sum "$model" | cut -d' ' -f1 >".w/$name.gguf.sha256"
 done
-git archive HEAD src/dialectic | tar -x -C .w/src --strip-components=1
 wanted=$(.venv/bin/python - <<'PY'
 import importlib.metadata as md, re
 seen, todo = set(), ["dialectic-debate"]
