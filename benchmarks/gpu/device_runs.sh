@@ -6,8 +6,8 @@
 # Expects what benchmarks/gpu/pack.sh prepared under .w/: the models in pieces (kept under $WORK by
 # benchmarks/gpu/receive.sh) and dialectic's dependencies as wheels; dialectic itself is the tree's src/.
 # An ignored path a call carried is gone by the next call (only /tmp keeps): the call that runs this
-# script carries .w/llama-server.gz, .w/bin/lib, .w/whl and the .w/*.sha256 files again, and
-# runs benchmarks/gpu/receive.sh first.
+# script carries .w/llama-server.gz, .w/bin/lib, .w/whl and the .w/*.sha256 files again (the script
+# runs benchmarks/gpu/receive.sh itself: a call that forgot it once fell back to serve_hf.py).
 #   RUN_SECONDS=480 OUT=results-dir benchmarks/gpu/device_runs.sh
 # Each run resumes from its committed results file (benchmarks/results/NAME.json) when there is one,
 # and writes $WORK/results/NAME.json as items finish (bench -o), packed into OUT/results.tgz every
@@ -24,6 +24,7 @@ log() { echo "[$(date +%T)] $*" | tee -a "$out/progress.log"; }
 # the runs and the servers end with the script (the GPU machine ends them anyway; another machine would not)
 trap 'for f in /tmp/*.pid; do kill -9 "$(cat "$f")" 2>/dev/null; done; rm -f /tmp/*.pid; pkill -f .w/bin/llama-server; kill $(jobs -p) 2>/dev/null' EXIT
 
+WORK="$work" benchmarks/gpu/receive.sh | tee -a "$out/progress.log"
 results="$work/results" # kept on the machine between calls: a second call resumes every run
 mkdir -p "$results"
 for committed in benchmarks/results/*-gpu.json; do
@@ -135,35 +136,23 @@ nvidia-smi --query-gpu=memory.used --format=csv,noheader | tee -a "$out/progress
 
 export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
 CORE="single,self-consistency:7,adaptive"
-DEBATES="debate:3x2,format:vote,dialectic"
-serves() { [[ " ${models[*]} " == *" $1 "* ]]; } # NAME: whether that model is served
-run() { # NAME CONFIG PORT CONCURRENCY TASK-ARGS...: the config's 0.5B answers on PORT
-  local name=$1 config=$2 port=$3 concurrency=$4
-  shift 4
-  # a config with the 1.5B needs it served (a run finding no server stops; better not to start it)
-  grep -q qwen2.5-1.5b "benchmarks/configs/$config.json" && ! serves qwen2.5-1.5b && return
-  local setup=(--resume "$results/$name.json")
-  if [ ! -f "$results/$name.json" ]; then # a new run: its config, moved to its port
-    sed "s/127.0.0.1:8391/127.0.0.1:$port/g" "benchmarks/configs/$config.json" >"/tmp/$name.config.json"
-    setup=(-c "/tmp/$name.config.json")
-  fi
-  "$python" -m dialectic bench "$@" "${setup[@]}" --concurrency "$concurrency" \
-    -o "$results/$name.json" --store "/tmp/store-$name" >"/tmp/$name.log" 2>&1 &
-  echo $! >"/tmp/$name.pid"
-}
+# the engine's formats, each on three agents (gpu-0.5b-three): with one, a vote has no ballots
+FORMATS="format:vote,dialectic,format:convergence-seeking"
 A3="arithmetic -n 200 --difficulty 3 --seed 2026"
 run arithmetic-0.5b-gpu gpu-0.5b 8391 256 $A3 --arms "$CORE"
 run word-problems-0.5b-gpu gpu-0.5b 8392 128 word-problems -n 100 --seed 2026 --arms "$CORE"
 run dates-0.5b-gpu gpu-0.5b 8392 128 dates -n 100 --seed 2026 --arms "$CORE"
 run boolean-logic-0.5b-gpu gpu-0.5b 8393 128 boolean-logic -n 100 --seed 2026 --arms "$CORE"
-run arithmetic-0.5b-debates-gpu gpu-0.5b 8394 96 $A3 --arms "$DEBATES"
+run arithmetic-0.5b-debates-gpu gpu-0.5b 8394 96 $A3 --arms debate:3x2
 # a panel of three temperatures (0.3, 0.7, 1.1) of the one model
 run arithmetic-0.5b-panel-gpu gpu-0.5b-panel 8394 128 $A3 --arms adaptive
-run dates-0.5b-debates-gpu gpu-0.5b 8396 64 dates -n 100 --seed 2026 --arms "$DEBATES"
-run word-problems-0.5b-debates-gpu gpu-0.5b 8397 64 word-problems -n 100 --seed 2026 --arms "$DEBATES"
-run boolean-logic-0.5b-debates-gpu gpu-0.5b 8398 64 boolean-logic -n 100 --seed 2026 --arms "$DEBATES"
-# the protocol of the issue's first measurement, at a small share of the 0.5B's throughput
-run arithmetic-0.5b-converge-gpu gpu-0.5b 8393 24 $A3 --arms format:convergence-seeking
+run dates-0.5b-debates-gpu gpu-0.5b 8396 64 dates -n 100 --seed 2026 --arms debate:3x2
+run word-problems-0.5b-debates-gpu gpu-0.5b 8397 64 word-problems -n 100 --seed 2026 --arms debate:3x2
+run boolean-logic-0.5b-debates-gpu gpu-0.5b 8398 64 boolean-logic -n 100 --seed 2026 --arms debate:3x2
+run arithmetic-0.5b-formats-gpu gpu-0.5b-three 8391 128 $A3 --arms "$FORMATS"
+run word-problems-0.5b-formats-gpu gpu-0.5b-three 8392 64 word-problems -n 100 --seed 2026 --arms "$FORMATS"
+run dates-0.5b-formats-gpu gpu-0.5b-three 8393 64 dates -n 100 --seed 2026 --arms "$FORMATS"
+run boolean-logic-0.5b-formats-gpu gpu-0.5b-three 8399 64 boolean-logic -n 100 --seed 2026 --arms "$FORMATS"
 run arithmetic-1.5b-gpu gpu-1.5b 8395 300 arithmetic -n 100 --difficulty 5 --seed 2026 --arms "$CORE"
 # a panel of two models: the 1.5B (8395) and the 0.5B (8399), on the 1.5B run's items
 run arithmetic-mixed-gpu gpu-mixed 8399 100 arithmetic -n 100 --difficulty 5 --seed 2026 --arms adaptive,debate:3x2

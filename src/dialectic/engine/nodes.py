@@ -36,6 +36,7 @@ from dialectic.engine.assessment import assess, assessed
 from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.files_access import with_tools_fallback
 from dialectic.engine.fitting import fitted, gated
+from dialectic.engine.judge_answer import answered
 from dialectic.engine.judge_summary import judge_summary
 from dialectic.engine.memory import recall_if_asked
 from dialectic.engine.personas_step import assign_if_asked
@@ -410,8 +411,11 @@ class SynthesisNode(Node):
             )
         if metadata.truncated:
             ctx.warn("the judge's solution was cut off by the token limit")
-        # Not on a question with one right answer: its solution is a line that reuses the question's numbers.
-        if judge.problem_kind != REASONING_KIND:
+        if judge.problem_kind == REASONING_KIND:
+            # a judge that states no answer (or copies its instructions' placeholder) yields to the participants' vote
+            solution = answered(ctx, solution, judge.synthesis_instructions())
+        else:
+            # not on a question with one right answer: its solution is a line that reuses the question's numbers
             check = restatement(solution.description, ctx.state.problem, instructions=judge.synthesis_instructions())
             if check.restates:
                 ctx.warn(

@@ -1,0 +1,74 @@
+"""A judge that states no answer to a question with one right answer yields to the participants' vote."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from dialectic.core import events as ev
+from dialectic.core.answers import extract_answer
+from dialectic.engine.judge_answer import states_answer
+from dialectic.llm.base import CompletionRequest
+from dialectic.llm.scripted import Script, ScriptedReply, default_reply, example_for_schema
+from dialectic.testing.harness import Harness, make_config
+
+ROLES = ("architect", "performance", "kiss")
+QUESTION = "What is the result of 25+2*3+24?"
+ECHO = 'The worked solution in a few short steps, ending with the line "Answer: <final answer>".'
+INSTRUCTIONS = 'description: the worked solution, ending with "Answer: <final answer>". State the final answer.'
+
+
+def responder(judge_says: str, answers: dict[str, str | None]) -> Callable[[CompletionRequest], Script]:
+    """Each agent answers ``answers[its role]`` (55 when not given; ``None``: no answer line); the judge says
+    ``judge_says``."""
+
+    def respond(request: CompletionRequest) -> Script:
+        if request.tag.startswith("synthesis"):
+            assert request.json_schema is not None
+            value = {**example_for_schema(request.json_schema.schema, name=request.json_schema.name)}
+            value["description"] = judge_says
+            return ScriptedReply(text=json.dumps(value), structured=value)
+        if request.tag.startswith(("proposal", "refinement")):
+            answer = answers.get(request.tag.split(":")[-1], "55")
+            return ScriptedReply(text="25 + 6 + 24, step by step." + (f"\nAnswer: {answer}" if answer else ""))
+        return default_reply(request)
+
+    return respond
+
+
+def run(harness: Callable[..., Harness], judge_says: str, answers: dict[str, str | None]) -> tuple[str, list[str]]:
+    h = harness(responder(judge_says, answers))
+    state = h.start(make_config(agents=3, rounds=1, format="critique-refine"), problem=QUESTION)
+    assert state.final_solution is not None
+    return state.final_solution.description, [e.message for e in h.of(ev.Warning)]
+
+
+def test_a_judge_that_echoes_its_instructions_yields_to_the_vote(harness: Callable[..., Harness]) -> None:
+    description, warnings = run(harness, ECHO, {})
+    assert description.splitlines()[-1] == "Answer: 55"
+    assert "participants' answers decide: 55 ×3 (3 of 3 agree)" in description
+    assert "<final answer>" in description  # the judge's words are kept, quoted
+    assert extract_answer(description, "numeric").answer == "55"
+    assert any("states no answer of its own" in w and "3 of 3 agree" in w for w in warnings)
+
+
+def test_a_judge_that_states_an_answer_decides_even_against_the_majority(harness: Callable[..., Harness]) -> None:
+    description, warnings = run(harness, "25 + 6 + 24 = 55.\nAnswer: 55", dict.fromkeys(ROLES, "54"))
+    assert description == "25 + 6 + 24 = 55.\nAnswer: 55"
+    assert not any("states no answer" in w for w in warnings)
+
+
+def test_the_solution_stands_when_nobody_stated_an_answer(harness: Callable[..., Harness]) -> None:
+    said = "The participants voted without reaching consensus."
+    description, warnings = run(harness, said, dict.fromkeys(ROLES, None))
+    assert description == said
+    assert any("no participant stated one either" in w for w in warnings)
+
+
+def test_what_counts_as_stating_an_answer() -> None:
+    assert states_answer("So the total is 55.\nAnswer: 55", INSTRUCTIONS)
+    assert states_answer(r"\boxed{2010-04-14}", INSTRUCTIONS)
+    assert states_answer("Answer: true", INSTRUCTIONS)
+    assert not states_answer(ECHO, INSTRUCTIONS)  # the placeholder, copied
+    assert not states_answer("The participants voted without reaching consensus: weigh every proposal.", INSTRUCTIONS)
+    assert not states_answer("Answer:", INSTRUCTIONS)
