@@ -136,6 +136,21 @@ nvidia-smi --query-gpu=memory.used --format=csv,noheader | tee -a "$out/progress
 
 export PYTHONPATH=/tmp/site:$PWD/src PYTHONUNBUFFERED=1
 CORE="single,self-consistency:7,adaptive"
+serves() { [[ " ${models[*]} " == *" $1 "* ]]; } # NAME: whether that model is served
+run() { # NAME CONFIG PORT CONCURRENCY TASK-ARGS...: the config's 0.5B answers on PORT
+  local name=$1 config=$2 port=$3 concurrency=$4
+  shift 4
+  # a config with the 1.5B needs it served (a run finding no server stops; better not to start it)
+  grep -q qwen2.5-1.5b "benchmarks/configs/$config.json" && ! serves qwen2.5-1.5b && return
+  local setup=(--resume "$results/$name.json")
+  if [ ! -f "$results/$name.json" ]; then # a new run: its config, moved to its port
+    sed "s/127.0.0.1:8391/127.0.0.1:$port/g" "benchmarks/configs/$config.json" >"/tmp/$name.config.json"
+    setup=(-c "/tmp/$name.config.json")
+  fi
+  "$python" -m dialectic bench "$@" "${setup[@]}" --concurrency "$concurrency" \
+    -o "$results/$name.json" --store "/tmp/store-$name" >"/tmp/$name.log" 2>&1 &
+  echo $! >"/tmp/$name.pid"
+}
 # the engine's formats, each on three agents (gpu-0.5b-three): with one, a vote has no ballots
 FORMATS="format:vote,dialectic,format:convergence-seeking"
 A3="arithmetic -n 200 --difficulty 3 --seed 2026"
