@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from dialectic.core.answers import canonical_number, extract_answer, is_correct, normalize_text
+from dialectic.core.answers import (
+    canonical_number,
+    extract_answer,
+    is_correct,
+    normalize_text,
+    stated_answer,
+    stated_answers,
+)
 
 
 @pytest.mark.parametrize(
@@ -80,3 +87,24 @@ def test_the_words_after_final_answer_are_not_part_of_the_answer() -> None:
     assert extract_answer("The final answer is Paris.", "exact").answer == "paris"
     assert extract_answer("My final answer was: 12", "numeric").answer == "12"
     assert extract_answer("So the answer would be Rome", "exact").answer == "rome"
+
+
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ("Answer: 2010-04-14", "2010 04 14"),  # a date stays a date, not its year
+        ("\\boxed{2010-04-14}", "2010 04 14"),
+        ("So it is April 14, 2010.\nFinal answer: April 14, 2010", "2010 04 14"),
+        ("Answer: 25 + 6 + 24 = 55", "55"),
+        ("The final answer is 9. Then I checked 4 more.", "9"),
+        ("Answer: True", "true"),
+        ("Answer: 42\n\nChecked: \\boxed{42}", "42"),
+        ("No stated answer here, only 42", None),
+    ],
+)
+def test_the_stated_answer(text: str, answer: str | None) -> None:
+    assert stated_answer(text) == answer
+
+
+def test_every_stated_answer_deciding_last() -> None:
+    assert stated_answers("Answer: 54\nAnswer: <final answer>\n\\boxed{55}") == ["54", "final answer", "55"]

@@ -119,3 +119,15 @@ def test_the_public_result_carries_the_answer_tally() -> None:
     assert result.answer is not None and result.answer.answer == "7"
     assert result.answer.agreement == "3 of 3 agree"
     assert result.solution is not None and result.solution.startswith("**Answer: 7** (3 of 3 agree)")
+
+
+def test_dated_answers_are_tallied_as_dates_not_years(harness: Callable[..., Harness]) -> None:
+    def respond(request: CompletionRequest) -> Script:
+        return "11 + 3 = 14.\n\nAnswer: " + ("2010-04-14" if request.temperature == 0.0 else "2010-04-18")
+
+    h = harness(respond)
+    state = h.start(
+        make_config(agents=3, rounds=1, format="adaptive"), problem="What is the date 3 days after 2010-04-11?"
+    )
+    tally = state.answer_tally
+    assert tally is not None and "2010 04 14" in tally.counts and "2010 04 18" in tally.counts

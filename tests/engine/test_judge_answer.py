@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from dialectic.core import events as ev
 from dialectic.core.answers import extract_answer
-from dialectic.engine.judge_answer import states_answer
+from dialectic.engine.judge_answer import own_answer
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import Script, ScriptedReply, default_reply, example_for_schema
 from dialectic.testing.harness import Harness, make_config
@@ -65,10 +65,26 @@ def test_the_solution_stands_when_nobody_stated_an_answer(harness: Callable[...,
     assert any("no participant stated one either" in w for w in warnings)
 
 
-def test_what_counts_as_stating_an_answer() -> None:
-    assert states_answer("So the total is 55.\nAnswer: 55", INSTRUCTIONS)
-    assert states_answer(r"\boxed{2010-04-14}", INSTRUCTIONS)
-    assert states_answer("Answer: true", INSTRUCTIONS)
-    assert not states_answer(ECHO, INSTRUCTIONS)  # the placeholder, copied
-    assert not states_answer("The participants voted without reaching consensus: weigh every proposal.", INSTRUCTIONS)
-    assert not states_answer("Answer:", INSTRUCTIONS)
+def test_a_participant_that_copies_a_phrase_keeps_its_earlier_answer(harness: Callable[..., Harness]) -> None:
+    def respond(request: CompletionRequest) -> Script:
+        if request.tag.startswith("refinement:kiss"):
+            return ScriptedReply(text="Every step checks out.\nAnswer: No error found.")
+        if request.tag.startswith("proposal:kiss"):
+            return ScriptedReply(text="25 + 6 + 24.\nAnswer: 54")
+        return responder(ECHO, {})(request)
+
+    h = harness(respond)
+    state = h.start(make_config(agents=3, rounds=1, format="critique-refine"), problem=QUESTION)
+    assert state.final_solution is not None
+    assert "55 ×2, 54 ×1 (2 of 3 agree)" in state.final_solution.description
+
+
+def test_what_counts_as_an_answer_of_its_own() -> None:
+    assert own_answer("So the total is 55.\nAnswer: 55", INSTRUCTIONS) == "55"
+    assert own_answer(r"\boxed{2010-04-14}", INSTRUCTIONS) == "2010 04 14"
+    assert own_answer("Answer: true", INSTRUCTIONS) == "true"
+    assert own_answer("Answer: no", "say no when") == "no"  # one word is never taken for a copy
+    assert own_answer("The final answer is 2010-04-14.\nAnswer: <final answer>", INSTRUCTIONS) == "2010 04 14"
+    assert own_answer(ECHO, INSTRUCTIONS) is None  # the placeholder, copied
+    assert own_answer("The participants voted without reaching consensus: weigh every proposal.", INSTRUCTIONS) is None
+    assert own_answer("Answer:", INSTRUCTIONS) is None

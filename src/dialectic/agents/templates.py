@@ -99,3 +99,17 @@ def builtin_role_prompt(role: str, kind: str = "design") -> str:
     if key not in _role_files():
         key = FALLBACK_ROLE
     return _roles_dir().joinpath(key + _ROLE_SUFFIX).read_text(encoding="utf-8").strip()
+
+
+@cache
+def reasoning_instructions() -> str:
+    """The words of every reasoning-first prompt (templates and role prompts), as written: a phrase of
+    them found as a reply's answer ("No error found", "<final answer>") was copied, not worked out."""
+    root = resources.files(_PACKAGE).joinpath(_PROMPTS_DIR, _REASONING_DIR)
+    folders = [root, root.joinpath(_ROLES_DIR)]
+    return "\n".join(
+        entry.read_text(encoding="utf-8")
+        for folder in folders
+        for entry in sorted(folder.iterdir(), key=lambda e: e.name)
+        if entry.is_file() and entry.name.endswith((_TEMPLATE_SUFFIX, _ROLE_SUFFIX))
+    )

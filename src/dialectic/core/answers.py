@@ -168,14 +168,36 @@ STATED: tuple[Method, ...] = ("boxed", "final-answer")
 """Only an answer the reply states counts as a vote: not the last number of its working."""
 
 
+def stated_answers(text: str) -> list[str]:
+    """Every answer a reply states, the deciding one last: its explicit answer lines in order, then its
+    ``\\boxed{}`` contents in order. Each reads as a date when it is one (``2010-04-14`` → ``2010 04
+    14``), else as its first number (after an ``=``, the part after the last), else as normalised text."""
+    text = _unify_minus(text)
+    segments = [_statement_after(text, found.end()) for found in _MARKER.finditer(text)]
+    segments += [_TEXT_WRAPPER.sub(r"\1", content) for content in _BOXED.findall(text)]
+    return [answer for answer in map(_reading, segments) if answer is not None]
+
+
 def stated_answer(text: str, *, truncated: bool = False) -> str | None:
     """The answer a reply states (its last ``\\boxed{}``, else its last explicit answer line), numbers
-    canonical; ``None`` when it states none."""
-    for mode in ("numeric", "exact"):
-        found = extract_answer(text, mode, truncated=truncated)
-        if found.answer is not None and found.method in STATED:
-            return canonical_number(found.answer) or found.answer
-    return None
+    canonical, dates ``yyyy mm dd``; ``None`` when it states none. A reply cut off by the token limit
+    counts here as any other: only a stated answer is read."""
+    answers = stated_answers(text)
+    return answers[-1] if answers else None
+
+
+def _reading(segment: str) -> str | None:
+    if "=" in segment:
+        segment = segment.rsplit("=", 1)[1]
+    words = segment.split()
+    for candidate in (segment, words[0] if words else ""):
+        day = _date(unicodedata.normalize("NFKC", candidate).lower())
+        if day is not None:
+            return day
+    found = _NUMBER.search(segment)
+    if found is not None:
+        return canonical_number(found.group(0))
+    return normalize_text(segment) or None
 
 
 def _statement_after(text: str, start: int) -> str:

@@ -3,43 +3,60 @@
 A small model, asked to write the solution as JSON, often fills a field with a line of its own
 instructions ("the worked solution in a few short steps, ending with the line 'Answer: <final
 answer>'") or with the vote's lead-in ("The participants voted without reaching consensus…")
-instead of an answer. The participants each stated one; the judge's reply states none, or only
-the placeholder. Then their final answers are counted (:func:`dialectic.engine.adaptive.weighted_vote`)
-and the winner is the solution's answer, said to come from the vote and kept beside the judge's
-words. When no participant stated an answer either, the judge's solution stands.
+instead of an answer. An answer only counts when it was worked out, not copied: a phrase of the
+prompts ("<final answer>", "No error found") is no answer, and neither is a line with none. When
+the judge's solution states no answer of its own, each participant's last answer of its own (its
+refinement's, else its proposal's) is counted (:func:`dialectic.engine.adaptive.weighted_vote`), and
+the winner is the solution's answer, said to come from the vote, the judge's words quoted. When no
+participant stated an answer either, the judge's solution stands.
 """
 
 from __future__ import annotations
 
-from dialectic.core.answers import canonical_number, normalize_text, stated_answer
-from dialectic.core.domain import Solution
+from collections.abc import Iterable
+
+from dialectic.agents.templates import reasoning_instructions
+from dialectic.core.answers import canonical_number, normalize_text, stated_answers
+from dialectic.core.domain import TURN_KINDS, Contribution, Solution
 from dialectic.engine.adaptive import Ballot, Tally, weighted_vote
+from dialectic.engine.dropping import active_agents
 from dialectic.engine.run_state import RunState
-from dialectic.engine.vote_step import final_proposals
 
 QUOTED = 240
 """Characters of the judge's reply quoted in a solution the vote decided."""
+POSITIONS = ("proposal", *TURN_KINDS, "refinement")
+"""The contributions that state a participant's own answer (a critique states its view of another's)."""
 
 
-def states_answer(description: str, instructions: str) -> bool:
-    """Whether the judge's solution states an answer of its own: not none, and not a phrase copied from
-    its instructions (a number is never taken for a copy)."""
-    answer = stated_answer(description)
-    if answer is None:
-        return False
-    if canonical_number(answer) is not None:
-        return True
-    copied = normalize_text(answer)
-    return bool(copied) and f" {copied} " not in f" {normalize_text(instructions)} "
+def own_answer(text: str, instructions: str) -> str | None:
+    """The deciding answer ``text`` states that is not copied from ``instructions``: a phrase of two
+    words or more found there is a copy; a number or a single word ("no", "true") never is."""
+    copied_from = f" {normalize_text(instructions)} "
+    for answer in reversed(stated_answers(text)):
+        words = normalize_text(answer)
+        if canonical_number(answer) is not None or " " not in words or f" {words} " not in copied_from:
+            return answer
+    return None
 
 
-def participants_tally(ctx: RunState) -> Tally:
-    """The participants' final answers, one ballot each (their final proposal's stated answer)."""
-    return weighted_vote([Ballot(stated_answer(text)) for text in final_proposals(ctx).values()])
+def participants_tally(ctx: RunState, instructions: str) -> Tally:
+    """One ballot per active participant: the last answer of its own among its positions, round by round."""
+    active = {agent.id for agent in active_agents(ctx)}
+    last: dict[str, str | None] = dict.fromkeys(sorted(active))
+    for rnd in ctx.state.rounds:
+        for kind in POSITIONS:
+            for c in _positions(rnd.contributions, kind):
+                if c.agent_id in active:
+                    last[c.agent_id] = own_answer(c.content, instructions) or last[c.agent_id]
+    return weighted_vote([Ballot(answer) for answer in last.values()])
+
+
+def _positions(contributions: Iterable[Contribution], kind: str) -> list[Contribution]:
+    return [c for c in contributions if c.type == kind and c.ok and c.target_agent_id is None]
 
 
 def decided_by_vote(judged: Solution, tally: Tally) -> Solution:
-    """The solution stating the vote's answer, the judge's reply quoted under it."""
+    """The solution stating the vote's answer, the judge's reply quoted above it."""
     assert tally.winner is not None
     given = ", ".join(f"{answer} ×{count}" for answer, count in tally.counts.items())
     reply = " ".join(judged.description.split())
@@ -58,11 +75,12 @@ def decided_by_vote(judged: Solution, tally: Tally) -> Solution:
     )
 
 
-def answered(ctx: RunState, judged: Solution, instructions: str) -> Solution:
-    """``judged`` when it states an answer; else the participants' vote's answer when they stated any."""
-    if states_answer(judged.description, instructions):
+def answered(ctx: RunState, judged: Solution, judge_instructions: str) -> Solution:
+    """``judged`` when it states an answer of its own; else the participants' vote's answer when they stated any."""
+    instructions = f"{judge_instructions}\n{reasoning_instructions()}"
+    if own_answer(judged.description, instructions) is not None:
         return judged
-    tally = participants_tally(ctx)
+    tally = participants_tally(ctx, instructions)
     if tally.winner is None:
         ctx.warn("the judge's solution states no answer, and no participant stated one either")
         return judged
