@@ -21,11 +21,14 @@ and judge (dialectic arm) answer ``t`` when ``t`` is even and ``t+1`` when it is
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 import typer
@@ -42,6 +45,19 @@ from dialectic.llm.scripted import Responder, Script, ScriptedProvider, Scripted
 QUESTION = re.compile(r"What is the result of ([0-9+*\-]+)\?")
 BOXED = re.compile(r"\\boxed\{(-?\d+)\}")
 SCRIPTED_ARGS = ["--provider", "scripted", "--model", "m"]
+
+
+BENCHMARKS = Path(__file__).parents[2] / "benchmarks"
+
+
+def benchmark_script(name: str) -> ModuleType:
+    """``benchmarks/NAME.py`` loaded as a module (registered as an import would: its dataclasses look it up)."""
+    spec = importlib.util.spec_from_file_location(name, BENCHMARKS / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def truth_of(request: CompletionRequest) -> int:

@@ -2,26 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from dialectic.llm.scripted import ScriptedProvider
 
-from .conftest import SCRIPTED_ARGS, Invoke, designed
-
-SCRIPT = Path(__file__).parents[2] / "benchmarks" / "bench_merge.py"
-
-
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_merge", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from .conftest import SCRIPTED_ARGS, Invoke, benchmark_script, designed
 
 
 def run_id(invoke: Invoke, *args: str) -> str:
@@ -37,7 +25,7 @@ def test_arms_of_two_runs_in_one_report_on_their_common_items(
     first = run_id(invoke, "-n", "10", "--arms", "single,self-consistency:6")
     second = run_id(invoke, "-n", "10", "--arms", "single,debate:3x2")
     store = str(home / "home")
-    merge = load_script()
+    merge = benchmark_script("bench_merge")
 
     assert merge.main(["--store", store, f"{first}=single,self-consistency:6", f"{second}=debate:3x2"]) == 0
     report = capsys.readouterr().out
@@ -58,7 +46,7 @@ def test_runs_on_other_questions_and_doubled_arms_are_refused(invoke: Invoke, us
     first = run_id(invoke, "-n", "4", "--arms", "single")
     other_seed = run_id(invoke, "-n", "4", "--seed", "1", "--arms", "single,majority:3")
     store = str(home / "home")
-    merge = load_script()
+    merge = benchmark_script("bench_merge")
 
     with pytest.raises(SystemExit, match="did not ask the questions"):
         merge.main(["--store", store, f"{first}=single", f"{other_seed}=majority:3"])

@@ -2,33 +2,28 @@
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from dialectic.bench.results_file import read_results
 
+from .conftest import benchmark_script
+
 ROOT = Path(__file__).parents[2]
-SCRIPT = ROOT / "benchmarks" / "results_split.py"
 COMMITTED = ROOT / "benchmarks" / "results" / "defects" / "dates-0.5b-one-agent-gpu.json"
 
 
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("results_split", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+def split(argv: list[str]) -> int:
+    return int(benchmark_script("results_split").main(argv))
 
 
 def test_the_moved_arms_leave_the_file_and_both_files_read_back(tmp_path: Path) -> None:
     source = tmp_path / "run.json"
     shutil.copy(COMMITTED, source)
     before = read_results(source)
-    assert load_script().main([str(source), "--arms", "dialectic", "-o", str(tmp_path / "moved.json")]) == 0
+    assert split([str(source), "--arms", "dialectic", "-o", str(tmp_path / "moved.json")]) == 0
     stays, moved = read_results(source), read_results(tmp_path / "moved.json")
     assert stays.spec.arms == ["format:vote"] and moved.spec.arms == ["dialectic"]
     assert {r.arm for r in stays.results} == {"format:vote"} and {r.arm for r in moved.results} == {"dialectic"}
@@ -44,6 +39,6 @@ def test_a_split_that_cannot_be_made_changes_nothing(
 ) -> None:
     source = tmp_path / "run.json"
     shutil.copy(COMMITTED, source)
-    assert load_script().main([str(source), "--arms", arms, "-o", str(tmp_path / "moved.json")]) == 2
+    assert split([str(source), "--arms", arms, "-o", str(tmp_path / "moved.json")]) == 2
     assert message in capsys.readouterr().err
     assert source.read_bytes() == COMMITTED.read_bytes() and not (tmp_path / "moved.json").exists()

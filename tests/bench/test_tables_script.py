@@ -2,29 +2,15 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 
 from dialectic.llm.scripted import ScriptedProvider
 
-from .conftest import SCRIPTED_ARGS, Invoke, designed
-
-SCRIPT = Path(__file__).parents[2] / "benchmarks" / "bench_tables.py"
-
-
-def load_script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("bench_tables", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # as an import would: its dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
+from .conftest import SCRIPTED_ARGS, Invoke, benchmark_script, designed
 
 
 def results(invoke: Invoke, name: str, *args: str) -> str:
@@ -44,7 +30,7 @@ def test_files_on_the_same_questions_make_one_table_with_paired_differences(
     first = results(invoke, "a.json", "-n", "10", "--arms", "single,self-consistency:6", *SCRIPTED_ARGS)
     second = results(invoke, "b.json", "-n", "10", "--arms", "debate:3x2", *SCRIPTED_ARGS)
     other_model = results(invoke, "c.json", "-n", "10", "--arms", "single", "--provider", "scripted", "--model", "x")
-    tables = load_script()
+    tables = benchmark_script("bench_tables")
     capsys.readouterr()
 
     assert tables.main([first, second, other_model]) == 0
@@ -77,7 +63,7 @@ def test_only_the_items_every_arm_finished_count_unless_all_items(
     use_provider(ScriptedProvider(designed))
     short = results(invoke, "short.json", "-n", "5", "--arms", "single", *SCRIPTED_ARGS)
     long = results(invoke, "long.json", "-n", "10", "--arms", "majority:3", *SCRIPTED_ARGS)
-    tables = load_script()
+    tables = benchmark_script("bench_tables")
     capsys.readouterr()
     assert tables.main([short, long]) == 0
     assert "| majority:3 | 5 |" in capsys.readouterr().out
@@ -91,7 +77,7 @@ def test_doubled_arms_other_questions_and_unreadable_files_are_refused(
     use_provider(ScriptedProvider(designed))
     first = results(invoke, "a.json", "-n", "3", "--arms", "single", *SCRIPTED_ARGS)
     again = results(invoke, "b.json", "-n", "3", "--arms", "single", *SCRIPTED_ARGS)
-    tables = load_script()
+    tables = benchmark_script("bench_tables")
     with pytest.raises(SystemExit, match="arm single is in both a.json and b.json"):
         tables.main([first, again])
     document = json.loads((home / again).read_text())
@@ -114,7 +100,7 @@ def test_the_pareto_figure_is_written_per_table(
     use_provider(ScriptedProvider(designed))
     first = results(invoke, "a.json", "-n", "4", "--arms", "single,majority:3", *SCRIPTED_ARGS)
     other = results(invoke, "b.json", "-n", "4", "--arms", "single", "--provider", "scripted", "--model", "x")
-    tables = load_script()
+    tables = benchmark_script("bench_tables")
     assert tables.main([first, "--plot", "figs/pareto.png"]) == 0
     assert (home / "figs" / "pareto.png").read_bytes()[:4] == b"\x89PNG"
     assert tables.main([first, other, "--plot", "figs/two.png"]) == 0
@@ -129,7 +115,7 @@ def test_a_panel_file_joins_the_table_of_its_questions_under_its_own_names(
     panel = results(
         invoke, "panel.json", "-n", "10", "--arms", "self-consistency:6", "--provider", "scripted", "--model", "x"
     )
-    tables = load_script()
+    tables = benchmark_script("bench_tables")
     capsys.readouterr()
 
     assert tables.main([one, panel]) == 0  # without --panel: another model, another table
