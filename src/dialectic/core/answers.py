@@ -164,10 +164,6 @@ def extract_answer(text: str, mode: MatchMode, *, truncated: bool = False) -> Ex
     return Extraction(None, "none")
 
 
-STATED: tuple[Method, ...] = ("boxed", "final-answer")
-"""Only an answer the reply states counts as a vote: not the last number of its working."""
-
-
 def stated_answers(text: str) -> list[str]:
     """Every answer a reply states, the deciding one last: its explicit answer lines in order, then its
     ``\\boxed{}`` contents in order. Each reads as a date when it is one (``2010-04-14`` → ``2010 04
