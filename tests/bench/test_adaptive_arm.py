@@ -78,6 +78,15 @@ def test_split_answers_get_one_anonymised_correction_biased_exchange() -> None:
     assert result.final == "6" and result.votes == {"5": 3, "6": 4, "7": 1}  # every answer votes, round 1 included
 
 
+def test_scattered_answers_are_no_contest_so_the_vote_decides_without_an_exchange() -> None:
+    scripted = {"sample-1": "5", "sample-2": "6", "sample-3": "7", "sample-4": "8", "sample-5": "5"}
+    provider = ScriptedProvider(answers(scripted))
+    result = run("adaptive", provider)
+    assert result.stages == ["samples"] and result.calls == 5
+    assert not any(who(c).startswith("reviewer") for c in provider.calls)
+    assert result.final == "5" and result.votes == {"5": 2, "6": 1, "7": 1, "8": 1}
+
+
 class ConfidentProvider(ScriptedProvider):
     """The scripted model, with token log-probabilities: sample 1 sure of 8, the others unsure of 3."""
 

@@ -1,4 +1,4 @@
-"""``format: adaptive`` in the engine: blind answers, an exchange only when split, the tally, resume, auto."""
+"""``format: adaptive`` in the engine: blind answers, an exchange only when contested, the tally, resume, auto."""
 
 from __future__ import annotations
 
@@ -60,6 +60,16 @@ def test_split_answers_get_one_exchange_and_every_answer_votes(harness: Callable
     tally = state.answer_tally
     assert tally is not None and tally.exchanged
     assert tally.counts == {"55": 4, "54": 3, "56": 1} and tally.answer == "55"
+
+
+def test_scattered_answers_get_no_exchange(harness: Callable[..., Harness]) -> None:
+    h = harness(answering(["55", "54", "56", "57", "55"]))
+    state = h.start(make_config(agents=3, rounds=1, format="adaptive"), problem=QUESTION)
+    assert [c.tag.split(":")[0] for c in h.provider.calls] == ["answer"] * 5
+    assert [r.phase for r in state.rounds] == ["answers"]
+    tally = state.answer_tally
+    assert tally is not None and not tally.exchanged
+    assert tally.answer == "55" and tally.agreement == "2 of 5 agree"
 
 
 def test_an_open_problem_with_no_stated_answer_goes_to_the_judge(harness: Callable[..., Harness]) -> None:

@@ -16,6 +16,7 @@ from dialectic.engine.adaptive import (
     answer_confidence,
     confidence,
     exchange_options,
+    is_contested,
     is_split,
     sampling_done,
     stated_confidence,
@@ -69,6 +70,27 @@ def test_a_leader_that_stopped_sampling_below_the_share_wins_every_continuation(
 )
 def test_split_answers(answers: list[str | None], split: bool) -> None:
     assert is_split(answers, PLAN) is split
+
+
+@pytest.mark.parametrize(
+    ("answers", "contested"),
+    [
+        (["7", "7", "8", "8", "9"], True),  # two answers given twice each
+        (["7", "7", "8", "9", "6"], False),  # split, but scattered: only 7 was given twice
+        (["7", "8", "9", "6", "5"], False),  # every answer different
+        (["7", "7", "7", "8", "8"], False),  # 3 of 5 is no split
+        ([], False),
+    ],
+)
+def test_only_a_split_between_supported_answers_is_contested(answers: list[str | None], contested: bool) -> None:
+    assert is_contested(answers, PLAN) is contested
+
+
+def test_a_contest_threshold_of_one_exchanges_over_every_split() -> None:
+    plan = AdaptivePlan(contest=1)
+    assert is_contested(["7", "7", "8", "9", "6"], plan) and is_contested(["7", "8", "9", "6", "5"], plan)
+    with pytest.raises(ValueError, match="contest"):
+        AdaptivePlan(contest=0)
 
 
 def test_the_exchange_shows_each_distinct_answer_once_most_given_first() -> None:

@@ -8,7 +8,8 @@
   updates its own; the final answer is the majority of the last round;
 * ``adaptive[:M]`` — the adaptive answer protocol (:mod:`dialectic.engine.adaptive`): blind
   answers, the first greedy, drawn until the leading answer cannot lose within M (default 5) or
-  holds 80% of them; one anonymised, correction-biased exchange only when they stay split; the
+  holds 80% of them; one anonymised, correction-biased exchange only when they stay split between
+  two answers each given twice or more; the
   final answer by a vote over every answer, weighted by the answer tokens' probability. With a
   configuration of several agents (``-c``), answer ``k`` comes from agent ``k`` (cycling), each at
   its own temperature: a heterogeneous panel;
@@ -51,7 +52,7 @@ from dialectic.engine.adaptive import (
     Ballot,
     confidence,
     exchange_options,
-    is_split,
+    is_contested,
     sampling_done,
     weighted_vote,
 )
@@ -269,7 +270,7 @@ async def _adaptive(spec: ArmSpec, item: Item, env: ArmEnv, meter: Meter) -> tup
     while not sampling_done([r.answer for r in replies], plan):
         replies.append(await answer(len(replies)))
     answers = [r.answer for r in replies]
-    if not is_split(answers, plan):
+    if not is_contested(answers, plan):
         return ["samples"], [replies]
     options = exchange_options(answers, [r.text for r in replies])
 

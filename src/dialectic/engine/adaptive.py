@@ -7,11 +7,15 @@ Kaesberg et al., "Voting or Consensus?", 2025; adaptive-consistency):
 1. **Blind first round.** Independent answers, no peers, no roles, drawn ``first`` at once, then
    one at a time, until the leading answer cannot lose within ``most`` answers or holds
    ``stop_share`` of them.
-2. **One exchange, only when split.** When sampling ends with no answer holding ``split_share``,
-   ``reviewers`` participants see the distinct answers, anonymised ("answer A, given by 3"), each
-   with one worked solution, and are asked to find the first wrong step, keeping their answer
-   unless they can show it is wrong (a correction-biased update: discussion alone does not move
-   the odds, correction does).
+2. **One exchange, only when contested.** When sampling ends with no answer holding
+   ``split_share`` and the two leading answers each given ``contest`` times or more,
+   ``reviewers`` participants see the distinct answers, anonymised ("answer A, given by 3"),
+   each with one worked solution, and are asked to find the first wrong step, keeping their
+   answer unless they can show it is wrong (a correction-biased update: discussion alone does
+   not move the odds, correction does). Scattered answers (at most one given twice) are no
+   contest: the model is guessing, its reviewers guess too, and their ballots add noise to the
+   vote. Replayed over the recorded 0.5B runs (``benchmarks/adaptive_replay.py``), dropping the
+   exchanges over scattered answers turned 14 items right and 4 wrong, of 500.
 3. **The vote.** Every answer given, first round included, counts, weighted by its confidence: the
    probability the model gave the answer's tokens where the provider returns token
    probabilities, else a confidence the reply states, else 1.
@@ -40,13 +44,17 @@ class AdaptivePlan:
     stop_share: float = 0.8
     """Stop early once the leader holds this share of the answers drawn (3 of 3, 4 of 5)."""
     split_share: float = 0.6
-    """Below this share for the leader when sampling ends, the answers are split: one exchange follows."""
+    """Below this share for the leader when sampling ends, the answers are split."""
+    contest: int = 2
+    """A split goes to the exchange only when the two leading answers were each given this many times."""
     reviewers: int = 3
     """Participants in the exchange."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.first <= self.most:
             raise ValueError("an adaptive plan needs 1 ≤ first ≤ most")
+        if self.contest < 1:
+            raise ValueError("contest is at least 1")
         if self.reviewers < 0:
             raise ValueError("reviewers cannot be negative")
 
@@ -104,11 +112,16 @@ def sampling_done(answers: Sequence[str | None], plan: AdaptivePlan) -> bool:
 
 
 def is_split(answers: Sequence[str | None], plan: AdaptivePlan) -> bool:
-    """Whether the first round ended without a clear leader (an exchange follows)."""
+    """Whether the first round ended without a clear leader."""
     if not answers:
         return False
     leader, runner_up = _leaders(answers)
     return leader == runner_up or leader / len(answers) < plan.split_share
+
+
+def is_contested(answers: Sequence[str | None], plan: AdaptivePlan) -> bool:
+    """Whether the first round ended split between answers that each have support: an exchange follows."""
+    return is_split(answers, plan) and _leaders(answers)[1] >= plan.contest
 
 
 @dataclass(frozen=True)

@@ -2,8 +2,9 @@
 
 Round 1 holds the blind answers, drawn from the participants in turn (answer ``k`` from agent
 ``k`` modulo their number, the first at temperature 0, the others at the agent's own), until
-the leading answer cannot lose or holds its share. When the answers stay split, round 2 holds
-the exchange: as many reviews as the plan asks, each reviewer shown the distinct answers
+the leading answer cannot lose or holds its share. When the answers stay split between two
+answers each given at least twice (contested), round 2 holds the exchange: as many reviews as the
+plan asks, each reviewer shown the distinct answers
 anonymised. The tally over every answer decides; it is saved (:class:`AnswerTallied`) and the
 solution states the answer and how many agree. Answers already saved are kept on resume: the
 draws go on from their number.
@@ -27,7 +28,7 @@ from dialectic.engine.adaptive import (
     Ballot,
     confidence,
     exchange_options,
-    is_split,
+    is_contested,
     sampling_done,
     weighted_vote,
 )
@@ -76,7 +77,7 @@ async def _draw(
 
 
 async def run_adaptive(ctx: RunState, plan: AdaptivePlan | None = None) -> AnswerTally:
-    """Draw, exchange when split, tally; return the saved tally (already saved when resuming past it)."""
+    """Draw, exchange when contested, tally; return the saved tally (already saved when resuming past it)."""
     if ctx.state.answer_tally is not None:
         return ctx.state.answer_tally
     plan = plan or AdaptivePlan()
@@ -122,7 +123,7 @@ async def run_adaptive(ctx: RunState, plan: AdaptivePlan | None = None) -> Answe
     ctx.emit(ev.PhaseCompleted(ctx.debate_id, ANSWERS_ROUND, "proposal"))
     given = [answer_of(c) for c in answers]
     reviews: list[Contribution] = []
-    exchanged = is_split(given, plan) and plan.reviewers > 0
+    exchanged = is_contested(given, plan) and plan.reviewers > 0
     if exchanged:
         options = exchange_options(given, [c.content for c in answers])
         if len(ctx.state.rounds) < EXCHANGE_ROUND:
