@@ -92,9 +92,9 @@ def test_the_words_after_final_answer_are_not_part_of_the_answer() -> None:
 @pytest.mark.parametrize(
     ("text", "answer"),
     [
-        ("Answer: 2010-04-14", "2010 04 14"),  # a date stays a date, not its year
-        ("\\boxed{2010-04-14}", "2010 04 14"),
-        ("So it is April 14, 2010.\nFinal answer: April 14, 2010", "2010 04 14"),
+        ("Answer: 2010-04-14", "2010-04-14"),  # a date stays a date, not its year
+        ("\\boxed{2010-04-14}", "2010-04-14"),
+        ("So it is April 14, 2010.\nFinal answer: April 14, 2010", "2010-04-14"),
         ("Answer: 25 + 6 + 24 = 55", "55"),
         ("The final answer is 9. Then I checked 4 more.", "9"),
         ("Answer: True", "true"),

@@ -140,4 +140,4 @@ def test_dated_answers_are_tallied_as_dates_not_years(harness: Callable[..., Har
         make_config(agents=3, rounds=1, format="adaptive"), problem="What is the date 3 days after 2010-04-11?"
     )
     tally = state.answer_tally
-    assert tally is not None and "2010 04 14" in tally.counts and "2010 04 18" in tally.counts
+    assert tally is not None and "2010-04-14" in tally.counts and "2010-04-18" in tally.counts

@@ -81,10 +81,10 @@ def test_a_participant_that_copies_a_phrase_keeps_its_earlier_answer(harness: Ca
 
 def test_what_counts_as_an_answer_of_its_own() -> None:
     assert own_answer("So the total is 55.\nAnswer: 55", INSTRUCTIONS) == "55"
-    assert own_answer(r"\boxed{2010-04-14}", INSTRUCTIONS) == "2010 04 14"
+    assert own_answer(r"\boxed{2010-04-14}", INSTRUCTIONS) == "2010-04-14"
     assert own_answer("Answer: true", INSTRUCTIONS) == "true"
     assert own_answer("Answer: no", "say no when") == "no"  # one word is never taken for a copy
-    assert own_answer("The final answer is 2010-04-14.\nAnswer: <final answer>", INSTRUCTIONS) == "2010 04 14"
+    assert own_answer("The final answer is 2010-04-14.\nAnswer: <final answer>", INSTRUCTIONS) == "2010-04-14"
     assert own_answer(ECHO, INSTRUCTIONS) is None  # the placeholder, copied
     assert own_answer("The participants voted without reaching consensus: weigh every proposal.", INSTRUCTIONS) is None
     assert own_answer("Answer:", INSTRUCTIONS) is None

@@ -99,8 +99,8 @@ def canonical_number(text: str) -> str | None:
 def normalize_text(text: str) -> str:
     """Lower case, no punctuation, no articles (a/an/the), single spaces — the usual exact-match rule.
 
-    A text that is just a date (see the module docstring) becomes ``yyyy mm dd``, which is what
-    ``YYYY-MM-DD`` becomes.
+    A text that is just a date (see the module docstring) becomes its ``YYYY-MM-DD`` form, the
+    form a reader expects to see in a tally.
     """
     text = unicodedata.normalize("NFKC", text).lower()
     day = _date(text)
@@ -111,7 +111,7 @@ def normalize_text(text: str) -> str:
 
 
 def _date(text: str) -> str | None:
-    """``yyyy mm dd`` when ``text`` (lower case) is one valid date and nothing else, else ``None``."""
+    """``YYYY-MM-DD`` when ``text`` (lower case) is one valid date and nothing else, else ``None``."""
     text = " ".join(text.strip().strip("*`$.").split())
     for pattern in _DATES:
         found = pattern.fullmatch(text)
@@ -123,7 +123,7 @@ def _date(text: str) -> str | None:
             day = date(int(parts["year"]), month, int(parts["day"]))
         except ValueError:
             return None
-        return f"{day.year:04d} {day.month:02d} {day.day:02d}"
+        return day.isoformat()
     return None
 
 
@@ -176,7 +176,7 @@ def stated_answers(text: str) -> list[str]:
 
 def stated_answer(text: str, *, truncated: bool = False) -> str | None:
     """The answer a reply states (its last ``\\boxed{}``, else its last explicit answer line), numbers
-    canonical, dates ``yyyy mm dd``; ``None`` when it states none. A reply cut off by the token limit
+    canonical, dates ``YYYY-MM-DD``; ``None`` when it states none. A reply cut off by the token limit
     counts here as any other: only a stated answer is read."""
     answers = stated_answers(text)
     return answers[-1] if answers else None
