@@ -1,19 +1,23 @@
-"""Replay recorded `adaptive` runs under today's exchange rule, beside what they recorded.
+"""Replay recorded `adaptive` runs under today's rules, beside what they recorded.
 
-The adaptive protocol's rules changed after its first full runs: they held the correcting exchange
-whenever the first round ended split (no answer held 60%); now it is held only when the split is
-contested, the two leading answers each given at least twice (``AdaptivePlan.contest``). Every
-exchange the new rule holds, the old one held too, and the first round is unchanged, so a recorded
-item can be decided again exactly as the new rule would have decided it, from the same replies:
-the exchange's reviews are kept where the split was contested and dropped where it was not, and
-the vote over every answer kept decides. No model is called.
+The adaptive protocol's rules changed after its first full runs, which drew 3 answers at once and
+held the correcting exchange whenever the first round ended split (no answer held 60%). Now it
+draws 2 at once, so a sample that agrees with the greedy answer ends the sampling, and holds the
+exchange only when the split is contested: the two leading answers each given at least twice
+(``AdaptivePlan.first`` and ``AdaptivePlan.contest``). Under the new rules an item draws a prefix
+of the answers the old ones drew, and holds an exchange only where the old ones held the same one,
+so a recorded item can be decided again exactly as the new rules would have decided it, from the
+same replies: the answers after the point where the new rules stop are dropped, the exchange is
+kept only where it is contested, and the vote over every answer kept decides. No model is called.
 
 Per results file, the table holds the file's arms as recorded and the replayed arm
 (``adaptive · replayed``), with the paired differences from ``single`` and from self-consistency
 over the same items, computed by the bench's own summary code. The replayed arm's calls are the
-recorded calls less one per dropped review (a retried review counted once, so the saving is a lower
-bound); its tokens are the recorded ones less the dropped reviews' prompts and replies, estimated at
-four characters a token, since the files record tokens per item, not per reply.
+recorded calls less one per dropped reply (a retried call counted once, so the saving is a lower
+bound); its tokens are the recorded ones less the dropped replies' estimated tokens, since the
+files record tokens per item, not per reply: each dropped answer's prompt as the item's `single`
+prompt, each dropped review's as the question and the options shown, the replies' texts at four
+characters a token.
 
     .venv/bin/python benchmarks/adaptive_replay.py benchmarks/results/*-gpu.json
 """
@@ -23,7 +27,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from dialectic.bench.arms import ArmSpec
@@ -34,7 +38,14 @@ from dialectic.bench.runner import arms_for
 from dialectic.bench.summary import summarize
 from dialectic.core.answers import is_correct
 from dialectic.core.errors import DialecticError
-from dialectic.engine.adaptive import AdaptivePlan, Ballot, exchange_options, is_contested, is_split, weighted_vote
+from dialectic.engine.adaptive import (
+    AdaptivePlan,
+    Ballot,
+    exchange_options,
+    is_contested,
+    sampling_done,
+    weighted_vote,
+)
 
 CHARS_PER_TOKEN = 4
 """A rough size of one token in characters, for the dropped reviews' tokens (not recorded per reply)."""
@@ -54,6 +65,8 @@ class Counts:
     """What the replay changed over a file's adaptive items."""
 
     items: int
+    drawn: int
+    kept_answers: int
     exchanges: int
     kept: int
     gained: int
@@ -61,27 +74,33 @@ class Counts:
     lost: int
 
 
-def replay(result: ItemResult, plan: AdaptivePlan, name: str) -> ItemResult:
-    """``result`` (an adaptive item) decided again under ``plan``: the exchange kept only if contested."""
-    samples = result.rounds[0]
-    answers = [r.answer for r in samples]
-    if len(result.rounds) > 1 and not is_split(answers, AdaptivePlan(**{**vars(plan), "contest": 1})):
-        raise ValueError(f"{result.item_id}: an exchange on an unsplit first round is not the recorded protocol")
-    if is_contested(answers, plan) and len(result.rounds) < 2 and plan.reviewers:
-        raise ValueError(f"{result.item_id}: the rule holds an exchange the recording does not have")
-    keep = len(result.rounds) > 1 and is_contested(answers, plan)
-    rounds: list[list[Reply]] = [samples, result.rounds[1]] if keep else [samples]
-    dropped = [] if keep else [r for stage in result.rounds[1:] for r in stage]
+def replay(result: ItemResult, plan: AdaptivePlan, name: str, *, prompt_tokens: int | None = None) -> ItemResult:
+    """``result`` (an adaptive item) decided again under ``plan``; ``prompt_tokens``: one answer's prompt."""
+    recorded = result.rounds[0]
+    answers = [r.answer for r in recorded]
+    drawn = next((k for k in range(1, len(recorded) + 1) if sampling_done(answers[:k], plan)), None)
+    if drawn is None:
+        raise ValueError(f"{result.item_id}: the rules draw more answers than the recording has")
+    samples, answers = recorded[:drawn], answers[:drawn]
+    exchange = result.rounds[1] if len(result.rounds) > 1 else []
+    keep = bool(exchange) and is_contested(answers, plan)
+    if is_contested(answers, plan) and plan.reviewers and not (keep and drawn == len(recorded)):
+        raise ValueError(f"{result.item_id}: the rules hold an exchange the recording does not have")
+    rounds: list[list[Reply]] = [samples, exchange] if keep else [samples]
+    dropped_samples = recorded[drawn:]
+    dropped_reviews = [] if keep else exchange
     tally = weighted_vote([Ballot(r.answer, r.confidence) for stage in rounds for r in stage])
     outcome: Outcome
     if tally.winner is None:
         outcome = result.outcome if result.final is None else "unparsed"
     else:
         outcome = "correct" if is_correct(tally.winner, result.truth, result.match) else "wrong"
+    asked = prompt_tokens if prompt_tokens is not None else len(result.question) // CHARS_PER_TOKEN
     # a review's prompt carries the question and one worked solution per distinct answer
-    shown = len(result.question) + sum(len(o.working) for o in exchange_options(answers, [r.text for r in samples]))
-    dropped_input = len(dropped) * shown // CHARS_PER_TOKEN
-    dropped_output = sum(len(r.text) for r in dropped) // CHARS_PER_TOKEN
+    options = exchange_options([r.answer for r in recorded], [r.text for r in recorded])
+    shown = (len(result.question) + sum(len(o.working) for o in options)) // CHARS_PER_TOKEN
+    dropped_input = len(dropped_samples) * asked + len(dropped_reviews) * shown
+    dropped_output = sum(len(r.text) for r in [*dropped_samples, *dropped_reviews]) // CHARS_PER_TOKEN
     return result.model_copy(
         update={
             "arm": name,
@@ -91,7 +110,7 @@ def replay(result: ItemResult, plan: AdaptivePlan, name: str) -> ItemResult:
             "votes": tally.counts,
             "tie": tally.tied,
             "outcome": outcome,
-            "calls": result.calls - len(dropped),
+            "calls": result.calls - len(dropped_samples) - len(dropped_reviews),
             "input_tokens": max(0, result.input_tokens - dropped_input),
             "output_tokens": max(0, result.output_tokens - dropped_output),
         }
@@ -102,7 +121,7 @@ def replayed_file(loaded: ResultsFile, plan: AdaptivePlan) -> tuple[list[ArmSpec
     """The file's arms and results with the replayed adaptive arm added after the recorded one."""
     arms: list[ArmSpec] = []
     results = list(loaded.results)
-    counts = Counts(0, 0, 0, 0, 0)
+    counts = Counts(0, 0, 0, 0, 0, 0, 0)
     for arm in arms_for(loaded.spec):
         arms.append(arm)
         if arm.kind != "adaptive":
@@ -110,10 +129,14 @@ def replayed_file(loaded: ResultsFile, plan: AdaptivePlan) -> tuple[list[ArmSpec
         again = ReplayedArm(**vars(arm))
         arms.append(again)
         mine = [r for r in loaded.results if r.arm == arm.name]
-        redone = [replay(r, plan, again.name) for r in mine]
+        asked = {r.item_id: r.input_tokens // max(1, r.calls) for r in loaded.results if r.arm == "single"}
+        rules = replace(plan, most=arm.samples)
+        redone = [replay(r, rules, again.name, prompt_tokens=asked.get(r.item_id)) for r in mine]
         results += redone
         counts = Counts(
             items=len(mine),
+            drawn=sum(len(r.rounds[0]) for r in mine),
+            kept_answers=sum(len(r.rounds[0]) for r in redone),
             exchanges=sum(len(r.rounds) > 1 for r in mine),
             kept=sum(len(r.rounds) > 1 for r in redone),
             gained=sum(r.correct and not old.correct for old, r in zip(mine, redone, strict=True)),
@@ -137,6 +160,7 @@ def report(loaded: ResultsFile, plan: AdaptivePlan) -> str:
         "",
         *comparison_table(summary),
         "",
+        f"Answers drawn: {counts.drawn} recorded, {counts.kept_answers} kept. "
         f"Exchanges recorded {counts.exchanges} of {counts.items} items; kept (contested) {counts.kept}; "
         f"items the replay turned right {counts.gained}, turned wrong {counts.lost}.",
         "",
@@ -148,11 +172,13 @@ def report(loaded: ResultsFile, plan: AdaptivePlan) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("files", nargs="+", type=Path, metavar="RESULTS.json")
-    parser.add_argument("--contest", type=int, default=AdaptivePlan().contest, help="the rule's contest threshold")
+    parser.add_argument("--first", type=int, default=AdaptivePlan().first, help="answers drawn at once")
+    parser.add_argument("--contest", type=int, default=AdaptivePlan().contest, help="the exchange's contest threshold")
     args = parser.parse_args(argv)
-    if args.contest < 1:
-        raise SystemExit("adaptive_replay: --contest is at least 1")
-    plan = AdaptivePlan(contest=args.contest)
+    try:
+        plan = AdaptivePlan(first=args.first, contest=args.contest)
+    except ValueError as exc:
+        raise SystemExit(f"adaptive_replay: {exc}") from None
     blocks: list[str] = []
     for path in args.files:
         try:

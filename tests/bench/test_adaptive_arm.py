@@ -46,13 +46,20 @@ def run(arm: str, provider: ScriptedProvider, agents: tuple[AgentConfig, ...] | 
     return asyncio.run(run_arm(parse_arms(arm)[0], ITEM, env_for(provider, agents)))
 
 
-def test_agreeing_answers_stop_after_three_calls_the_first_greedy() -> None:
+def test_a_sample_agreeing_with_the_greedy_answer_stops_after_two_calls() -> None:
     provider = ScriptedProvider(answers({}, default=ITEM.truth))
     result = run("adaptive", provider)
-    assert result.calls == 3 and result.stages == ["samples"]
-    assert [c.temperature for c in provider.calls] == [0.0, 0.7, 0.7]
+    assert result.calls == 2 and result.stages == ["samples"]
+    assert [c.temperature for c in provider.calls] == [0.0, 0.7]
     assert all(c.logprobs for c in provider.calls)
-    assert result.outcome == "correct" and result.votes == {ITEM.truth: 3}
+    assert result.outcome == "correct" and result.votes == {ITEM.truth: 2}
+
+
+def test_a_sample_disagreeing_with_the_greedy_answer_draws_on() -> None:
+    provider = ScriptedProvider(answers({"sample-2": "9"}, default=ITEM.truth))
+    result = run("adaptive", provider)
+    assert [who(c) for c in provider.calls] == ["sample-1", "sample-2", "sample-3", "sample-4"]
+    assert result.final == ITEM.truth and result.votes == {ITEM.truth: 3, "9": 1}
 
 
 def test_a_leader_that_cannot_lose_stops_the_draws_early() -> None:

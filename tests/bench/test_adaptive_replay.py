@@ -1,4 +1,4 @@
-"""``benchmarks/adaptive_replay.py``: recorded adaptive items decided again under the contested-exchange rule."""
+"""``benchmarks/adaptive_replay.py``: recorded adaptive items decided again under today's rules."""
 
 from __future__ import annotations
 
@@ -60,10 +60,18 @@ def test_a_contested_exchange_is_kept_and_every_answer_still_votes() -> None:
     assert (new.input_tokens, new.output_tokens) == (old.input_tokens, old.output_tokens)
 
 
-def test_a_recording_the_old_rule_could_not_have_made_is_refused() -> None:
-    unsplit = recorded(["5", "5", "5"], ["6", "6", "6"], truth="5")
-    with pytest.raises(ValueError, match="unsplit"):
-        replay_script.replay(unsplit, AdaptivePlan(), "adaptive · replayed")
+def test_a_sample_agreeing_with_the_greedy_answer_ends_the_replayed_sampling() -> None:
+    old = recorded(["5", "5", "6", "5"], [], truth="5")
+    new = replay_script.replay(old, AdaptivePlan(), "adaptive · replayed", prompt_tokens=100)
+    assert [r.answer for r in new.rounds[0]] == ["5", "5"] and new.calls == 2
+    assert new.final == "5" and new.votes == {"5": 2}
+    assert new.input_tokens == old.input_tokens - 2 * 100
+
+
+def test_a_recording_the_rules_cannot_be_replayed_on_is_refused() -> None:
+    short = recorded(["5", "6"], [], truth="5")
+    with pytest.raises(ValueError, match="more answers"):
+        replay_script.replay(short, AdaptivePlan(), "adaptive · replayed")
     missing = recorded(["5", "6", "7", "6", "5"], [], truth="5")
     with pytest.raises(ValueError, match="does not have"):
         replay_script.replay(missing, AdaptivePlan(), "adaptive · replayed")
@@ -74,11 +82,11 @@ def test_a_committed_file_gets_its_replayed_arm_beside_the_recorded_ones(capsys:
     out = capsys.readouterr().out
     rows = [line.split(" | ")[0] for line in out.splitlines() if line.startswith("| ") and "pp" in line]
     assert rows == ["| single", "| self-consistency:7", "| adaptive", "| adaptive · replayed"]
-    assert "Exchanges recorded 2 of 100 items; kept (contested) 1" in out
+    assert "Answers drawn: 398 recorded, 313 kept. Exchanges recorded 2 of 100 items; kept (contested) 0" in out
 
 
 def test_bad_input_gets_one_line(tmp_path: Path) -> None:
     with pytest.raises(SystemExit, match="adaptive_replay: .*"):
         replay_script.main([str(tmp_path / "missing.json")])
-    with pytest.raises(SystemExit, match="--contest is at least 1"):
+    with pytest.raises(SystemExit, match="contest is at least 1"):
         replay_script.main([str(COMMITTED), "--contest", "0"])

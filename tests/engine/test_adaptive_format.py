@@ -30,23 +30,23 @@ def answering(answers: list[str], reviews: list[str] | None = None) -> Callable[
     return respond
 
 
-def test_agreeing_answers_make_three_calls_and_the_solution_states_the_agreement(
+def test_agreeing_answers_make_two_calls_and_the_solution_states_the_agreement(
     harness: Callable[..., Harness],
 ) -> None:
-    h = harness(answering(["55", "55", "55"]))
+    h = harness(answering(["55", "55"]))
     state = h.start(make_config(agents=2, rounds=3, format="adaptive"), problem=QUESTION)
     assert state.status == "completed"
-    assert [c.tag.split(":")[0] for c in h.provider.calls] == ["answer"] * 3
+    assert [c.tag.split(":")[0] for c in h.provider.calls] == ["answer"] * 2
     assert [c.temperature for c in h.provider.calls][0] == 0.0  # the first answer is greedy
     assert all(c.logprobs for c in h.provider.calls)
-    assert len(state.rounds) == 1 and len(state.rounds[0].contributions) == 3
+    assert len(state.rounds) == 1 and len(state.rounds[0].contributions) == 2
     assert state.answer_tally is not None and state.answer_tally.answer == "55"
-    assert state.answer_tally.agreement == "3 of 3 agree" and not state.answer_tally.exchanged
+    assert state.answer_tally.agreement == "2 of 2 agree" and not state.answer_tally.exchanged
     assert state.final_solution is not None
-    assert state.final_solution.description.startswith("**Answer: 55** (3 of 3 agree)")
+    assert state.final_solution.description.startswith("**Answer: 55** (2 of 2 agree)")
     assert state.verdict is None  # no judge call on a decided question
     report = render_report(state)
-    assert "## Tally" in report and "| 55 | 3 |" in report
+    assert "## Tally" in report and "| 55 | 2 |" in report
 
 
 def test_split_answers_get_one_exchange_and_every_answer_votes(harness: Callable[..., Harness]) -> None:
@@ -88,23 +88,23 @@ def test_an_open_problem_with_no_stated_answer_goes_to_the_judge(harness: Callab
 def test_a_resumed_debate_keeps_its_saved_answers(harness: Callable[..., Harness]) -> None:
     calls = count()
 
-    def failing_after_two(request: CompletionRequest) -> Script:
-        if next(calls) >= 2:
+    def failing_after_one(request: CompletionRequest) -> Script:
+        if next(calls) >= 1:
             return ProviderAuthError("key revoked", provider="scripted")
         return "\\boxed{55}"
 
-    h = harness(failing_after_two)
+    h = harness(failing_after_one)
     with pytest.raises(ProviderAuthError) as failure:
         h.start(make_config(agents=2, rounds=1, format="adaptive"), problem=QUESTION)
     assert failure.value.debate_id is not None
     first = h.store.load(failure.value.debate_id)
     assert first.status == "failed"
     saved = len(first.rounds[0].contributions)
-    assert saved == 2
+    assert saved == 1
     resumed = h.resume(first.id, provider=ScriptedProvider(answering(["55"])))
     assert resumed.status == "completed"
-    assert len(h.provider.calls) == 1  # only the missing third answer
-    assert resumed.answer_tally is not None and resumed.answer_tally.agreement == "3 of 3 agree"
+    assert len(h.provider.calls) == 1  # only the missing second answer
+    assert resumed.answer_tally is not None and resumed.answer_tally.agreement == "2 of 2 agree"
 
 
 def test_auto_runs_adaptive_on_a_question_and_critique_refine_on_a_design(harness: Callable[..., Harness]) -> None:
@@ -121,14 +121,14 @@ def test_the_public_result_carries_the_answer_tally() -> None:
     from dialectic import Agent, Debate, Judge
     from dialectic.llm.registry import ProviderPool
 
-    scripted = ScriptedProvider(answering(["7", "7", "7"]))
+    scripted = ScriptedProvider(answering(["7", "7"]))
     agents = [Agent("architect"), Agent("security")]
     pool = ProviderPool(overrides={"scripted": scripted})
     debate = Debate(agents=agents, judge=Judge(), provider="scripted", store=":memory:", providers=pool)
     result = debate.run_sync("What is 3+4?")
     assert result.answer is not None and result.answer.answer == "7"
-    assert result.answer.agreement == "3 of 3 agree"
-    assert result.solution is not None and result.solution.startswith("**Answer: 7** (3 of 3 agree)")
+    assert result.answer.agreement == "2 of 2 agree"
+    assert result.solution is not None and result.solution.startswith("**Answer: 7** (2 of 2 agree)")
 
 
 def test_dated_answers_are_tallied_as_dates_not_years(harness: Callable[..., Harness]) -> None:

@@ -30,13 +30,15 @@ PLAN = AdaptivePlan()
 @pytest.mark.parametrize(
     ("answers", "done"),
     [
-        (["7", "7"], False),  # fewer than `first`
+        (["7"], False),  # fewer than `first`
+        (["7", "7"], True),  # the greedy answer and a sample agree: 2 of 2
+        (["7", "8"], False),
         (["7", "7", "7"], True),  # unanimous: 3 of 3
         (["7", "8", "7"], False),  # 2 of 3, and 8 could still draw level
         (["7", "8", "7", "7"], True),  # 3 to 1 with one left: 7 cannot lose
         (["7", "8", "9", "7"], False),
         (["7", "8", "9", "6", "5"], True),  # the budget is spent
-        ([None, None, None], False),
+        ([None, None], False),
     ],
 )
 def test_sampling_stops_when_the_leader_cannot_lose_or_holds_the_share(answers: list[str | None], done: bool) -> None:

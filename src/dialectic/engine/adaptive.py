@@ -6,7 +6,9 @@ Kaesberg et al., "Voting or Consensus?", 2025; adaptive-consistency):
 
 1. **Blind first round.** Independent answers, no peers, no roles, drawn ``first`` at once, then
    one at a time, until the leading answer cannot lose within ``most`` answers or holds
-   ``stop_share`` of them.
+   ``stop_share`` of them. The first answer is the model's most likely one (temperature 0) and the
+   second a sample: when they agree (2 of 2), sampling stops there. Replayed over the same runs
+   (``--contest 1``), that kept 1,869 of their 2,330 answers and turned 7 items right and 2 wrong.
 2. **One exchange, only when contested.** When sampling ends with no answer holding
    ``split_share`` and the two leading answers each given ``contest`` times or more,
    ``reviewers`` participants see the distinct answers, anonymised ("answer A, given by 3"),
@@ -14,8 +16,9 @@ Kaesberg et al., "Voting or Consensus?", 2025; adaptive-consistency):
    answer unless they can show it is wrong (a correction-biased update: discussion alone does
    not move the odds, correction does). Scattered answers (at most one given twice) are no
    contest: the model is guessing, its reviewers guess too, and their ballots add noise to the
-   vote. Replayed over the recorded 0.5B runs (``benchmarks/adaptive_replay.py``), dropping the
-   exchanges over scattered answers turned 14 items right and 4 wrong, of 500.
+   vote. Replayed over the first full runs, which drew 3 answers at once and exchanged on every
+   split (``benchmarks/adaptive_replay.py --first 3``), dropping the exchanges over scattered
+   answers turned 14 of the 0.5B's 500 items right and 4 wrong.
 3. **The vote.** Every answer given, first round included, counts, weighted by its confidence: the
    probability the model gave the answer's tokens where the provider returns token
    probabilities, else a confidence the reply states, else 1.
@@ -35,9 +38,9 @@ from dialectic.llm.base import TokenLogprob
 
 @dataclass(frozen=True)
 class AdaptivePlan:
-    """The protocol's numbers (defaults: at most 5 first-round answers, 3 drawn at once)."""
+    """The protocol's numbers (defaults: at most 5 first-round answers, 2 drawn at once)."""
 
-    first: int = 3
+    first: int = 2
     """Answers drawn at once before any stopping check."""
     most: int = 5
     """The most first-round answers drawn."""
