@@ -14,10 +14,10 @@ Per results file, the table holds the file's arms as recorded and the replayed a
 (``adaptive · replayed``), with the paired differences from ``single`` and from self-consistency
 over the same items, computed by the bench's own summary code. The replayed arm's calls are the
 recorded calls less one per dropped reply (a retried call counted once, so the saving is a lower
-bound); its tokens are the recorded ones less the dropped replies' estimated tokens, since the
-files record tokens per item, not per reply: each dropped answer's prompt as the item's `single`
-prompt, each dropped review's as the question and the options shown, the replies' texts at four
-characters a token.
+bound); its tokens are the recorded ones less the dropped replies' share, since the files record
+tokens per item, not per reply: each dropped answer's prompt counts as the item's `single` prompt,
+each dropped review's as the item's input tokens less its answers' prompts, shared among its
+reviews, and the output tokens are shared among an item's replies by their length.
 
     .venv/bin/python benchmarks/adaptive_replay.py benchmarks/results/*-gpu.json
 """
@@ -41,14 +41,13 @@ from dialectic.core.errors import DialecticError
 from dialectic.engine.adaptive import (
     AdaptivePlan,
     Ballot,
-    exchange_options,
     is_contested,
     sampling_done,
     weighted_vote,
 )
 
 CHARS_PER_TOKEN = 4
-"""A rough size of one token in characters, for the dropped reviews' tokens (not recorded per reply)."""
+"""A rough size of one token in characters, for an answer's prompt when the file has no `single` arm."""
 
 
 @dataclass(frozen=True)
@@ -96,11 +95,13 @@ def replay(result: ItemResult, plan: AdaptivePlan, name: str, *, prompt_tokens: 
     else:
         outcome = "correct" if is_correct(tally.winner, result.truth, result.match) else "wrong"
     asked = prompt_tokens if prompt_tokens is not None else len(result.question) // CHARS_PER_TOKEN
-    # a review's prompt carries the question and one worked solution per distinct answer
-    options = exchange_options([r.answer for r in recorded], [r.text for r in recorded])
-    shown = (len(result.question) + sum(len(o.working) for o in options)) // CHARS_PER_TOKEN
-    dropped_input = len(dropped_samples) * asked + len(dropped_reviews) * shown
-    dropped_output = sum(len(r.text) for r in [*dropped_samples, *dropped_reviews]) // CHARS_PER_TOKEN
+    # the item's input tokens less its answers' prompts were its reviews' prompts (question, options)
+    review_prompt = max(0, result.input_tokens - len(recorded) * asked) // len(exchange) if exchange else 0
+    dropped_input = len(dropped_samples) * asked + len(dropped_reviews) * review_prompt
+    # the item's output tokens shared among its replies by their length
+    written = sum(len(r.text) for stage in result.rounds for r in stage)
+    dropped_text = sum(len(r.text) for r in [*dropped_samples, *dropped_reviews])
+    dropped_output = result.output_tokens * dropped_text // written if written else 0
     return result.model_copy(
         update={
             "arm": name,
