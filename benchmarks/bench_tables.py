@@ -12,7 +12,9 @@ temperature, token limit and agents) form one table, with the differences paired
 each arm must come from one file only. A file given with ``--panel`` joins the table of the same
 questions whatever its agents: its arms are named after its panel (``adaptive · panel of
 qwen2.5-1.5b + qwen2.5-0.5b``), so a panel of other models or temperatures is paired item by item
-with one model's ``single`` and self-consistency.
+with one model's ``single`` and self-consistency. A file given with ``--named FILE=LABEL`` joins it
+the same way under ``ARM · LABEL``: a later run of an arm whose rules changed stands beside the
+earlier run of the same name (``--named dates-0.5b-adaptive-cpu.json="rules of 2026-11-26"``).
 By default only the items every arm of a table finished are counted, so the arms are compared on the
 same items (``--all-items`` counts every finished item of each arm). ``--full`` prints the whole
 `dialectic bench` report of each table instead (belief dynamics, decisions, replies); ``--plot PATH``
@@ -41,7 +43,7 @@ from dialectic.core.errors import DialecticError
 
 @dataclass(frozen=True)
 class PanelArm(ArmSpec):
-    """An arm of a ``--panel`` file, named after its panel so it stands beside the one-model arms."""
+    """An arm of a ``--panel`` or ``--named`` file, named after its panel or label so it stands beside the others."""
 
     panel: str = ""
 
@@ -65,7 +67,8 @@ class Table:
 
     def __init__(self) -> None:
         self.files: list[ResultsFile] = []
-        self.panels: set[Path] = set()
+        self.panels: dict[Path, str] = {}
+        """The files joined under their own names, and the label their arms' names get."""
 
     @property
     def first(self) -> ResultsFile:
@@ -82,18 +85,19 @@ def table_key(spec: RunSpec) -> tuple[object, ...]:
     return (*questions_key(spec), tuple(sorted(spec.models())))
 
 
-def group(files: Sequence[ResultsFile], panels: Sequence[ResultsFile] = ()) -> list[Table]:
-    """Tables in the order their first file was given; each panel file joins the table of its questions."""
+def group(files: Sequence[ResultsFile], panels: Sequence[tuple[ResultsFile, str]] = ()) -> list[Table]:
+    """Tables in the order their first file was given; each panel file (with its label) joins the table of
+    its questions."""
     tables: dict[tuple[object, ...], Table] = {}
     for loaded in files:
         tables.setdefault(table_key(loaded.spec), Table()).files.append(loaded)
-    for loaded in panels:
+    for loaded, label in panels:
         key = questions_key(loaded.spec)
         table = next((t for k, t in tables.items() if k[:-1] == key), None)
         if table is None:
             table = tables.setdefault(table_key(loaded.spec), Table())
         table.files.append(loaded)
-        table.panels.add(loaded.path)
+        table.panels[loaded.path] = label
     return list(tables.values())
 
 
@@ -106,7 +110,7 @@ def summary_of(table: Table, *, all_items: bool) -> BenchSummary:
         file_arms = arms_for(loaded.spec)
         file_results = loaded.results
         if loaded.path in table.panels:
-            panel = panel_name(loaded.spec)
+            panel = table.panels[loaded.path]
             file_arms = [PanelArm(**{**vars(arm), "panel": panel}) for arm in file_arms]
             names = {f"{arm.name}".rsplit(" · ", 1)[0]: arm.name for arm in file_arms}
             file_results = [r.model_copy(update={"arm": names.get(r.arm, r.arm)}) for r in file_results]
@@ -163,6 +167,13 @@ def main(argv: list[str] | None = None) -> int:
         metavar="RESULTS.json",
         help="a file whose arms join the table of the same questions, named after its panel (repeat for more)",
     )
+    parser.add_argument(
+        "--named",
+        action="append",
+        default=[],
+        metavar="RESULTS.json=LABEL",
+        help="a file whose arms join the table of the same questions, named ARM · LABEL (repeat for more)",
+    )
     parser.add_argument("--all-items", action="store_true", help="count every finished item of each arm")
     parser.add_argument("--full", action="store_true", help="print the whole `dialectic bench` report per table")
     parser.add_argument("--plot", type=Path, metavar="PATH", help="write the accuracy-against-cost figure(s) here")
@@ -170,7 +181,12 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         files = [read_results(path) for path in args.files]
-        panels = [read_results(path) for path in args.panel]
+        panels = [(loaded, panel_name(loaded.spec)) for loaded in map(read_results, args.panel)]
+        for text in args.named:
+            path, _, label = text.partition("=")
+            if not label.strip():
+                raise SystemExit(f"bench_tables: --named {text}: give it as RESULTS.json=LABEL")
+            panels.append((read_results(Path(path)), label.strip()))
     except DialecticError as exc:
         raise SystemExit(f"bench_tables: {exc}") from None
     tables = group(files, panels)

@@ -127,3 +127,22 @@ def test_a_panel_file_joins_the_table_of_its_questions_under_its_own_names(
     assert joined.startswith("| self-consistency:6 · on x | 10 | 60.0% [")
     assert "| +0.0 pp [+0.0, +0.0] · 0/0 · p=1 |" in joined
     assert row(report, "single").startswith("| single | 10 | 40.0% [")
+
+
+def test_a_named_file_joins_the_table_beside_an_arm_of_the_same_name(
+    invoke: Invoke, use_provider: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    use_provider(ScriptedProvider(designed))
+    first = results(invoke, "first.json", "-n", "10", "--arms", "single,self-consistency:6", *SCRIPTED_ARGS)
+    again = results(invoke, "again.json", "-n", "10", "--arms", "self-consistency:6", *SCRIPTED_ARGS)
+    tables = benchmark_script("bench_tables")
+    capsys.readouterr()
+
+    with pytest.raises(SystemExit, match="in both"):
+        tables.main([first, again])
+    assert tables.main([first, "--named", f"{again}=second run"]) == 0
+    report = capsys.readouterr().out
+    assert report.count("### arithmetic") == 1
+    assert row(report, "self-consistency:6 · second run").startswith("| self-consistency:6 · second run | 10 | ")
+    with pytest.raises(SystemExit, match="RESULTS.json=LABEL"):
+        tables.main([first, "--named", again])
