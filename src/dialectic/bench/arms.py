@@ -8,9 +8,9 @@
   updates its own; the final answer is the majority of the last round;
 * ``adaptive[:M]`` — the adaptive answer protocol (:mod:`dialectic.engine.adaptive`): blind
   answers, the first greedy, drawn until the leading answer cannot lose within M (default 5) or
-  holds 80% of them; one anonymised, correction-biased exchange only when they stay split between
-  two answers each given twice or more; the
-  final answer by a vote over every answer, weighted by the answer tokens' probability. With a
+  holds 80% of them (2 of 2 stops); one anonymised, correction-biased exchange only when they stay
+  split between two answers each given twice or more; the final answer by a vote over every
+  answer, weighted by the answer tokens' probability. With a
   configuration of several agents (``-c``), answer ``k`` comes from agent ``k`` (cycling), each at
   its own temperature: a heterogeneous panel;
 * ``dialectic`` — our propose → critique → refine → judge flow (see :mod:`.dialectic_arm`);

@@ -305,7 +305,7 @@ class EvaluationNode(Node):
 
 
 class AnswerNode(Node):
-    """``format: adaptive``: blind answers, one exchange when split, the weighted tally (:mod:`.answer_step`).
+    """``format: adaptive``: blind answers, one exchange when contested, the weighted tally (:mod:`.answer_step`).
 
     A tally with an answer is the solution; with none (an open problem: no reply states one answer)
     the judge synthesizes as usual.
