@@ -158,12 +158,13 @@ run arithmetic-0.5b-gpu gpu-0.5b 8391 256 $A3 --arms "$CORE"
 run word-problems-0.5b-gpu gpu-0.5b 8392 128 word-problems -n 100 --seed 2026 --arms "$CORE"
 run dates-0.5b-gpu gpu-0.5b 8392 128 dates -n 100 --seed 2026 --arms "$CORE"
 run boolean-logic-0.5b-gpu gpu-0.5b 8393 128 boolean-logic -n 100 --seed 2026 --arms "$CORE"
-# the adaptive arm under the rules of 2026-11-26: two answers at once, the exchange only when contested
-run arithmetic-0.5b-adaptive-v2-gpu gpu-0.5b 8391 256 $A3 --arms adaptive
-run word-problems-0.5b-adaptive-v2-gpu gpu-0.5b 8392 128 word-problems -n 100 --seed 2026 --arms adaptive
-run dates-0.5b-adaptive-v2-gpu gpu-0.5b 8393 128 dates -n 100 --seed 2026 --arms adaptive
-run boolean-logic-0.5b-adaptive-v2-gpu gpu-0.5b 8394 128 boolean-logic -n 100 --seed 2026 --arms adaptive
-run arithmetic-1.5b-adaptive-v2-gpu gpu-1.5b 8395 300 arithmetic -n 100 --difficulty 5 --seed 2026 --arms adaptive
+# the core arms again, on a seed no rule was chosen on and each item's arms on one server (they share
+# their draws), under the adaptive rules of 2026-11-26: two answers at once, the exchange only when contested
+run arithmetic-0.5b-seed2027 gpu-0.5b 8391 256 arithmetic -n 200 --difficulty 3 --seed 2027 --arms "$CORE"
+run word-problems-0.5b-seed2027 gpu-0.5b 8392 128 word-problems -n 100 --seed 2027 --arms "$CORE"
+run dates-0.5b-seed2027 gpu-0.5b 8393 128 dates -n 100 --seed 2027 --arms "$CORE"
+run boolean-logic-0.5b-seed2027 gpu-0.5b 8394 128 boolean-logic -n 100 --seed 2027 --arms "$CORE"
+run arithmetic-1.5b-seed2027 gpu-1.5b 8395 300 arithmetic -n 100 --difficulty 5 --seed 2027 --arms "$CORE"
 run arithmetic-0.5b-debates-gpu gpu-0.5b 8394 96 $A3 --arms debate:3x2
 # a panel of three temperatures (0.3, 0.7, 1.1) of the one model
 run arithmetic-0.5b-panel-gpu gpu-0.5b-panel 8394 128 $A3 --arms adaptive
