@@ -27,7 +27,7 @@ trap 'for f in /tmp/*.pid; do kill -9 "$(cat "$f")" 2>/dev/null; done; rm -f /tm
 WORK="$work" benchmarks/gpu/receive.sh | tee -a "$out/progress.log"
 results="$work/results" # kept on the machine between calls: a second call resumes every run
 mkdir -p "$results"
-for committed in benchmarks/results/*-gpu.json; do
+for committed in benchmarks/results/*.json; do
   [ -f "$results/$(basename "$committed")" ] || cp "$committed" "$results/"
 done
 models=()
