@@ -140,6 +140,7 @@ serves() { [[ " ${models[*]} " == *" $1 "* ]]; } # NAME: whether that model is s
 run() { # NAME CONFIG PORT CONCURRENCY TASK-ARGS...: the config's 0.5B answers on PORT
   local name=$1 config=$2 port=$3 concurrency=$4
   shift 4
+  [ -z "${RUNS:-}" ] || [[ " $RUNS " == *" $name "* ]] || return 0
   # a config with the 1.5B needs it served (a run finding no server stops; better not to start it)
   grep -q qwen2.5-1.5b "benchmarks/configs/$config.json" && ! serves qwen2.5-1.5b && return
   local setup=(--resume "$results/$name.json")
@@ -154,30 +155,34 @@ run() { # NAME CONFIG PORT CONCURRENCY TASK-ARGS...: the config's 0.5B answers o
 # the engine's formats, each on three agents (gpu-0.5b-three): with one, a vote has no ballots
 FORMATS="format:vote,dialectic,format:convergence-seeking"
 A3="arithmetic -n 200 --difficulty 3 --seed 2026"
+# The runs share the card in proportion to their concurrency (the servers batch every request
+# waiting), so the runs a session needs most get the most; RUNS names the runs to start (all when
+# unset), e.g. RUNS="arithmetic-0.5b-seed2027 word-problems-0.5b-seed2027".
+# The core arms on a seed no rule was chosen on, each item's arms on one server (they share their
+# draws), under the adaptive rules of 2026-11-26: two answers at once, the exchange only when contested.
+run arithmetic-0.5b-seed2027 gpu-0.5b 8391 256 arithmetic -n 200 --difficulty 3 --seed 2027 --arms "$CORE"
+run word-problems-0.5b-seed2027 gpu-0.5b 8392 160 word-problems -n 100 --seed 2027 --arms "$CORE"
+run dates-0.5b-seed2027 gpu-0.5b 8393 128 dates -n 100 --seed 2027 --arms "$CORE"
+run boolean-logic-0.5b-seed2027 gpu-0.5b 8394 128 boolean-logic -n 100 --seed 2027 --arms "$CORE"
+run arithmetic-1.5b-seed2027 gpu-1.5b 8395 300 arithmetic -n 100 --difficulty 5 --seed 2027 --arms "$CORE"
+# a panel of two models: the 1.5B (8395) and the 0.5B (8399), on the 1.5B run's items
+run arithmetic-mixed-gpu gpu-mixed 8399 ${LOW:-32} arithmetic -n 100 --difficulty 5 --seed 2026 --arms adaptive,debate:3x2
+run arithmetic-0.5b-formats-gpu gpu-0.5b-three 8391 ${LOW:-32} $A3 --arms "$FORMATS"
+run word-problems-0.5b-formats-gpu gpu-0.5b-three 8392 ${LOW:-32} word-problems -n 100 --seed 2026 --arms "$FORMATS"
+run dates-0.5b-formats-gpu gpu-0.5b-three 8393 ${LOW:-32} dates -n 100 --seed 2026 --arms "$FORMATS"
+run boolean-logic-0.5b-formats-gpu gpu-0.5b-three 8399 ${LOW:-32} boolean-logic -n 100 --seed 2026 --arms "$FORMATS"
+run arithmetic-0.5b-debates-gpu gpu-0.5b 8394 ${LOW:-32} $A3 --arms debate:3x2
+run dates-0.5b-debates-gpu gpu-0.5b 8396 ${LOW:-32} dates -n 100 --seed 2026 --arms debate:3x2
+run word-problems-0.5b-debates-gpu gpu-0.5b 8397 ${LOW:-32} word-problems -n 100 --seed 2026 --arms debate:3x2
+run boolean-logic-0.5b-debates-gpu gpu-0.5b 8398 ${LOW:-32} boolean-logic -n 100 --seed 2026 --arms debate:3x2
+# complete in the repository; listed so that a fresh clone's run list is the whole plan
 run arithmetic-0.5b-gpu gpu-0.5b 8391 256 $A3 --arms "$CORE"
 run word-problems-0.5b-gpu gpu-0.5b 8392 128 word-problems -n 100 --seed 2026 --arms "$CORE"
 run dates-0.5b-gpu gpu-0.5b 8392 128 dates -n 100 --seed 2026 --arms "$CORE"
 run boolean-logic-0.5b-gpu gpu-0.5b 8393 128 boolean-logic -n 100 --seed 2026 --arms "$CORE"
-# the core arms again, on a seed no rule was chosen on and each item's arms on one server (they share
-# their draws), under the adaptive rules of 2026-11-26: two answers at once, the exchange only when contested
-run arithmetic-0.5b-seed2027 gpu-0.5b 8391 256 arithmetic -n 200 --difficulty 3 --seed 2027 --arms "$CORE"
-run word-problems-0.5b-seed2027 gpu-0.5b 8392 128 word-problems -n 100 --seed 2027 --arms "$CORE"
-run dates-0.5b-seed2027 gpu-0.5b 8393 128 dates -n 100 --seed 2027 --arms "$CORE"
-run boolean-logic-0.5b-seed2027 gpu-0.5b 8394 128 boolean-logic -n 100 --seed 2027 --arms "$CORE"
-run arithmetic-1.5b-seed2027 gpu-1.5b 8395 300 arithmetic -n 100 --difficulty 5 --seed 2027 --arms "$CORE"
-run arithmetic-0.5b-debates-gpu gpu-0.5b 8394 96 $A3 --arms debate:3x2
+run arithmetic-1.5b-gpu gpu-1.5b 8395 300 arithmetic -n 100 --difficulty 5 --seed 2026 --arms "$CORE"
 # a panel of three temperatures (0.3, 0.7, 1.1) of the one model
 run arithmetic-0.5b-panel-gpu gpu-0.5b-panel 8394 128 $A3 --arms adaptive
-run dates-0.5b-debates-gpu gpu-0.5b 8396 64 dates -n 100 --seed 2026 --arms debate:3x2
-run word-problems-0.5b-debates-gpu gpu-0.5b 8397 64 word-problems -n 100 --seed 2026 --arms debate:3x2
-run boolean-logic-0.5b-debates-gpu gpu-0.5b 8398 64 boolean-logic -n 100 --seed 2026 --arms debate:3x2
-run arithmetic-0.5b-formats-gpu gpu-0.5b-three 8391 128 $A3 --arms "$FORMATS"
-run word-problems-0.5b-formats-gpu gpu-0.5b-three 8392 64 word-problems -n 100 --seed 2026 --arms "$FORMATS"
-run dates-0.5b-formats-gpu gpu-0.5b-three 8393 64 dates -n 100 --seed 2026 --arms "$FORMATS"
-run boolean-logic-0.5b-formats-gpu gpu-0.5b-three 8399 64 boolean-logic -n 100 --seed 2026 --arms "$FORMATS"
-run arithmetic-1.5b-gpu gpu-1.5b 8395 300 arithmetic -n 100 --difficulty 5 --seed 2026 --arms "$CORE"
-# a panel of two models: the 1.5B (8395) and the 0.5B (8399), on the 1.5B run's items
-run arithmetic-mixed-gpu gpu-mixed 8399 100 arithmetic -n 100 --difficulty 5 --seed 2026 --arms adaptive,debate:3x2
 
 generated() { # output tokens in every results file so far
   "$python" -c 'import json, pathlib, sys
