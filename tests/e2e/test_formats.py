@@ -47,3 +47,28 @@ def test_an_unknown_format_is_refused_before_anything_is_sent(workspace: Workspa
     assert result.returncode == 2
     assert result.stderr.splitlines()[-1].startswith("error: --format shouting: unknown format")
     assert server.requests == [] and workspace.debate_ids() == []
+
+
+def test_max_answers_sets_the_adaptive_budget_saved_with_the_debate(
+    workspace: Workspace, server: FakeLLMServer
+) -> None:
+    config = workspace.write_config(server, ("architect", "security"), rounds=1)
+    args = ("debate", "What is 17 * 3?", "-c", str(config), "--format", "adaptive", "--max-answers", "9")
+    result = workspace.run(*args)
+    assert result.returncode == 0, result.stderr
+    state = workspace.export(debate_id_in(result.stderr))
+    assert state["config"]["debate"]["format"] == "adaptive"
+    assert state["config"]["debate"]["answers"]["maxAnswers"] == 9
+    answers = [c for r in state["rounds"] for c in r["contributions"]]
+    assert 2 <= len(answers) <= 9
+
+
+@pytest.mark.parametrize("budget", ["1", "65"])
+def test_a_max_answers_out_of_range_is_refused_before_anything_is_sent(
+    workspace: Workspace, server: FakeLLMServer, budget: str
+) -> None:
+    config = workspace.write_config(server)
+    result = workspace.run("debate", "What is 17 * 3?", "-c", str(config), "--max-answers", budget)
+    assert result.returncode == 2
+    assert result.stderr.splitlines()[-1] == f"error: --max-answers must be between 2 and 64 (got {budget})"
+    assert server.requests == [] and workspace.debate_ids() == []

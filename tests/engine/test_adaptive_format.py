@@ -6,6 +6,7 @@ from collections.abc import Callable
 from itertools import count
 
 import pytest
+from pydantic import ValidationError
 
 from dialectic.core.errors import ProviderAuthError
 from dialectic.llm.base import CompletionRequest
@@ -70,6 +71,24 @@ def test_scattered_answers_get_no_exchange(harness: Callable[..., Harness]) -> N
     tally = state.answer_tally
     assert tally is not None and not tally.exchanged
     assert tally.answer == "55" and tally.agreement == "2 of 5 agree"
+
+
+def test_a_larger_answer_budget_draws_on_until_the_leader_cannot_lose(harness: Callable[..., Harness]) -> None:
+    h = harness(answering(["55", "54", "56", "57", "55", "55", "55"]))
+    config = make_config(agents=3, rounds=1, format="adaptive", answers={"maxAnswers": 9})
+    state = h.start(config, problem=QUESTION)
+    # five answers (the default budget) would have stopped on 2 of 5; with nine, the seventh decides:
+    # 55 leads 4 to 1 with two answers left
+    assert [c.tag.split(":")[0] for c in h.provider.calls] == ["answer"] * 7
+    tally = state.answer_tally
+    assert tally is not None and not tally.exchanged
+    assert tally.answer == "55" and tally.agreement == "4 of 7 agree"
+
+
+@pytest.mark.parametrize("budget", [1, 65])
+def test_an_answer_budget_out_of_range_is_a_config_error(budget: int) -> None:
+    with pytest.raises(ValidationError, match="maxAnswers"):
+        make_config(format="adaptive", answers={"maxAnswers": budget})
 
 
 def test_an_open_problem_with_no_stated_answer_goes_to_the_judge(harness: Callable[..., Harness]) -> None:

@@ -67,6 +67,15 @@ def debate(
             "(default: the config's, else detected from the problem).",
         ),
     ] = None,
+    max_answers: Annotated[
+        int | None,
+        typer.Option(
+            "--max-answers",
+            metavar="N",
+            help="The adaptive protocol's budget: at most N blind answers (2–64) before the vote "
+            "(debate.answers.maxAnswers, default 5); agreeing answers still stop at two.",
+        ),
+    ] = None,
     config: Annotated[
         Path | None, typer.Option("--config", "-c", help=f"Configuration file (default: ./{DEFAULT_CONFIG_FILENAME}).")
     ] = None,
@@ -147,6 +156,7 @@ def debate(
         rounds=rounds,
         debate_format=debate_format,
         problem_kind=problem_kind,
+        max_answers=max_answers,
         config=config,
         output=output,
         report=report,

@@ -260,6 +260,23 @@ class VoteSettings(ConfigModel):
     exclude_own: bool = Field(default=True, description="A participant may not vote for its own proposal.")
 
 
+ANSWER_BUDGET = (2, 64)
+"""The fewest and most blind answers ``answers.maxAnswers`` (and ``--max-answers``) accepts."""
+
+
+class AnswerSettings(ConfigModel):
+    """The adaptive answer protocol's budget (``format: adaptive``; ``auto`` on a question with one answer)."""
+
+    max_answers: int = Field(
+        default=5,
+        ge=ANSWER_BUDGET[0],
+        le=ANSWER_BUDGET[1],
+        description="The most blind answers drawn before the vote. Where the model's answers scatter, a larger "
+        "budget keeps self-consistency's accuracy at about its cost (docs/bench.md: dates, seed 2028); agreeing "
+        "answers still stop at two.",
+    )
+
+
 class RetrySettings(ConfigModel):
     """How a failed LLM call is retried: exponential backoff with jitter (``llm.retry.RetryPolicy``)."""
 
@@ -414,6 +431,7 @@ class DebateSettings(ConfigModel):
         description="The judge's final verdict beside the solution (auto: every format but critique-refine).",
     )
     vote: VoteSettings = Field(default_factory=VoteSettings)
+    answers: AnswerSettings = Field(default_factory=AnswerSettings)
     problem_kind: Literal["auto", "design", "reasoning"] = Field(
         default="auto", description="design: a design document; reasoning: one right answer, worked step by step."
     )

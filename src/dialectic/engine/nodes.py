@@ -31,6 +31,7 @@ from dialectic.core.domain import (
     Solution,
 )
 from dialectic.core.errors import ProviderError
+from dialectic.engine.adaptive import AdaptivePlan
 from dialectic.engine.answer_step import run_adaptive, tally_solution, worked_reply
 from dialectic.engine.assessment import assess, assessed
 from dialectic.engine.attempts import with_second_chance
@@ -314,7 +315,7 @@ class AnswerNode(Node):
     name = "answer"
 
     async def run(self, ctx: RunState) -> SynthesisNode | VerdictNode | End:
-        tally = await run_adaptive(ctx)
+        tally = await run_adaptive(ctx, AdaptivePlan(most=ctx.roster.settings.answers.max_answers))
         if tally.answer is None:
             return SynthesisNode()
         ctx.defer(SolutionRecorded(solution=tally_solution(tally, worked_reply(ctx, tally.answer))))

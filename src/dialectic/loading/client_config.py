@@ -90,6 +90,7 @@ DEBATE: SettingsSpec = {
     "neutralLabels": None,
     "verdict": None,
     "vote": {"rule": None, "threshold": None, "excludeOwn": None},
+    "answers": {"maxAnswers": None},
     "problemKind": None,
     "budget": {"maxCostUsd": None, "maxTokens": None},
     "context": {

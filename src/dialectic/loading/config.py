@@ -20,6 +20,7 @@ from pydantic import ValidationError
 
 from dialectic.agents.templates import FALLBACK_ROLE, known_roles
 from dialectic.core.config import (
+    ANSWER_BUDGET,
     CONTEXT_MODES,
     DEFAULT_MODELS,
     FORMATS,
@@ -243,9 +244,10 @@ def apply_overrides(
     allow_outside_prompts: bool = False,
     debate_format: str | None = None,
     problem_kind: str | None = None,
+    max_answers: int | None = None,
 ) -> tuple[SystemConfig, list[str]]:
-    """Apply ``--rounds``, ``--agents``, ``--provider``, ``--model``, ``--format``, ``--problem-kind`` and
-    ``--allow-outside-prompts``.
+    """Apply ``--rounds``, ``--agents``, ``--provider``, ``--model``, ``--format``, ``--problem-kind``,
+    ``--max-answers`` and ``--allow-outside-prompts``.
 
     The result holds only the agents that take part (enabled, and matching ``--agents``).
     None left is an error, never a silent fallback to other agents: a configuration where
@@ -268,6 +270,11 @@ def apply_overrides(
                 f"--problem-kind {problem_kind}: unknown kind (known: {', '.join(PROBLEM_KINDS)})"
             )
         debate = debate.model_copy(update={"problem_kind": kind})
+    if max_answers is not None:
+        low, high = ANSWER_BUDGET
+        if not low <= max_answers <= high:
+            raise InvalidArgumentsError(f"--max-answers must be between {low} and {high} (got {max_answers})")
+        debate = debate.model_copy(update={"answers": debate.answers.model_copy(update={"max_answers": max_answers})})
     if rounds is not None:
         if rounds < 1:
             raise InvalidArgumentsError(f"--rounds must be at least 1 (got {rounds})")

@@ -43,6 +43,8 @@ class Overrides:
     model: str | None = None
     debate_format: str | None = None
     problem_kind: str | None = None
+    max_answers: int | None = None
+    """``--max-answers``: the adaptive protocol's budget (``debate.answers.maxAnswers``)."""
     allow_outside_prompts: bool = False
     budget_usd: float | None = None
     budget_tokens: int | None = None
@@ -100,6 +102,7 @@ def prepare_config(
         allow_outside_prompts=wanted.allow_outside_prompts,
         debate_format=wanted.debate_format,
         problem_kind=wanted.problem_kind,
+        max_answers=wanted.max_answers,
     )
     if size_local and loaded.path is None:
         resolved, sizing = size_local_debate(
