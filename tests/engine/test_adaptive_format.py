@@ -160,3 +160,28 @@ def test_dated_answers_are_tallied_as_dates_not_years(harness: Callable[..., Har
     )
     tally = state.answer_tally
     assert tally is not None and "2010-04-14" in tally.counts and "2010-04-18" in tally.counts
+
+
+def test_the_front_door_takes_the_answer_budget() -> None:
+    from dialectic import Agent, Debate, Judge, load_config
+    from dialectic.core.errors import InvalidArgumentsError
+    from dialectic.llm.registry import ProviderPool
+
+    scripted = ScriptedProvider(answering(["55", "54", "56", "57", "55", "55", "55"]))
+    pool = ProviderPool(overrides={"scripted": scripted})
+    agents = [Agent("architect"), Agent("security"), Agent("kiss")]
+    debate = Debate(
+        agents=agents,
+        judge=Judge(),
+        provider="scripted",
+        format="adaptive",
+        max_answers=9,
+        store=":memory:",
+        providers=pool,
+    )
+    result = debate.run_sync(QUESTION)
+    assert result.answer is not None and result.answer.agreement == "4 of 7 agree"
+    assert Debate(debate.config, max_answers=3, store=":memory:").config.debate.answers.max_answers == 3
+    assert load_config(provider="scripted", max_answers=12).debate.answers.max_answers == 12
+    with pytest.raises(InvalidArgumentsError, match="between 2 and 64"):
+        Debate(provider="scripted", max_answers=1, store=":memory:")

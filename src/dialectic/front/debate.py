@@ -117,23 +117,29 @@ class Debate:
         model: str | None = None,
         rounds: int | None = None,
         format: str | None = None,
+        max_answers: int | None = None,
         config_dir: str | Path = ".",
         store: StoreChoice = None,
         providers: ProviderPool | None = None,
         turns: TurnChannel | None = None,
     ) -> None:
         """Without ``config``, the defaults (a provider chosen as the CLI chooses it unless ``provider`` is
-        given), with ``agents``, ``judge``, ``rounds`` and ``format`` laid over it. ``providers`` lets a
+        given), with ``agents``, ``judge``, ``rounds``, ``format`` and ``max_answers`` (the adaptive
+        protocol's most blind answers, ``debate.answers.maxAnswers``) laid over it. ``providers`` lets a
         program share (or stand in for) the provider clients. ``turns`` asks the person in a human seat
         (``provider="human"``) for each turn while the debate runs; without it, a human turn suspends the
         debate until :meth:`submit_turn` sends the text."""
         directory = Path(config_dir)
         if config is None:
-            overrides = Overrides(provider=provider, model=model, rounds=rounds, debate_format=format)
+            overrides = Overrides(
+                provider=provider, model=model, rounds=rounds, debate_format=format, max_answers=max_answers
+            )
             prepared = prepare_config(None, overrides, check=False)
             config, directory = prepared.config, Path(config_dir) if config_dir != "." else prepared.directory
-        elif provider or model or rounds or format:
-            config = load_config_over(config, provider=provider, model=model, rounds=rounds, debate_format=format)
+        elif provider or model or rounds or format or max_answers is not None:
+            config = load_config_over(
+                config, provider=provider, model=model, rounds=rounds, debate_format=format, max_answers=max_answers
+            )
         if agents is not None or judge is not None:
             config = _with_participants(config, agents, judge)
         check_ready(config, directory)

@@ -2,7 +2,7 @@
 
 The server starts every debate from its own configuration (``dialectic mcp -c FILE``, loaded
 through :func:`dialectic.loading.setup.prepare_config`). A call may lay over it ``rounds``,
-``format``, ``roles`` (keep only the agents with these roles) or ``agents`` (the participants,
+``format``, ``max_answers``, ``roles`` (keep only the agents with these roles) or ``agents`` (the participants,
 each a role with an optional provider, model and temperature). Over stdio, where the client
 is the user's own process, a call may also bring a whole configuration (``config``): it is
 validated and checked like a file, its prompt paths resolving in the server's configuration
@@ -53,6 +53,7 @@ class CallOptions:
     rounds: int | None = None
     format: str | None = None
     roles: Sequence[str] | None = None
+    max_answers: int | None = None
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,9 @@ def call_config(base: SystemConfig, options: CallOptions, transport: Transport) 
     if options.roles is not None and not [r for r in options.roles if r.strip()]:
         raise InvalidArgumentsError("roles: give at least one role")
     roles = ",".join(r.strip() for r in options.roles) if options.roles is not None else None
-    config, warnings = apply_overrides(config, rounds=options.rounds, roles=roles, debate_format=options.format)
+    config, warnings = apply_overrides(
+        config, rounds=options.rounds, roles=roles, debate_format=options.format, max_answers=options.max_answers
+    )
     if options.agents is not None:
         allowed = _providers_of(base) if transport != "stdio" else None
         config = _with_agents(config, options.agents, allowed)

@@ -25,7 +25,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from pydantic import Field
 
-from dialectic.core.config import FORMATS, SystemConfig
+from dialectic.core.config import ANSWER_BUDGET, FORMATS, SystemConfig
 from dialectic.core.domain import DebateState, DebateStatus
 from dialectic.core.errors import DebateBusyError, DebateNotFoundError, DebateStateError, DialecticError
 from dialectic.core.events import Event
@@ -120,9 +120,16 @@ def build_server(service: DebateService) -> MCPServer:
     @server.tool()
     async def start_debate(
         problem: Annotated[str, Field(min_length=1, description="The problem or question to debate.")],
-        rounds: Annotated[int | None, Field(ge=1, description="Rounds of debate (default: the server's).")] = None,
+        rounds: Annotated[int | None, Field(description="Rounds of debate, 1 or more (default: the server's).")] = None,
         format: Annotated[
             str | None, Field(description=f"The deliberation protocol: one of {', '.join(FORMATS)}.")
+        ] = None,
+        max_answers: Annotated[
+            int | None,
+            Field(
+                description=f"The adaptive protocol's most blind answers before it votes, {ANSWER_BUDGET[0]} to "
+                f"{ANSWER_BUDGET[1]} (default: the server's)."
+            ),
         ] = None,
         roles: Annotated[list[str] | None, Field(description="Keep only the server's agents with these roles.")] = None,
         agents: Annotated[
@@ -146,7 +153,9 @@ def build_server(service: DebateService) -> MCPServer:
         """Start a debate on a problem; it runs in the background. Returns its id at once: follow it with
         wait_for_debate or debate_status, then get_result."""
         with reported():
-            options = CallOptions(config=config, agents=agents, rounds=rounds, format=format, roles=roles)
+            options = CallOptions(
+                config=config, agents=agents, rounds=rounds, format=format, roles=roles, max_answers=max_answers
+            )
             prepared = call_config(service.config, options, service.transport)
             debate = service.debate_on(prepared.config)
             job = await service.jobs.start(lambda: debate.stream(problem, clarify=clarify))
