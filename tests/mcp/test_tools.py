@@ -200,6 +200,10 @@ def test_a_call_picks_rounds_roles_agents_or_a_whole_configuration(tmp_path: Pat
         assert no_rounds.endswith("--rounds must be at least 1 (got 0)")
         unknown = error_text(await client.call_tool("start_debate", {"problem": "x", "format": "duel"}))
         assert "unknown format" in unknown
+        hot = {"problem": "x", "agents": [{"role": "kiss", "temperature": 5}]}
+        assert error_text(await client.call_tool("start_debate", hot)).endswith(
+            "start_debate: agents[0].temperature: Input should be less than or equal to 2"
+        )
         blank = error_text(await client.call_tool("start_debate", {"problem": "   "}))
         assert "the problem is empty" in blank
 

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
-from pydantic import Field
+from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError, UnexpectedToolError
+from mcp.types import CallToolResult, InputRequiredResult
+from pydantic import Field, ValidationError
 
 from dialectic.core.config import ANSWER_BUDGET, FORMATS, SystemConfig
 from dialectic.core.domain import DebateState, DebateStatus
@@ -34,6 +35,7 @@ from dialectic.engine.seats import turn_texts
 from dialectic.front.debate import Debate
 from dialectic.front.results import DebateResult
 from dialectic.llm.registry import ProviderPool
+from dialectic.loading.config import describe_validation_error
 from dialectic.mcp_server.jobs import Job, Jobs
 from dialectic.mcp_server.options import AgentChoice, CallOptions, Transport, call_config
 from dialectic.mcp_server.views import (
@@ -113,9 +115,25 @@ def reported() -> Iterator[None]:
         raise ToolError(redact(exc.message)) from None
 
 
+class OneLineServer(MCPServer[Any]):
+    """The SDK's server, saying arguments that fail a tool's schema on one line, as every other error is
+    (the SDK gives pydantic's multi-line dump, with a link)."""
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(exc, UnexpectedToolError) or not isinstance(cause, ValidationError):
+                raise
+            raise ToolError(f"Error executing tool {name}: {describe_validation_error(cause)}") from cause
+
+
 def build_server(service: DebateService) -> MCPServer:
     """The MCP server over ``service``: its tools and the report resource (no transport yet)."""
-    server: MCPServer = MCPServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+    server: MCPServer = OneLineServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
 
     @server.tool()
     async def start_debate(
