@@ -2,12 +2,12 @@
 # Prepare .w/ (git-ignored) for benchmarks/gpu/device_runs.sh on a GPU machine that can reach nothing:
 # each model cut into pieces small enough for one transfer each (.w/NAME.gguf.NN) with its SHA-256,
 # and the wheels of its dependencies for the machine's Python 3.12.
-#   benchmarks/gpu/pack.sh [PIECE_MIB] [MODEL...]     (default: 40 qwen2.5-0.5b qwen2.5-1.5b)
+#   benchmarks/gpu/pack.sh [PIECE_MIB] [MODEL...]     (default: 32 qwen2.5-0.5b qwen2.5-1.5b)
 # A piece and the working tree travel together in one call, under 64 MiB: keep PIECE_MIB below 64
-# less the size of the tracked files (19 MiB on 2026-11-26, most of it results files).
+# less the size of the tracked files (19 MiB on 2026-11-26, 28 MiB on 2026-11-27, most of it results files).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-piece="${1:-40}"
+piece="${1:-32}"
 shift || true
 models=("${@:-qwen2.5-0.5b qwen2.5-1.5b}")
 rm -rf .w/*.gguf.[0-9]* .w/*.sha256 && mkdir -p .w/whl
