@@ -15,6 +15,9 @@ qwen2.5-1.5b + qwen2.5-0.5b``), so a panel of other models or temperatures is pa
 with one model's ``single`` and self-consistency. A file given with ``--named FILE=LABEL`` joins it
 the same way under ``ARM · LABEL``: a later run of an arm whose rules changed stands beside the
 earlier run of the same name (``--named dates-0.5b-adaptive-cpu.json="rules of 2026-11-26"``).
+``--pool`` reads the files of the same task, level and model on different seeds as one table, each
+item told apart by its seed (``2028/dates-0007``): a replication on a new seed pooled with the run
+that suggested it; an arm may then come from one file per seed.
 By default only the items every arm of a table finished are counted, so the arms are compared on the
 same items (``--all-items`` counts every finished item of each arm). ``--full`` prints the whole
 `dialectic bench` report of each table instead (belief dynamics, decisions, replies); ``--plot PATH``
@@ -71,31 +74,39 @@ class Table:
         """The files joined under their own names, and the label their arms' names get."""
 
     @property
+    def seeds(self) -> list[int | None]:
+        return sorted({f.spec.seed for f in self.files}, key=lambda seed: (seed is None, seed or 0))
+
+    @property
     def first(self) -> ResultsFile:
         return self.files[0]
 
 
-def questions_key(spec: RunSpec) -> tuple[object, ...]:
+def questions_key(spec: RunSpec, *, pool: bool = False) -> tuple[object, ...]:
+    """What makes two files ask the same questions (with ``pool``, the same kind of questions: any seed)."""
     dataset = Path(spec.dataset).name if spec.dataset else None  # a committed file may come from another machine
     level = (spec.operands, spec.difficulty)
-    return (spec.task, dataset, spec.seed, level, spec.match, spec.temperature, spec.max_tokens)
+    seed = None if pool else spec.seed
+    return (spec.task, dataset, seed, level, spec.match, spec.temperature, spec.max_tokens)
 
 
-def table_key(spec: RunSpec) -> tuple[object, ...]:
-    return (*questions_key(spec), tuple(sorted(spec.models())))
+def table_key(spec: RunSpec, *, pool: bool = False) -> tuple[object, ...]:
+    return (*questions_key(spec, pool=pool), tuple(sorted(spec.models())))
 
 
-def group(files: Sequence[ResultsFile], panels: Sequence[tuple[ResultsFile, str]] = ()) -> list[Table]:
+def group(
+    files: Sequence[ResultsFile], panels: Sequence[tuple[ResultsFile, str]] = (), *, pool: bool = False
+) -> list[Table]:
     """Tables in the order their first file was given; each panel file (with its label) joins the table of
-    its questions."""
+    its questions (with ``pool``, the files on other seeds join too)."""
     tables: dict[tuple[object, ...], Table] = {}
     for loaded in files:
-        tables.setdefault(table_key(loaded.spec), Table()).files.append(loaded)
+        tables.setdefault(table_key(loaded.spec, pool=pool), Table()).files.append(loaded)
     for loaded, label in panels:
-        key = questions_key(loaded.spec)
+        key = questions_key(loaded.spec, pool=pool)
         table = next((t for k, t in tables.items() if k[:-1] == key), None)
         if table is None:
-            table = tables.setdefault(table_key(loaded.spec), Table())
+            table = tables.setdefault(table_key(loaded.spec, pool=pool), Table())
         table.files.append(loaded)
         table.panels[loaded.path] = label
     return list(tables.values())
@@ -104,8 +115,9 @@ def group(files: Sequence[ResultsFile], panels: Sequence[tuple[ResultsFile, str]
 def summary_of(table: Table, *, all_items: bool) -> BenchSummary:
     arms: list[ArmSpec] = []
     results: list[ItemResult] = []
-    source: dict[str, Path] = {}
+    source: dict[tuple[str, int | None], Path] = {}
     questions: dict[str, str] = {}
+    pooled = len(table.seeds) > 1
     for loaded in table.files:
         file_arms = arms_for(loaded.spec)
         file_results = loaded.results
@@ -114,14 +126,19 @@ def summary_of(table: Table, *, all_items: bool) -> BenchSummary:
             file_arms = [PanelArm(**{**vars(arm), "panel": panel}) for arm in file_arms]
             names = {f"{arm.name}".rsplit(" · ", 1)[0]: arm.name for arm in file_arms}
             file_results = [r.model_copy(update={"arm": names.get(r.arm, r.arm)}) for r in file_results]
+        if pooled:  # the same index on two seeds is two items
+            seed = loaded.spec.seed
+            file_results = [r.model_copy(update={"item_id": f"{seed}/{r.item_id}"}) for r in file_results]
         for arm in file_arms:
-            if arm.name in source:
+            key = (arm.name, loaded.spec.seed)
+            if key in source:
                 raise SystemExit(
-                    f"bench_tables: arm {arm.name} is in both {source[arm.name]} and {loaded.path}; "
+                    f"bench_tables: arm {arm.name} is in both {source[key]} and {loaded.path}; "
                     "give the files of one table with each arm in one of them"
                 )
-            source[arm.name] = loaded.path
-            arms.append(arm)
+            source[key] = loaded.path
+            if all(known.name != arm.name for known in arms):
+                arms.append(arm)
         for result in file_results:
             if questions.setdefault(result.item_id, result.question) != result.question:
                 raise SystemExit(
@@ -133,6 +150,14 @@ def summary_of(table: Table, *, all_items: bool) -> BenchSummary:
         finished = [{r.item_id for r in results if r.arm == arm.name} for arm in arms]
         common = set.intersection(*finished) if finished else set()
         results = [r for r in results if r.item_id in common]
+    if pooled:  # every arm on every seed: an arm missing on one would be compared on other items
+        for arm in arms:
+            lacking = [seed for seed in table.seeds if (arm.name, seed) not in source]
+            if lacking:
+                raise SystemExit(
+                    f"bench_tables: --pool: arm {arm.name} has no file on seed {lacking[0]}; "
+                    "pool files that ran the same arms"
+                )
     spec = table.first.spec
     if len(table.files) > 1:
         spec = spec.model_copy(update={"id": " + ".join(f.spec.id for f in table.files)})
@@ -144,10 +169,13 @@ def heading(summary: BenchSummary, table: Table) -> list[str]:
     models = ", ".join(sorted(set(summary.spec.models())))
     items = max((arm.items for arm in summary.arms), default=0)
     files = ", ".join(f"`{f.path.name}` (`{f.spec.id}`)" for f in table.files)
+    seeds = (
+        "seed " + " + ".join(str(seed) for seed in table.seeds) if len(table.seeds) > 1 else f"seed {summary.spec.seed}"
+    )
     return [
         f"### {summary.task} — {models}",
         "",
-        f"{items} items · seed {summary.spec.seed} · sampling temperature {summary.spec.temperature:g} · from {files}",
+        f"{items} items · {seeds} · sampling temperature {summary.spec.temperature:g} · from {files}",
         "",
     ]
 
@@ -174,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
         metavar="RESULTS.json=LABEL",
         help="a file whose arms join the table of the same questions, named ARM · LABEL (repeat for more)",
     )
+    parser.add_argument(
+        "--pool", action="store_true", help="read the files of the same task and model on other seeds as one table"
+    )
     parser.add_argument("--all-items", action="store_true", help="count every finished item of each arm")
     parser.add_argument("--full", action="store_true", help="print the whole `dialectic bench` report per table")
     parser.add_argument("--plot", type=Path, metavar="PATH", help="write the accuracy-against-cost figure(s) here")
@@ -189,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
             panels.append((read_results(Path(path)), label.strip()))
     except DialecticError as exc:
         raise SystemExit(f"bench_tables: {exc}") from None
-    tables = group(files, panels)
+    tables = group(files, panels, pool=args.pool)
     summaries = [summary_of(table, all_items=args.all_items) for table in tables]
     blocks: list[str] = []
     for summary, table in zip(summaries, tables, strict=True):

@@ -146,3 +146,25 @@ def test_a_named_file_joins_the_table_beside_an_arm_of_the_same_name(
     assert row(report, "self-consistency:6 · second run").startswith("| self-consistency:6 · second run | 10 | ")
     with pytest.raises(SystemExit, match="RESULTS.json=LABEL"):
         tables.main([first, "--named", again])
+
+
+def test_pooled_seeds_make_one_table_with_every_item_told_apart_by_its_seed(
+    invoke: Invoke, use_provider: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    use_provider(ScriptedProvider(designed))
+    arms = ("--arms", "single,self-consistency:6", *SCRIPTED_ARGS)
+    first = results(invoke, "s1.json", "-n", "10", "--seed", "1", *arms)
+    second = results(invoke, "s2.json", "-n", "8", "--seed", "2", *arms)
+    lone = results(invoke, "s3.json", "-n", "5", "--seed", "3", "--arms", "single", *SCRIPTED_ARGS)
+    tables = benchmark_script("bench_tables")
+    capsys.readouterr()
+
+    assert tables.main([first, second]) == 0  # without --pool: one table per seed
+    assert capsys.readouterr().out.count("### arithmetic") == 2
+    assert tables.main(["--pool", first, second]) == 0
+    report = capsys.readouterr().out
+    assert report.count("### arithmetic") == 1 and "18 items · seed 1 + 2 ·" in report
+    assert row(report, "single").startswith("| single | 18 |")
+    assert row(report, "self-consistency:6").startswith("| self-consistency:6 | 18 |")
+    with pytest.raises(SystemExit, match="arm self-consistency:6 has no file on seed 3"):
+        tables.main(["--pool", first, lone])
