@@ -43,12 +43,14 @@ def post(serve: Callable[..., None], body: dict[str, Any], **options: Any) -> tu
 
 
 def test_every_wrong_field_is_named_with_its_message_and_nothing_is_created(serve: Callable[..., None]) -> None:
-    status, body, debates = post(serve, {"problem": " ", "rounds": 0, "format": "shouting", "roles": ["poet"]})
+    wrong = {"problem": " ", "rounds": 0, "format": "shouting", "roles": ["poet"], "maxAnswers": 65}
+    status, body, debates = post(serve, wrong)
     assert status == 422 and debates == 0
     assert body["error"] == "invalid_request"
     assert body["fields"] == {
         "problem": "the problem is empty",
         "rounds": "--rounds must be at least 1 (got 0)",
+        "maxAnswers": "--max-answers must be between 2 and 64 (got 65)",
         "format": "--format shouting: unknown format (known: auto, adaptive, critique-refine, free-form, "
         "round-limited, structured, convergence-seeking, simultaneous, vote)",
         "roles": "--agents poet: no enabled agent has that role (roles available: architect, performance)",
@@ -183,3 +185,16 @@ def test_a_body_that_is_not_json_is_a_bad_request(serve: Callable[..., None]) ->
         assert response.json() == {"error": "bad_request", "detail": "the request body is not valid JSON"}
 
     serve(scenario)
+
+
+def test_max_answers_sets_the_adaptive_budget_saved_with_the_debate(serve: Callable[..., None]) -> None:
+    saved: list[Any] = []
+
+    async def scenario(api: Api) -> None:
+        body = {"problem": "What is 17 * 3?", "format": "adaptive", "maxAnswers": 9}
+        response = await api.client.post("/api/debates", json=body)
+        assert response.status_code == 201, response.text
+        saved.append(api.ctx.store.load(response.json()["id"]).config)
+
+    serve(scenario)
+    assert saved[0]["debate"]["answers"]["maxAnswers"] == 9

@@ -94,6 +94,9 @@ class NewDebate(ApiModel):
     )
     format: str | None = Field(default=None, max_length=MAX_NAME_CHARS, description="The deliberation protocol.")
     rounds: int | None = None
+    max_answers: int | None = Field(
+        default=None, description="The adaptive protocol's most blind answers before its vote (2-64)."
+    )
     termination: TerminationChoice | None = None
     clarify: bool = Field(default=False, description="Let the agents ask clarifying questions first.")
     config: dict[str, Any] | None = Field(
@@ -160,13 +163,17 @@ def resolve(body: NewDebate, server: ServerConfig) -> ResolvedDebate:
         _checked(errors, "format", lambda: apply_overrides(base, debate_format=body.format))
     if body.rounds is not None:
         _checked(errors, "rounds", lambda: apply_overrides(base, rounds=body.rounds))
+    if body.max_answers is not None:
+        _checked(errors, "maxAnswers", lambda: apply_overrides(base, max_answers=body.max_answers))
     if roles is not None:
         _checked(errors, "roles", lambda: apply_overrides(base, roles=roles))
     termination = _checked(errors, "termination", lambda: _termination(body.termination))
     if errors or text is None:
         raise fields_error(errors)
     try:
-        resolved, warnings = apply_overrides(base, rounds=body.rounds, roles=roles, debate_format=body.format)
+        resolved, warnings = apply_overrides(
+            base, rounds=body.rounds, roles=roles, debate_format=body.format, max_answers=body.max_answers
+        )
     except DialecticError as exc:
         raise fields_error({"agents" if body.agents is not None else "roles": exc.message}) from None
     if termination is not None:
