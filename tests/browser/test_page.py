@@ -135,11 +135,14 @@ def test_both_downloads_are_the_servers_files(page: Any, served: Served, tmp_pat
 def test_a_validation_error_shows_by_its_field(page: Any, served: Served, shots: Path) -> None:
     page.goto(served.url + "#/new")
     page.wait_for_selector(".agent-row")
+    assert page.input_value("#max-answers") == "5"  # the server's adaptive budget
     page.fill("#rounds", "0")
+    page.fill("#max-answers", "99")
     page.click("#new-debate button[type=submit]")
     page.wait_for_selector("#error-problem:not([hidden])")
     assert page.inner_text("#error-problem") == "the problem is empty"
     assert page.inner_text("#error-rounds") == "--rounds must be at least 1 (got 0)"
+    assert page.inner_text("#error-maxAnswers") == "--max-answers must be between 2 and 64 (got 99)"
     page.screenshot(path=str(shots / "form-errors.png"), full_page=True)
 
 

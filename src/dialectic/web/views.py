@@ -7,7 +7,7 @@ from typing import Any, get_args
 
 from dialectic.agents.participants import ROLE_TITLES
 from dialectic.agents.templates import known_roles
-from dialectic.core.config import FORMATS, HUMAN_PROVIDER, AgentConfig, TerminationCondition
+from dialectic.core.config import ANSWER_BUDGET, FORMATS, HUMAN_PROVIDER, AgentConfig, TerminationCondition
 from dialectic.core.domain import DebateState, DebateStatus
 from dialectic.llm.registry import known_providers
 from dialectic.loading.client_config import CLIENT_SETTINGS, SettingsSpec
@@ -85,7 +85,9 @@ def options(server: ServerConfig) -> dict[str, Any]:
             "format": debate.format,
             "termination": debate.termination().to_json_dict(),
             "clarify": debate.interactive_clarifications,
+            "maxAnswers": debate.answers.max_answers,
         },
+        "answerBudget": {"min": ANSWER_BUDGET[0], "max": ANSWER_BUDGET[1]},
         "limits": config.limits.to_json_dict(),
         "statuses": list(STATUSES),
         "configurable": configurable(CLIENT_SETTINGS),

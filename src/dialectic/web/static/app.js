@@ -251,6 +251,9 @@
       $("termination-threshold").value = opts.defaults.termination.threshold;
       $("rounds").value = opts.defaults.rounds;
       $("rounds").max = opts.limits.maxRounds;
+      $("max-answers").value = opts.defaults.maxAnswers;
+      $("max-answers").min = opts.answerBudget.min;
+      $("max-answers").max = opts.answerBudget.max;
       $("clarify").checked = opts.defaults.clarify;
       fillSelect($("add-role"), opts.roles.map((r) => r.role), null, (role) => opts.roles.find((r) => r.role === role).name);
       $("agent-rows").replaceChildren(...opts.agents.map((agent) => agentRow(agent, opts)));
@@ -316,6 +319,7 @@
       clarify: $("clarify").checked,
     };
     if ($("rounds").value !== "") body.rounds = Number($("rounds").value);
+    if ($("max-answers").value !== "") body.maxAnswers = Number($("max-answers").value);
     if (formChanged.termination) {
       body.termination = { type: $("termination-type").value };
       if ($("termination-threshold").value !== "") body.termination.threshold = Number($("termination-threshold").value);
