@@ -168,6 +168,7 @@ run arithmetic-1.5b-seed2027 gpu-1.5b 8395 300 arithmetic -n 100 --difficulty 5 
 # a budget where the answers scatter: adaptive:13 draws up to 13 answers, self-consistency 7 for every item
 run dates-0.5b-seed2028 gpu-0.5b 8391 128 dates -n 100 --seed 2028 --arms "$CORE,adaptive:13"
 run dates-0.5b-seed2029 gpu-0.5b 8391 128 dates -n 100 --seed 2029 --arms "$CORE,adaptive:13"
+run word-problems-0.5b-seed2029 gpu-0.5b 8391 128 word-problems -n 100 --seed 2029 --arms "$CORE,adaptive:13"
 # a panel of two models: the 1.5B (8395) and the 0.5B (8399), on the 1.5B run's items
 run arithmetic-mixed-gpu gpu-mixed 8399 ${LOW:-32} arithmetic -n 100 --difficulty 5 --seed 2026 --arms adaptive,debate:3x2
 run arithmetic-0.5b-formats-gpu gpu-0.5b-three 8391 ${LOW:-32} $A3 --arms "$FORMATS"
