@@ -2,8 +2,8 @@
 
 The server starts every debate from its own configuration (``dialectic mcp -c FILE``, loaded
 through :func:`dialectic.loading.setup.prepare_config`). A call may lay over it ``rounds``,
-``format``, ``max_answers``, ``roles`` (keep only the agents with these roles) or ``agents`` (the participants,
-each a role with an optional provider, model and temperature). Over stdio, where the client
+``format``, ``max_answers``, ``roles`` (keep only the agents with these roles) or ``agents``
+(the participants, each a role with an optional provider, model and temperature). Over stdio, where the client
 is the user's own process, a call may also bring a whole configuration (``config``): it is
 validated and checked like a file, its prompt paths resolving in the server's configuration
 directory.

@@ -26,7 +26,14 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.alias_generators import to_camel
 
 from dialectic.agents.participants import ROLE_TITLES
-from dialectic.core.config import AgentConfig, LimitsConfig, SystemConfig, TerminationCondition, TerminationType
+from dialectic.core.config import (
+    ANSWER_BUDGET,
+    AgentConfig,
+    LimitsConfig,
+    SystemConfig,
+    TerminationCondition,
+    TerminationType,
+)
 from dialectic.core.errors import ConfigError, DialecticError, InvalidArgumentsError
 from dialectic.engine import DebateRequest
 from dialectic.llm.registry import default_model_for, describe_known_providers, known_providers
@@ -95,7 +102,9 @@ class NewDebate(ApiModel):
     format: str | None = Field(default=None, max_length=MAX_NAME_CHARS, description="The deliberation protocol.")
     rounds: int | None = None
     max_answers: int | None = Field(
-        default=None, description="The adaptive protocol's most blind answers before its vote (2-64)."
+        default=None,
+        description="The adaptive protocol's most blind answers before its vote "
+        f"({ANSWER_BUDGET[0]}-{ANSWER_BUDGET[1]}).",
     )
     termination: TerminationChoice | None = None
     clarify: bool = Field(default=False, description="Let the agents ask clarifying questions first.")
