@@ -141,8 +141,8 @@ def test_a_validation_error_shows_by_its_field(page: Any, served: Served, shots:
     page.click("#new-debate button[type=submit]")
     page.wait_for_selector("#error-problem:not([hidden])")
     assert page.inner_text("#error-problem") == "the problem is empty"
-    assert page.inner_text("#error-rounds") == "--rounds must be at least 1 (got 0)"
-    assert page.inner_text("#error-maxAnswers") == "--max-answers must be between 2 and 64 (got 99)"
+    assert page.inner_text("#error-rounds") == "rounds must be at least 1 (got 0)"
+    assert page.inner_text("#error-maxAnswers") == "maxAnswers must be between 2 and 64 (got 99)"
     page.screenshot(path=str(shots / "form-errors.png"), full_page=True)
 
 

@@ -124,3 +124,19 @@ def test_the_readmes_example_runs_as_printed(tmp_path: Path) -> None:
         )
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout.strip()
+
+
+def test_a_bad_argument_is_named_as_the_program_wrote_it() -> None:
+    """The errors of the Python API name its keyword arguments, not the CLI's flags."""
+    with pytest.raises(InvalidArgumentsError) as too_many:
+        scripted(max_answers=65)
+    assert too_many.value.message == "max_answers must be between 2 and 64 (got 65)"
+    with pytest.raises(InvalidArgumentsError) as no_rounds:
+        Debate(dialectic.load_config(provider="scripted"), rounds=0)
+    assert no_rounds.value.message == "rounds must be at least 1 (got 0)"
+    with pytest.raises(InvalidArgumentsError) as shouting:
+        dialectic.load_config(provider="scripted", debate_format="shouting")
+    assert shouting.value.message.startswith("format shouting: unknown format (known: auto, adaptive,")
+    with pytest.raises(InvalidArgumentsError) as no_role:
+        dialectic.load_config(provider="scripted", roles="poet")
+    assert no_role.value.message.startswith("roles poet: no enabled agent has that role")

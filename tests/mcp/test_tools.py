@@ -195,9 +195,9 @@ def test_a_call_picks_rounds_roles_agents_or_a_whole_configuration(tmp_path: Pat
         budget = await finished(client, format="adaptive", max_answers=9)
         assert service.load(budget["debate_id"]).config["debate"]["answers"]["maxAnswers"] == 9
         small = error_text(await client.call_tool("start_debate", {"problem": "x", "max_answers": 1}))
-        assert small.endswith("--max-answers must be between 2 and 64 (got 1)")
+        assert small.endswith(": max_answers must be between 2 and 64 (got 1)")
         no_rounds = error_text(await client.call_tool("start_debate", {"problem": "x", "rounds": 0}))
-        assert no_rounds.endswith("--rounds must be at least 1 (got 0)")
+        assert no_rounds.endswith(": rounds must be at least 1 (got 0)")
         unknown = error_text(await client.call_tool("start_debate", {"problem": "x", "format": "duel"}))
         assert "unknown format" in unknown
         hot = {"problem": "x", "agents": [{"role": "kiss", "temperature": 5}]}

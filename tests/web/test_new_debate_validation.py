@@ -49,11 +49,11 @@ def test_every_wrong_field_is_named_with_its_message_and_nothing_is_created(serv
     assert body["error"] == "invalid_request"
     assert body["fields"] == {
         "problem": "the problem is empty",
-        "rounds": "--rounds must be at least 1 (got 0)",
-        "maxAnswers": "--max-answers must be between 2 and 64 (got 65)",
-        "format": "--format shouting: unknown format (known: auto, adaptive, critique-refine, free-form, "
+        "rounds": "rounds must be at least 1 (got 0)",
+        "maxAnswers": "maxAnswers must be between 2 and 64 (got 65)",
+        "format": "format shouting: unknown format (known: auto, adaptive, critique-refine, free-form, "
         "round-limited, structured, convergence-seeking, simultaneous, vote)",
-        "roles": "--agents poet: no enabled agent has that role (roles available: architect, performance)",
+        "roles": "roles poet: no enabled agent has that role (roles available: architect, performance)",
     }
     assert body["detail"] == "the problem is empty"
 
@@ -65,7 +65,7 @@ def test_the_servers_limits_hold(serve: Callable[..., None]) -> None:
     status, body, _ = post(serve, {"problem": "x" * 51, "rounds": 4}, config=config)
     assert status == 422
     assert body["fields"]["problem"].startswith("the problem has 51 characters, more than the limit of 50")
-    assert body["fields"]["rounds"].startswith("--rounds 4 is more than the limit of 3 rounds")
+    assert body["fields"]["rounds"].startswith("rounds 4 is more than the limit of 3 rounds")
 
 
 @pytest.mark.parametrize(

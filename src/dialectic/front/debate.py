@@ -28,6 +28,7 @@ from dialectic.engine.api import DebateEngine, DebateRequest
 from dialectic.engine.seats import TurnChannel, turn_texts
 from dialectic.front.results import DebateResult, Finished
 from dialectic.llm.registry import ProviderPool, default_model_for
+from dialectic.loading.config import ARGUMENT_NAMES
 from dialectic.loading.setup import Overrides, check_ready, prepare_config
 from dialectic.store import MEMORY_LOCATION, DebateListing, DebateStore, MemoryStore, open_store
 
@@ -93,7 +94,8 @@ def load_config(path: str | Path | None = None, **overrides: Any) -> SystemConfi
     """The configuration in ``path`` (else ``./debate-config.json``, else the defaults with a provider chosen
     as the CLI chooses it), with ``overrides`` (``rounds``, ``roles``, ``provider``, ``model``,
     ``debate_format``, ``budget_usd``, …: the fields of :class:`~dialectic.loading.setup.Overrides`), checked."""
-    return prepare_config(Path(path) if path is not None else None, Overrides(**overrides)).config
+    wanted = Overrides(**{"names": ARGUMENT_NAMES, **overrides})
+    return prepare_config(Path(path) if path is not None else None, wanted).config
 
 
 class Debate:
@@ -132,11 +134,16 @@ class Debate:
         directory = Path(config_dir)
         if config is None:
             overrides = Overrides(
-                provider=provider, model=model, rounds=rounds, debate_format=format, max_answers=max_answers
+                provider=provider,
+                model=model,
+                rounds=rounds,
+                debate_format=format,
+                max_answers=max_answers,
+                names=ARGUMENT_NAMES,
             )
             prepared = prepare_config(None, overrides, check=False)
             config, directory = prepared.config, Path(config_dir) if config_dir != "." else prepared.directory
-        elif provider or model or rounds or format or max_answers is not None:
+        elif any(given is not None for given in (provider, model, rounds, format, max_answers)):
             config = load_config_over(
                 config, provider=provider, model=model, rounds=rounds, debate_format=format, max_answers=max_answers
             )
@@ -320,7 +327,8 @@ def load_config_over(config: SystemConfig, **overrides: Any) -> SystemConfig:
     """``config`` with the overrides :func:`load_config` takes."""
     from dialectic.loading.config import apply_overrides
 
-    resolved, _ = apply_overrides(config, **{k: v for k, v in overrides.items() if v is not None})
+    given = {k: v for k, v in overrides.items() if v is not None}
+    resolved, _ = apply_overrides(config, **given, names=ARGUMENT_NAMES)
     return resolved
 
 

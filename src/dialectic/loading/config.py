@@ -48,6 +48,35 @@ PROMPT_PATH_KEYS: tuple[tuple[str, str], ...] = (
     ("clarification_prompt_path", "clarificationPromptPath"),
 )
 
+
+@dataclass(frozen=True)
+class OverrideNames:
+    """How a front door spells each override, so that an error names what its user typed."""
+
+    rounds: str = "--rounds"
+    roles: str = "--agents"
+    provider: str = "--provider"
+    model: str = "--model"
+    debate_format: str = "--format"
+    problem_kind: str = "--problem-kind"
+    max_answers: str = "--max-answers"
+
+
+FLAG_NAMES = OverrideNames()
+"""The CLI's flags."""
+ARGUMENT_NAMES = OverrideNames(
+    rounds="rounds",
+    roles="roles",
+    provider="provider",
+    model="model",
+    debate_format="format",
+    problem_kind="problem_kind",
+    max_answers="max_answers",
+)
+"""The Python API's and the MCP tools' keyword arguments."""
+FIELD_NAMES = replace(ARGUMENT_NAMES, problem_kind="problemKind", max_answers="maxAnswers")
+"""The web API's JSON fields."""
+
 _YAML_SUFFIXES = (".yaml", ".yml")
 _TOML_SUFFIXES = (".toml",)
 
@@ -245,6 +274,7 @@ def apply_overrides(
     debate_format: str | None = None,
     problem_kind: str | None = None,
     max_answers: int | None = None,
+    names: OverrideNames = FLAG_NAMES,
 ) -> tuple[SystemConfig, list[str]]:
     """Apply ``--rounds``, ``--agents``, ``--provider``, ``--model``, ``--format``, ``--problem-kind``,
     ``--max-answers`` and ``--allow-outside-prompts``.
@@ -253,7 +283,8 @@ def apply_overrides(
     None left is an error, never a silent fallback to other agents: a configuration where
     every agent is disabled is a ``ConfigError`` (exit 4), an ``--agents`` filter that
     matches nothing an ``InvalidArgumentsError`` (exit 2) naming the roles available. The
-    ``limits`` section caps the rounds and the number of agents.
+    ``limits`` section caps the rounds and the number of agents. ``names`` spells the overrides
+    in the errors as the caller's front door does (the CLI's flags by default).
     """
     warnings: list[str] = []
     limits = config.limits
@@ -261,26 +292,28 @@ def apply_overrides(
     if debate_format is not None:
         name = debate_format.strip().lower()
         if name not in FORMATS:
-            raise InvalidArgumentsError(f"--format {debate_format}: unknown format (known: {', '.join(FORMATS)})")
+            raise InvalidArgumentsError(
+                f"{names.debate_format} {debate_format}: unknown format (known: {', '.join(FORMATS)})"
+            )
         debate = debate.model_copy(update={"format": name})
     if problem_kind is not None:
         kind = problem_kind.strip().lower()
         if kind not in PROBLEM_KINDS:
             raise InvalidArgumentsError(
-                f"--problem-kind {problem_kind}: unknown kind (known: {', '.join(PROBLEM_KINDS)})"
+                f"{names.problem_kind} {problem_kind}: unknown kind (known: {', '.join(PROBLEM_KINDS)})"
             )
         debate = debate.model_copy(update={"problem_kind": kind})
     if max_answers is not None:
         low, high = ANSWER_BUDGET
         if not low <= max_answers <= high:
-            raise InvalidArgumentsError(f"--max-answers must be between {low} and {high} (got {max_answers})")
+            raise InvalidArgumentsError(f"{names.max_answers} must be between {low} and {high} (got {max_answers})")
         debate = debate.model_copy(update={"answers": debate.answers.model_copy(update={"max_answers": max_answers})})
     if rounds is not None:
         if rounds < 1:
-            raise InvalidArgumentsError(f"--rounds must be at least 1 (got {rounds})")
+            raise InvalidArgumentsError(f"{names.rounds} must be at least 1 (got {rounds})")
         if rounds > limits.max_rounds:
             raise InvalidArgumentsError(
-                f"--rounds {rounds} is more than the limit of {limits.max_rounds} rounds; "
+                f"{names.rounds} {rounds} is more than the limit of {limits.max_rounds} rounds; "
                 "raise limits.maxRounds in the config file to allow more"
             )
         debate = debate.model_copy(update={"rounds": rounds})
@@ -292,16 +325,16 @@ def apply_overrides(
     short = too_few_rounds(debate)
     if short is not None:
         if rounds is not None:
-            raise InvalidArgumentsError(f"--rounds {rounds}: {short}")
-        raise ConfigError(f"debate.rounds: {short}; raise it, or give --rounds")
-    agents = _taking_part(config, roles, warnings)
+            raise InvalidArgumentsError(f"{names.rounds} {rounds}: {short}")
+        raise ConfigError(f"debate.rounds: {short}; raise it, or give {names.rounds}")
+    agents = _taking_part(config, roles, warnings, names.roles)
     if len(agents) > limits.max_agents:
         raise ConfigError(
             f"{len(agents)} agents would take part, more than the limit of {limits.max_agents}; "
             "disable some (enabled: false), pick roles with --agents, or raise limits.maxAgents"
         )
     judge = config.judge
-    update = endpoint_update(provider, model)
+    update = endpoint_update(provider, model, flags=(names.provider, names.model))
     if update:
         # A seat a person plays keeps its provider: --provider and --model choose the models.
         agents = [a if a.is_human else a.model_copy(update=update) for a in agents]
@@ -348,24 +381,24 @@ def with_judge(config: SystemConfig, *, provider: str | None = None, model: str 
     return config.model_copy(update={"judge": config.judge.model_copy(update=update)})
 
 
-def _taking_part(config: SystemConfig, roles: str | None, warnings: list[str]) -> list[AgentConfig]:
-    """The enabled agents matching ``--agents``; an error when none is left."""
+def _taking_part(config: SystemConfig, roles: str | None, warnings: list[str], name: str) -> list[AgentConfig]:
+    """The enabled agents matching ``--agents`` (spelled ``name``); an error when none is left."""
     enabled = config.participants()
     if not enabled:
         raise ConfigError("every agent in the configuration is disabled (enabled: false); enable at least one")
-    wanted = _parse_roles(roles)
+    wanted = _parse_roles(roles, name)
     if not wanted:
         return enabled
     available = sorted({a.role for a in enabled})
     agents = [a for a in enabled if a.role in wanted]
     if not agents:
         raise InvalidArgumentsError(
-            f"--agents {roles}: no enabled agent has that role (roles available: {', '.join(available)})"
+            f"{name} {roles}: no enabled agent has that role (roles available: {', '.join(available)})"
         )
     unmatched = [role for role in wanted if role not in available]
     if unmatched:
         warnings.append(
-            f"--agents: no enabled agent has the role {', '.join(unmatched)} (roles available: {', '.join(available)})"
+            f"{name}: no enabled agent has the role {', '.join(unmatched)} (roles available: {', '.join(available)})"
         )
     return agents
 
@@ -438,12 +471,13 @@ def check_prompt_files(config: SystemConfig, config_dir: Path) -> None:
                 read_user_bytes(resolved, replace(PROMPT_FILE, label=where))
 
 
-def _parse_roles(roles: str | None) -> list[str]:
+def _parse_roles(roles: str | None, name: str = FLAG_NAMES.roles) -> list[str]:
     if roles is None:
         return []
     wanted = [r.strip().lower() for r in roles.split(",") if r.strip()]
     if not wanted:
-        raise InvalidArgumentsError("--agents needs at least one role, e.g. --agents architect,security")
+        example = "--agents architect,security" if name == FLAG_NAMES.roles else f"{name}: architect, security"
+        raise InvalidArgumentsError(f"{name} needs at least one role, e.g. {example}")
     return wanted
 
 

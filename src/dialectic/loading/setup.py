@@ -21,6 +21,8 @@ from dialectic.llm.local_models import is_local_available
 from dialectic.llm.registry import ProviderPool
 from dialectic.loading.config import (
     DEFAULT_CONFIG_FILENAME,
+    FLAG_NAMES,
+    OverrideNames,
     apply_overrides,
     check_prompt_files,
     choose_default_provider,
@@ -56,6 +58,8 @@ class Overrides:
     """``--pool``: the pool file the team is picked from (``debate.team.pool``)."""
     team_size: int | None = None
     """``--team``: how many agents of the pool take part (``debate.team.size``)."""
+    names: OverrideNames = FLAG_NAMES
+    """How the errors spell the overrides: the CLI's flags, or a front door's arguments."""
 
 
 @dataclass(frozen=True)
@@ -103,6 +107,7 @@ def prepare_config(
         debate_format=wanted.debate_format,
         problem_kind=wanted.problem_kind,
         max_answers=wanted.max_answers,
+        names=wanted.names,
     )
     if size_local and loaded.path is None:
         resolved, sizing = size_local_debate(

@@ -26,7 +26,7 @@ from dialectic.core.config import HUMAN_PROVIDER, AgentConfig, SystemConfig
 from dialectic.core.errors import ConfigError, InvalidArgumentsError
 from dialectic.front.debate import Agent
 from dialectic.loading.client_config import check_endpoints, check_settings, endpoints_of
-from dialectic.loading.config import apply_overrides, describe_validation_error, with_local_limits
+from dialectic.loading.config import ARGUMENT_NAMES, apply_overrides, describe_validation_error, with_local_limits
 
 Transport = Literal["stdio", "http"]
 
@@ -84,7 +84,12 @@ def call_config(base: SystemConfig, options: CallOptions, transport: Transport) 
         raise InvalidArgumentsError("roles: give at least one role")
     roles = ",".join(r.strip() for r in options.roles) if options.roles is not None else None
     config, warnings = apply_overrides(
-        config, rounds=options.rounds, roles=roles, debate_format=options.format, max_answers=options.max_answers
+        config,
+        rounds=options.rounds,
+        roles=roles,
+        debate_format=options.format,
+        max_answers=options.max_answers,
+        names=ARGUMENT_NAMES,
     )
     if options.agents is not None:
         allowed = _providers_of(base) if transport != "stdio" else None

@@ -39,6 +39,7 @@ from dialectic.engine import DebateRequest
 from dialectic.llm.registry import default_model_for, describe_known_providers, known_providers
 from dialectic.loading.client_config import Endpoint, check_endpoints, check_settings, endpoints_of, url_for
 from dialectic.loading.config import (
+    FIELD_NAMES,
     apply_overrides,
     check_prompt_files,
     describe_validation_error,
@@ -169,19 +170,24 @@ def resolve(body: NewDebate, server: ServerConfig) -> ResolvedDebate:
         base = _checked(errors, "agents", lambda: with_agents(base, body.agents or [], server.endpoints())) or base
     roles = ",".join(body.roles) if body.roles is not None else None
     if body.format is not None:
-        _checked(errors, "format", lambda: apply_overrides(base, debate_format=body.format))
+        _checked(errors, "format", lambda: apply_overrides(base, debate_format=body.format, names=FIELD_NAMES))
     if body.rounds is not None:
-        _checked(errors, "rounds", lambda: apply_overrides(base, rounds=body.rounds))
+        _checked(errors, "rounds", lambda: apply_overrides(base, rounds=body.rounds, names=FIELD_NAMES))
     if body.max_answers is not None:
-        _checked(errors, "maxAnswers", lambda: apply_overrides(base, max_answers=body.max_answers))
+        _checked(errors, "maxAnswers", lambda: apply_overrides(base, max_answers=body.max_answers, names=FIELD_NAMES))
     if roles is not None:
-        _checked(errors, "roles", lambda: apply_overrides(base, roles=roles))
+        _checked(errors, "roles", lambda: apply_overrides(base, roles=roles, names=FIELD_NAMES))
     termination = _checked(errors, "termination", lambda: _termination(body.termination))
     if errors or text is None:
         raise fields_error(errors)
     try:
         resolved, warnings = apply_overrides(
-            base, rounds=body.rounds, roles=roles, debate_format=body.format, max_answers=body.max_answers
+            base,
+            rounds=body.rounds,
+            roles=roles,
+            debate_format=body.format,
+            max_answers=body.max_answers,
+            names=FIELD_NAMES,
         )
     except DialecticError as exc:
         raise fields_error({"agents" if body.agents is not None else "roles": exc.message}) from None
