@@ -152,8 +152,10 @@ run() { # NAME CONFIG PORT CONCURRENCY TASK-ARGS...: the config's 0.5B answers o
     -o "$results/$name.json" --store "/tmp/store-$name" >"/tmp/$name.log" 2>&1 &
   echo $! >"/tmp/$name.pid"
 }
-# the engine's formats, each on three agents (gpu-0.5b-three): with one, a vote has no ballots
-FORMATS="format:vote,dialectic,format:convergence-seeking"
+# the engine's formats, each on three agents (gpu-0.5b-three): with one, a vote has no ballots.
+# convergence-seeking (5 calls an item, to the others' 14-20) runs apart, so that it can finish
+# where the others cannot (benchmarks/results_split.py parted the runs; each keeps its ports).
+FORMATS="format:vote,dialectic"
 A3="arithmetic -n 200 --difficulty 3 --seed 2026"
 # The runs share the card in proportion to their concurrency (the servers batch every request
 # waiting), so the runs a session needs most get the most; RUNS names the runs to start (all when
@@ -172,9 +174,13 @@ run word-problems-0.5b-seed2029 gpu-0.5b 8391 128 word-problems -n 100 --seed 20
 # a panel of two models: the 1.5B (8395) and the 0.5B (8399), on the 1.5B run's items
 run arithmetic-mixed-gpu gpu-mixed 8399 ${LOW:-32} arithmetic -n 100 --difficulty 5 --seed 2026 --arms adaptive,debate:3x2
 run arithmetic-0.5b-formats-gpu gpu-0.5b-three 8391 ${LOW:-32} $A3 --arms "$FORMATS"
+run arithmetic-0.5b-convergence-gpu gpu-0.5b-three 8391 ${LOW:-32} $A3 --arms format:convergence-seeking
 run word-problems-0.5b-formats-gpu gpu-0.5b-three 8392 ${LOW:-32} word-problems -n 100 --seed 2026 --arms "$FORMATS"
+run word-problems-0.5b-convergence-gpu gpu-0.5b-three 8392 ${LOW:-32} word-problems -n 100 --seed 2026 --arms format:convergence-seeking
 run dates-0.5b-formats-gpu gpu-0.5b-three 8393 ${LOW:-32} dates -n 100 --seed 2026 --arms "$FORMATS"
+run dates-0.5b-convergence-gpu gpu-0.5b-three 8393 ${LOW:-32} dates -n 100 --seed 2026 --arms format:convergence-seeking
 run boolean-logic-0.5b-formats-gpu gpu-0.5b-three 8399 ${LOW:-32} boolean-logic -n 100 --seed 2026 --arms "$FORMATS"
+run boolean-logic-0.5b-convergence-gpu gpu-0.5b-three 8399 ${LOW:-32} boolean-logic -n 100 --seed 2026 --arms format:convergence-seeking
 run arithmetic-0.5b-debates-gpu gpu-0.5b 8394 ${LOW:-32} $A3 --arms debate:3x2
 run dates-0.5b-debates-gpu gpu-0.5b 8396 ${LOW:-32} dates -n 100 --seed 2026 --arms debate:3x2
 run word-problems-0.5b-debates-gpu gpu-0.5b 8397 ${LOW:-32} word-problems -n 100 --seed 2026 --arms debate:3x2
