@@ -14,7 +14,7 @@ import pytest
 
 import dialectic
 from dialectic import Agent, Debate, DebateResult, Finished, Judge, events
-from dialectic.core.errors import InvalidArgumentsError, MissingApiKeyError
+from dialectic.core.errors import ConfigError, InvalidArgumentsError, MissingApiKeyError
 from dialectic.front import debate as debate_module
 from dialectic.store import open_store
 from dialectic.testing.fake_server import FakeLLMServer
@@ -140,3 +140,9 @@ def test_a_bad_argument_is_named_as_the_program_wrote_it() -> None:
     with pytest.raises(InvalidArgumentsError) as no_role:
         dialectic.load_config(provider="scripted", roles="poet")
     assert no_role.value.message.startswith("roles poet: no enabled agent has that role")
+    with pytest.raises(InvalidArgumentsError) as text:
+        dialectic.load_config(provider="scripted", rounds="3")
+    assert text.value.message == "rounds must be a whole number (got '3')"
+    with pytest.raises(ConfigError) as unknown:
+        Debate(provider="nope", store=":memory:")
+    assert unknown.value.message.startswith("unknown provider 'nope' given to provider (known: ")

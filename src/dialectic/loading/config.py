@@ -305,10 +305,12 @@ def apply_overrides(
         debate = debate.model_copy(update={"problem_kind": kind})
     if max_answers is not None:
         low, high = ANSWER_BUDGET
+        _check_whole(names.max_answers, max_answers)
         if not low <= max_answers <= high:
             raise InvalidArgumentsError(f"{names.max_answers} must be between {low} and {high} (got {max_answers})")
         debate = debate.model_copy(update={"answers": debate.answers.model_copy(update={"max_answers": max_answers})})
     if rounds is not None:
+        _check_whole(names.rounds, rounds)
         if rounds < 1:
             raise InvalidArgumentsError(f"{names.rounds} must be at least 1 (got {rounds})")
         if rounds > limits.max_rounds:
@@ -357,7 +359,7 @@ def endpoint_update(
     ``flags`` name the two in the errors."""
     update: dict[str, str] = {}
     if provider is not None:
-        update["provider"] = _checked_provider(provider)
+        update["provider"] = _checked_provider(provider, flags[0])
         if model is None:  # a model name of another provider would mean nothing to this one
             default_model = default_model_for(update["provider"])
             if default_model is None:
@@ -476,16 +478,22 @@ def _parse_roles(roles: str | None, name: str = FLAG_NAMES.roles) -> list[str]:
         return []
     wanted = [r.strip().lower() for r in roles.split(",") if r.strip()]
     if not wanted:
-        example = "--agents architect,security" if name == FLAG_NAMES.roles else f"{name}: architect, security"
+        example = "--agents architect,security" if name == FLAG_NAMES.roles else "architect and security"
         raise InvalidArgumentsError(f"{name} needs at least one role, e.g. {example}")
     return wanted
 
 
-def _checked_provider(provider: str) -> str:
+def _checked_provider(provider: str, flag: str) -> str:
     name = provider.strip().lower()
     if name not in known_providers():
-        raise ConfigError(f"unknown provider '{provider}' given to --provider ({describe_known_providers()})")
+        raise ConfigError(f"unknown provider '{provider}' given to {flag} ({describe_known_providers()})")
     return name
+
+
+def _check_whole(name: str, value: object) -> None:
+    """A program may pass anything as a count: ``"3"`` and ``True`` are refused by name, not by a TypeError."""
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise InvalidArgumentsError(f"{name} must be a whole number (got {value!r})")
 
 
 def _one_line(text: str) -> str:
