@@ -107,4 +107,25 @@ def test_the_stated_answer(text: str, answer: str | None) -> None:
 
 
 def test_every_stated_answer_deciding_last() -> None:
-    assert stated_answers("Answer: 54\nAnswer: <final answer>\n\\boxed{55}") == ["54", "final answer", "55"]
+    assert stated_answers("Answer: 54\nAnswer: 53\n\\boxed{55}") == ["54", "53", "55"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Work it out step by step, then state your final answer at the end as \\boxed{your answer}",
+        "Answer: <final answer>",
+        "\\boxed{<answer>}",
+        "The answer is: your answer should be here",
+    ],
+)
+def test_an_echoed_placeholder_is_no_answer(text: str) -> None:
+    """A small model (a judge most often) sometimes copies the instructions' template: no answer, so the
+    participants' answers decide rather than a tally entry 'your answer'."""
+    assert extract_answer(text, "exact").answer is None
+    assert stated_answer(text) is None
+
+
+def test_a_text_answer_beside_a_placeholder_still_counts() -> None:
+    assert extract_answer("Template: \\boxed{your answer}\nMine: \\boxed{True}", "exact").answer == "true"
+    assert extract_answer("Final answer: answer key", "exact").answer == "answer key"

@@ -15,7 +15,9 @@ and similar wrappers inside ``\\boxed{}`` are dropped, so ``\\boxed{\\text{True}
 
 A reply cut off by the token limit only counts when it had already stated its answer
 explicitly (1 or 2): the last number of a half-written calculation is not an answer.
-A reply with nothing usable has no answer: it is scored wrong and counted apart.
+A reply with nothing usable has no answer: it is scored wrong and counted apart. A reply that
+echoes its instructions' placeholder (``\\boxed{your answer}``, ``Answer: <final answer>``) has
+none either: a small model copies the template now and then.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ _MARKER = re.compile(
 _PLAIN_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+")
 _TEXT_WRAPPER = re.compile(r"\\(?:text|mathrm|textbf|textit|texttt|mathbf|mathit|mathtt|operatorname)\s*\{([^{}]*)\}")
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
+_PLACEHOLDER = re.compile(r"\b(?:your|final)\s+answer\b|^(?:boxed\s+)?answer$")
+"""An instruction's placeholder, normalised: ``your answer``, ``<final answer>``, ``<answer>``."""
 _PUNCTUATION = str.maketrans({ch: " " for ch in string.punctuation})
 _MONTH_NAMES = (
     "january",
@@ -159,7 +163,7 @@ def extract_answer(text: str, mode: MatchMode, *, truncated: bool = False) -> Ex
             return Extraction(canonical_number(numbers[-1]), "last-number")
         return Extraction(None, "none")
     lines = [line for line in text.splitlines() if normalize_text(line)]
-    if lines:
+    if lines and not _PLACEHOLDER.search(normalize_text(lines[-1])):
         return Extraction(normalize_text(lines[-1]), "last-line")
     return Extraction(None, "none")
 
@@ -193,7 +197,7 @@ def _reading(segment: str) -> str | None:
     found = _NUMBER.search(segment)
     if found is not None:
         return canonical_number(found.group(0))
-    return normalize_text(segment) or None
+    return _text_answer(segment)
 
 
 def _statement_after(text: str, start: int) -> str:
@@ -210,8 +214,13 @@ def _value(segment: str, mode: MatchMode, *, after_equals: bool) -> str | None:
     if mode == "numeric":
         found = _NUMBER.search(segment)
         return canonical_number(found.group(0)) if found else None
+    return _text_answer(segment)
+
+
+def _text_answer(segment: str) -> str | None:
+    """The normalised text of a stated answer; ``None`` when it is empty or a placeholder."""
     normalised = normalize_text(segment)
-    return normalised or None
+    return normalised if normalised and not _PLACEHOLDER.search(normalised) else None
 
 
 def _unify_minus(text: str) -> str:
