@@ -21,12 +21,28 @@ def test_short_questions_with_numbers_are_reasoning(question: str) -> None:
 
 
 @pytest.mark.parametrize(
+    "question",
+    [
+        "What is the value of the Boolean expression `not (True and False) or False`? Answer True or False.",
+        "Is the statement 'every prime is odd' true or false?",
+        "What day of the week follows Friday?",
+    ],
+)
+def test_questions_answered_by_a_word_are_reasoning(question: str) -> None:
+    """No number in them, one right answer all the same (the bench's boolean-logic items were read as
+    design briefs, and got the design prompts, before this rule)."""
+    choice = detect_kind(question)
+    assert choice.kind == "reasoning" and "one right answer" in choice.reason
+
+
+@pytest.mark.parametrize(
     "problem",
     [
         "Design a rate limiter for a public API serving 10k requests per second.",
         "How should we migrate 2 TB from MySQL 5.7 to PostgreSQL 16 with under 5 minutes of downtime?",
         "Our service has 12 stateless nodes behind a load balancer; what cache should we build?",
         "Write a plan for onboarding new engineers.",
+        "Should our service return true or false for an expired token, or raise?",
         "x" * 700 + " what is 2+2?",
     ],
 )

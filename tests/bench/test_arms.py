@@ -11,6 +11,7 @@ import pytest
 from dialectic.bench.arms import ArmEnv, ArmSpec, parse_arms, run_arm
 from dialectic.bench.records import ItemResult
 from dialectic.bench.tasks import Item, arithmetic_task
+from dialectic.bench.tasks.generated import generated_task
 from dialectic.core.config import AgentConfig, SystemConfig
 from dialectic.core.errors import BadRequest, ContextWindowExceeded, InvalidArgumentsError
 from dialectic.llm.base import CompletionRequest
@@ -209,3 +210,16 @@ def test_a_structured_arm_on_a_one_round_config_still_opens_and_closes() -> None
     (spec,) = parse_arms("format:structured")
     result = run(spec, item(0), replace(env_for(provider), dialectic_config=config))
     assert [stage.split()[-1] for stage in result.stages] == ["openings", "closings"]
+
+
+@pytest.mark.parametrize("arm", ["dialectic", "format:convergence-seeking"])
+def test_an_engine_arm_asks_a_question_without_numbers_as_a_question(arm: str) -> None:
+    """A boolean-logic item states no number; the engine's arms still get the reasoning prompts (a bench
+    item has one right answer), not the design debate's."""
+    question = generated_task("boolean-logic", 1, 0, 2).items[0]
+    provider = ScriptedProvider(lambda request: f"Working.\n\n\\boxed{{{question.truth}}}")
+    result = run(parse_arms(arm)[0], question, replace(env_for(provider), dialectic_config=two_agents(rounds=2)))
+    prompts = ["\n".join(m.content for m in call.messages) for call in provider.calls]
+    assert prompts and not any("design" in prompt.lower() for prompt in prompts)
+    assert all("one right answer" in prompt for prompt in prompts)
+    assert result.final == question.truth.lower()

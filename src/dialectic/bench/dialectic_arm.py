@@ -35,9 +35,13 @@ async def run_dialectic(
     """Stages, the agents' replies per stage, and the judge's reply (which decides).
 
     ``protocol`` runs another deliberation format than the configuration's; the verdict is
-    off in every arm (it does not change the answer, only the cost).
+    off in every arm (it does not change the answer, only the cost). The prompts are the reasoning
+    kind's unless the configuration names a kind: detection reads the wording, and a bench item is
+    a question with one right answer whatever its wording.
     """
     update: dict[str, object] = {"interactive_clarifications": False, "verdict": "off"}
+    if env.dialectic_config.debate.problem_kind == "auto":
+        update["problem_kind"] = "reasoning"  # a bench item has one right answer, whatever its wording
     if protocol is None and env.dialectic_config.debate.format == "auto":
         protocol = "critique-refine"  # the dialectic arm is the critique-refine flow; format:adaptive is its own arm
     if protocol is not None:

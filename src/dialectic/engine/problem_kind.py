@@ -26,6 +26,11 @@ _ASKING = re.compile(
     re.IGNORECASE,
 )
 _NUMBERS = re.compile(r"\d+\s*[-+*/×÷^=]\s*\d+|\b\d+(?:\.\d+)?\b")
+_CLOSED = re.compile(
+    r"\b(true or false|yes or no|boolean|truth value|which (?:day|date|weekday|month|year)|what (?:day|date))\b",
+    re.IGNORECASE,
+)
+"""A question whose answer is one of a few words, or a day, though it states no number."""
 _DESIGNING = re.compile(
     r"\b(design|architect\w*|system|service|api|build|implement|deploy|scal\w+|database|schema|infrastructure|"
     r"pipeline|platform|migrat\w+|refactor\w*)\b",
@@ -40,7 +45,8 @@ class KindChoice:
 
 
 def detect_kind(problem: str) -> KindChoice:
-    """``reasoning`` for a short question with numbers or a calculation and no design vocabulary; else ``design``."""
+    """``reasoning`` for a short question with numbers or a calculation, or one asking for true or false
+    (yes or no, a day), and no design vocabulary; else ``design``."""
     text = problem.strip()
     if len(text) > MAX_QUESTION_CHARS:
         return KindChoice("design", f"longer than {MAX_QUESTION_CHARS} characters")
@@ -49,6 +55,9 @@ def detect_kind(problem: str) -> KindChoice:
         return KindChoice("design", f"it speaks of design ('{designing.group(0)}')")
     if _ASKING.search(text) and _NUMBERS.search(text):
         return KindChoice("reasoning", "a short question with numbers and one right answer")
+    closed = _CLOSED.search(text) if _ASKING.search(text) else None
+    if closed:
+        return KindChoice("reasoning", f"a short question with one right answer ('{closed.group(0)}')")
     return KindChoice("design", "no calculation or one-answer question found")
 
 
