@@ -7,7 +7,7 @@ from jinja2 import UndefinedError
 
 from dialectic.agents import templates
 from dialectic.agents.deliberation import LabelledRole, LabelledText
-from dialectic.agents.templates import builtin_role_prompt, known_roles, render
+from dialectic.agents.templates import builtin_role_prompt, known_roles, phase_template, render
 
 TURN_TEMPLATES = (
     "turn_free_form.md.j2",
@@ -367,3 +367,14 @@ def test_consensus_guard_asks_for_the_objection_nobody_raised() -> None:
     assert "strongest objection" in text and "none of them raised" in text
     assert "at most 200 words" in text
     assert text.index("## Why the consensus is in doubt") < text.index("## Task")
+
+
+def test_on_a_question_the_guard_checks_the_shared_answer_instead() -> None:
+    """An objection invented against answers that agree would talk solvers out of a right answer."""
+    assert phase_template("consensus_guard", "reasoning") == "reasoning/consensus_guard.md.j2"
+    variables = {**FULL["consensus_guard.md.j2"], "problem": "What is 6*7?"}
+    text = render(phase_template("consensus_guard", "reasoning"), **variables)
+    _check_clean(text)
+    assert text.startswith("## Question\nWhat is 6*7?") and "redoing its working" in text
+    assert "first wrong step" in text and "Do not invent an objection" in text
+    assert "strongest objection" not in text and "at most 200 words" in text

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from dialectic.agents.outputs import AssessmentOutput, PersonaAssignmentOutput, VerdictOutput, VoteOutput
 from dialectic.agents.participants import PROPOSAL_WORDS, DebateAgent, Judge, files_variables
-from dialectic.agents.templates import REASONING_KIND, render
+from dialectic.agents.templates import REASONING_KIND, phase_template, render
 from dialectic.agents.tool_loop import AgentReply, ToolAccess
 from dialectic.llm.client import RetryHook, StructuredResult
 from dialectic.llm.schema_shape import SchemaShape
@@ -198,8 +198,10 @@ async def assign_personas(
     )
 
 
-CONSENSUS_GUARD_TEMPLATE = "consensus_guard.md.j2"
-"""The consensus guard's turn (``debate.consensusGuard``): the strongest objection nobody raised."""
+CONSENSUS_GUARD_PHASE = "consensus_guard"
+"""The consensus guard's turn (``debate.consensusGuard``): on a design, the strongest objection nobody
+raised; on a question with one right answer, a check of the shared answer's steps (an invented
+objection would talk solvers out of a right answer: the correction-biased rule of the adaptive exchange)."""
 CONSENSUS_GUARD_WORDS = 200
 """The guard's objection at most: one objection, argued, not a rival design."""
 
@@ -215,7 +217,7 @@ async def challenge_consensus(
 ) -> AgentReply:
     """The guard's objection to a consensus reached too easily (plain text, written by the judge's model)."""
     user = render(
-        CONSENSUS_GUARD_TEMPLATE,
+        phase_template(CONSENSUS_GUARD_PHASE, judge.problem_kind),
         problem=problem,
         round_number=round_number,
         debate=debate,
