@@ -28,7 +28,7 @@ from dialectic.engine.api import DebateEngine, DebateRequest
 from dialectic.engine.seats import TurnChannel, turn_texts
 from dialectic.front.results import DebateResult, Finished
 from dialectic.llm.registry import ProviderPool, default_model_for
-from dialectic.loading.config import ARGUMENT_NAMES
+from dialectic.loading.config import ARGUMENT_NAMES, apply_overrides
 from dialectic.loading.setup import Overrides, check_ready, prepare_config
 from dialectic.store import MEMORY_LOCATION, DebateListing, DebateStore, MemoryStore, open_store
 
@@ -325,8 +325,6 @@ class _RanDebate:
 
 def load_config_over(config: SystemConfig, **overrides: Any) -> SystemConfig:
     """``config`` with the overrides :func:`load_config` takes."""
-    from dialectic.loading.config import apply_overrides
-
     given = {k: v for k, v in overrides.items() if v is not None}
     resolved, _ = apply_overrides(config, **given, names=ARGUMENT_NAMES)
     return resolved
