@@ -171,8 +171,10 @@ run arithmetic-1.5b-seed2027 gpu-1.5b 8395 300 arithmetic -n 100 --difficulty 5 
 run dates-0.5b-seed2028 gpu-0.5b 8391 128 dates -n 100 --seed 2028 --arms "$CORE,adaptive:13"
 run dates-0.5b-seed2029 gpu-0.5b 8391 128 dates -n 100 --seed 2029 --arms "$CORE,adaptive:13"
 run word-problems-0.5b-seed2029 gpu-0.5b 8391 128 word-problems -n 100 --seed 2029 --arms "$CORE,adaptive:13"
-# a panel of two models: the 1.5B (8395) and the 0.5B (8399), on the 1.5B run's items
-run arithmetic-mixed-gpu gpu-mixed 8399 ${LOW:-32} arithmetic -n 100 --difficulty 5 --seed 2026 --arms adaptive,debate:3x2
+# a panel of two models: the 1.5B (8395) and the 0.5B (8399), on the 1.5B run's items; the debate
+# (6 calls an item) runs apart from adaptive (4), so that adaptive can finish on a CPU (results_split.py)
+run arithmetic-mixed-gpu gpu-mixed 8399 ${LOW:-32} arithmetic -n 100 --difficulty 5 --seed 2026 --arms adaptive
+run arithmetic-mixed-debates-gpu gpu-mixed 8399 ${LOW:-32} arithmetic -n 100 --difficulty 5 --seed 2026 --arms debate:3x2
 run arithmetic-0.5b-formats-gpu gpu-0.5b-three 8391 ${LOW:-32} $A3 --arms "$FORMATS"
 run arithmetic-0.5b-convergence-gpu gpu-0.5b-three 8391 ${LOW:-32} $A3 --arms format:convergence-seeking
 run word-problems-0.5b-formats-gpu gpu-0.5b-three 8392 ${LOW:-32} word-problems -n 100 --seed 2026 --arms "$FORMATS"
