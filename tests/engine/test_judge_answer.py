@@ -1,4 +1,5 @@
-"""A judge that states no answer to a question with one right answer yields to the participants' vote."""
+"""A judge that states no answer to a question with one right answer, or one against a unanimous panel, yields
+to the participants' answers."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from collections.abc import Callable
 
 from dialectic.core import events as ev
 from dialectic.core.answers import extract_answer
-from dialectic.engine.judge_answer import own_answer
+from dialectic.engine.judge_answer import own_answer, unanimous
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import Script, ScriptedReply, default_reply, example_for_schema
 from dialectic.testing.harness import Harness, make_config
@@ -53,9 +54,29 @@ def test_a_judge_that_echoes_its_instructions_yields_to_the_vote(harness: Callab
 
 
 def test_a_judge_that_states_an_answer_decides_even_against_the_majority(harness: Callable[..., Harness]) -> None:
-    description, warnings = run(harness, "25 + 6 + 24 = 55.\nAnswer: 55", dict.fromkeys(ROLES, "54"))
+    description, warnings = run(harness, "25 + 6 + 24 = 55.\nAnswer: 55", {"architect": "54", "performance": "54"})
     assert description == "25 + 6 + 24 = 55.\nAnswer: 55"
-    assert not any("states no answer" in w for w in warnings)
+    assert not any("states no answer" in w or "theirs stands" in w for w in warnings)
+
+
+def test_a_judge_does_not_overrule_a_unanimous_panel(harness: Callable[..., Harness]) -> None:
+    description, warnings = run(harness, "25 + 6 + 24 = 54.\nAnswer: 54", {})
+    assert description.splitlines()[-1] == "Answer: 55"
+    assert "The judge's reply answered 54" in description
+    assert "against every participant's answer, so theirs stands: 55 ×3 (3 of 3 agree)" in description
+    assert extract_answer(description, "numeric").answer == "55"
+    assert any("answers 54, against every participant's answer" in w for w in warnings)
+
+
+def test_a_judge_agreeing_with_the_panel_keeps_its_words(harness: Callable[..., Harness]) -> None:
+    description, warnings = run(harness, "25 + 6 + 24 = 55.\nAnswer: 55", {})
+    assert description == "25 + 6 + 24 = 55.\nAnswer: 55"
+    assert warnings == []
+
+
+def test_a_panel_with_a_silent_participant_is_not_unanimous(harness: Callable[..., Harness]) -> None:
+    description, _ = run(harness, "Answer: 54", {"kiss": None})
+    assert description == "Answer: 54"
 
 
 def test_the_solution_stands_when_nobody_stated_an_answer(harness: Callable[..., Harness]) -> None:
@@ -88,3 +109,12 @@ def test_what_counts_as_an_answer_of_its_own() -> None:
     assert own_answer(ECHO, INSTRUCTIONS) is None  # the placeholder, copied
     assert own_answer("The participants voted without reaching consensus: weigh every proposal.", INSTRUCTIONS) is None
     assert own_answer("Answer:", INSTRUCTIONS) is None
+    assert own_answer('```json { "finalAnswer": "7" } ```', INSTRUCTIONS) == "7"  # a JSON reply's answer field
+
+
+def test_unanimity_needs_two_answers_all_the_same() -> None:
+    assert unanimous({"a": "55", "b": "55", "c": "55"}) == "55"
+    assert unanimous({"a": "55", "b": "54"}) is None
+    assert unanimous({"a": "55", "b": None}) is None
+    assert unanimous({"a": None, "b": None}) is None
+    assert unanimous({"a": "55"}) is None

@@ -3,8 +3,9 @@
 The answer is looked for in this order, and the first that yields one wins:
 
 1. the last ``\\boxed{...}``;
-2. the last explicit statement: "final answer", "the answer is", "answer:" (the number
-   after it on the same line; after an ``=`` there, the number after the last ``=``);
+2. the last explicit statement: "final answer", "the answer is", "answer:", a JSON key
+   ``"finalAnswer":`` (the number after it on the same line; after an ``=`` there, the number
+   after the last ``=``);
 3. the last number anywhere in the reply (numeric mode) or the last non-empty line
    (exact mode).
 
@@ -41,7 +42,7 @@ _MINUS_SIGNS = {"\u2212": "-", "\u2013": "-", "\u2012": "-", "\ufe63": "-", "\uf
 _NUMBER = re.compile(r"(?:(?<![\w)\]])-)?(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\d)")
 _BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _MARKER = re.compile(
-    r"final\s+answer(?:\s+(?:is|was|would\s+be))?\s*[:=]?|the\s+answer\s+(?:is|was|would\s+be)\s*[:=]?|\banswer\s*:",
+    r"final(?:\s+|_?)answer\"?(?:\s+(?:is|was|would\s+be))?\s*[:=]?|the\s+answer\s+(?:is|was|would\s+be)\s*[:=]?|\banswer\s*:",
     re.IGNORECASE,
 )
 _PLAIN_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+")
