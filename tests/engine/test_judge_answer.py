@@ -1,4 +1,4 @@
-"""A judge that states no answer to a question with one right answer, or one against a unanimous panel, yields
+"""A judge that states no answer to a question with one right answer, or one against the participants' majority, yields
 to the participants' answers."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from dialectic.core import events as ev
 from dialectic.core.answers import extract_answer
-from dialectic.engine.judge_answer import own_answer, unanimous
+from dialectic.engine.judge_answer import majority, own_answer
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import Script, ScriptedReply, default_reply, example_for_schema
 from dialectic.testing.harness import Harness, make_config
@@ -53,8 +53,10 @@ def test_a_judge_that_echoes_its_instructions_yields_to_the_vote(harness: Callab
     assert any("states no answer of its own" in w and "3 of 3 agree" in w for w in warnings)
 
 
-def test_a_judge_that_states_an_answer_decides_even_against_the_majority(harness: Callable[..., Harness]) -> None:
-    description, warnings = run(harness, "25 + 6 + 24 = 55.\nAnswer: 55", {"architect": "54", "performance": "54"})
+def test_a_judge_that_states_an_answer_decides_where_the_participants_have_no_majority(
+    harness: Callable[..., Harness],
+) -> None:
+    description, warnings = run(harness, "25 + 6 + 24 = 55.\nAnswer: 55", {"architect": "54", "performance": "53"})
     assert description == "25 + 6 + 24 = 55.\nAnswer: 55"
     assert not any("states no answer" in w or "theirs stands" in w for w in warnings)
 
@@ -63,9 +65,15 @@ def test_a_judge_does_not_overrule_a_unanimous_panel(harness: Callable[..., Harn
     description, warnings = run(harness, "25 + 6 + 24 = 54.\nAnswer: 54", {})
     assert description.splitlines()[-1] == "Answer: 55"
     assert "The judge's reply answered 54" in description
-    assert "against every participant's answer, so theirs stands: 55 ×3 (3 of 3 agree)" in description
+    assert "against the participants' majority, so theirs stands: 55 ×3 (3 of 3 agree)" in description
     assert extract_answer(description, "numeric").answer == "55"
-    assert any("answers 54, against every participant's answer" in w for w in warnings)
+    assert any("answers 54, against the participants' majority" in w for w in warnings)
+
+
+def test_a_judge_does_not_overrule_a_majority(harness: Callable[..., Harness]) -> None:
+    description, _ = run(harness, "25 + 6 + 24 = 55.\nAnswer: 55", {"architect": "54", "performance": "54"})
+    assert description.splitlines()[-1] == "Answer: 54"
+    assert "so theirs stands: 54 ×2, 55 ×1 (2 of 3 agree)" in description
 
 
 def test_a_judge_agreeing_with_the_panel_keeps_its_words(harness: Callable[..., Harness]) -> None:
@@ -74,9 +82,11 @@ def test_a_judge_agreeing_with_the_panel_keeps_its_words(harness: Callable[..., 
     assert warnings == []
 
 
-def test_a_panel_with_a_silent_participant_is_not_unanimous(harness: Callable[..., Harness]) -> None:
-    description, _ = run(harness, "Answer: 54", {"kiss": None})
+def test_a_majority_counts_the_silent_participants(harness: Callable[..., Harness]) -> None:
+    description, _ = run(harness, "Answer: 54", {"architect": None, "kiss": None})  # 1 of 3 is no majority
     assert description == "Answer: 54"
+    description, _ = run(harness, "Answer: 54", {"kiss": None})  # 2 of 3 is
+    assert description.splitlines()[-1] == "Answer: 55"
 
 
 def test_the_solution_stands_when_nobody_stated_an_answer(harness: Callable[..., Harness]) -> None:
@@ -112,9 +122,13 @@ def test_what_counts_as_an_answer_of_its_own() -> None:
     assert own_answer('```json { "finalAnswer": "7" } ```', INSTRUCTIONS) == "7"  # a JSON reply's answer field
 
 
-def test_unanimity_needs_two_answers_all_the_same() -> None:
-    assert unanimous({"a": "55", "b": "55", "c": "55"}) == "55"
-    assert unanimous({"a": "55", "b": "54"}) is None
-    assert unanimous({"a": "55", "b": None}) is None
-    assert unanimous({"a": None, "b": None}) is None
-    assert unanimous({"a": "55"}) is None
+def test_a_majority_is_more_than_half_of_two_or_more() -> None:
+    assert majority({"a": "55", "b": "55", "c": "55"}) == "55"
+    assert majority({"a": "55", "b": "54", "c": "55"}) == "55"
+    assert majority({"a": "55", "b": None, "c": "55"}) == "55"
+    assert majority({"a": "55", "b": "54", "c": "53"}) is None
+    assert majority({"a": "55", "b": "54"}) is None  # two must agree both
+    assert majority({"a": "55", "b": None}) is None
+    assert majority({"a": "55", "b": "54", "c": "55", "d": "54"}) is None  # half is not more than half
+    assert majority({"a": None, "b": None}) is None
+    assert majority({"a": "55"}) is None

@@ -1,12 +1,13 @@
-"""Decide the judged arms of a `dialectic bench` results file again, under the unanimity rule.
+"""Decide the judged arms of a `dialectic bench` results file again, under the majority rule.
 
-Since 2026-11-27 a judge's answer to a question with one right answer does not overrule a unanimous
-panel: when every reply of the last round states the same answer and the judge's final answer is
-another, the panel's answer stands (`dialectic.engine.judge_answer`). Items recorded before the rule
-are decided here again, exactly, from their recorded replies: only the final answer of an item whose
-last replies all agree can change. The rewritten file is a results file, for `bench_tables.py`:
+Since 2026-11-27 a judge's answer to a question with one right answer does not overrule the
+participants' majority: when more than half of the last round's replies state the same answer and
+the judge's final answer is another, the majority's answer stands (`dialectic.engine.judge_answer`).
+Items recorded before the rule are decided here again, exactly, from their recorded replies: only
+the final answer of an item whose last replies have a majority can change. The rewritten file is a
+results file, for `bench_tables.py`:
 
-    .venv/bin/python benchmarks/unanimity_replay.py benchmarks/results/word-problems-0.5b-convergence-gpu.json \\
+    .venv/bin/python benchmarks/majority_replay.py benchmarks/results/word-problems-0.5b-convergence-gpu.json \\
         -o /tmp/word-problems-replayed.json
     .venv/bin/python benchmarks/bench_tables.py benchmarks/results/word-problems-0.5b-gpu.json \\
         --named /tmp/word-problems-replayed.json="3 agents, replayed" --all-items
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from dialectic.core.answers import MatchMode, is_correct
+from dialectic.engine.judge_answer import majority
 
 STATED = ("boxed", "final-answer")
 """How a reply's answer was read when the reply stated it (the engine's tally counts only those)."""
@@ -31,13 +33,10 @@ def replayed(item: dict[str, Any], result: dict[str, Any]) -> dict[str, Any] | N
     if not result.get("judge") or not result.get("rounds"):
         return None
     last = result["rounds"][-1]
-    if len(last) < 2 or any(reply.get("method") not in STATED for reply in last):
-        return None  # the engine counts a stated answer only, not a reply's last number
-    answers = {reply.get("answer") for reply in last}
-    if len(answers) != 1 or None in answers:
-        return None
-    agreed = answers.pop()
-    if result.get("final") == agreed:
+    # the engine counts a stated answer only, not a reply's last number
+    answers = [reply.get("answer") if reply.get("method") in STATED else None for reply in last]
+    agreed = majority({str(k): answer for k, answer in enumerate(answers)})
+    if agreed is None or result.get("final") == agreed:
         return None
     correct = is_correct(agreed, str(item["truth"]), cast(MatchMode, item.get("match") or "numeric"))
     return {**result, "final": agreed, "correct": correct, "outcome": "correct" if correct else "wrong"}
@@ -65,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     document["arms"] = []  # the summaries are recomputed from the items when the file is read
     args.output.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"{len(changed)} item results decided otherwise under the unanimity rule")
+    print(f"{len(changed)} item results decided otherwise under the majority rule")
     for line in changed:
         print(f"  {line}")
     return 0
