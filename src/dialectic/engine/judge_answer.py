@@ -62,11 +62,8 @@ def last_answers(ctx: RunState, instructions: str) -> dict[str, str | None]:
 
 def majority(answers: dict[str, str | None]) -> str | None:
     """The answer more than half of the participants stated, when there are two or more participants."""
-    given = [answer for answer in answers.values() if answer is not None]
-    for answer in dict.fromkeys(given):
-        if len(answers) >= 2 and 2 * given.count(answer) > len(answers):
-            return answer
-    return None
+    tally = weighted_vote([Ballot(answer) for answer in answers.values()])  # unweighted: the winner is the most given
+    return tally.winner if len(answers) >= 2 and 2 * tally.agreeing > len(answers) else None
 
 
 def _positions(contributions: Iterable[Contribution], kind: str) -> list[Contribution]:
