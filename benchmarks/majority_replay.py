@@ -59,7 +59,10 @@ def main(argv: list[str] | None = None) -> int:
                     moved = f"{result.get('final')} → {decided['final']}"
                     changed.append(f"item {item['index']} ({arm}): {moved}, {was} → {now}")
                     item["arms"][arm] = decided
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except KeyError as exc:
+        print(f"error: {args.file}: not a results file of dialectic bench (no {exc} in it)", file=sys.stderr)
+        return 2
+    except (OSError, ValueError, TypeError) as exc:
         print(f"error: {args.file}: {exc}", file=sys.stderr)
         return 2
     document["arms"] = []  # the summaries are recomputed from the items when the file is read
