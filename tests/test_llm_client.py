@@ -73,6 +73,15 @@ def test_structured_output_that_never_validates_reports_the_error() -> None:
     assert result.completion.usage.total_tokens > 0
 
 
+def test_a_repair_that_cannot_fit_the_window_is_not_made() -> None:
+    long_invalid = "Here is my answer: " + "very " * 20 + "good."
+    provider = ScriptedProvider(replies=[long_invalid, "{}"], window=30)
+    result = asyncio.run(LLMClient(provider, retry=FAST).complete_structured(request(), ConfidenceOutput))
+    assert result.value is None and result.completion.text == long_invalid
+    assert result.error is not None and "no room in the context window" in result.error
+    assert len(provider.refused) == 1 and len(provider.calls) == 1  # the repair was refused, not answered
+
+
 def test_schema_is_sent_with_camel_case_names() -> None:
     from dialectic.agents.outputs import SynthesisOutput
 

@@ -10,6 +10,7 @@ import pytest
 
 from dialectic.cluster.connection import RAY_MISSING, forwarded_env
 from dialectic.cluster.limits import EndpointLimiter
+from dialectic.cluster.workers import ClusterWorker, WorkerClosed
 from dialectic.core.config import AgentConfig, DebateSettings
 from dialectic.engine.roster import ClientFactory
 from dialectic.llm.registry import ProviderPool
@@ -54,6 +55,36 @@ def test_a_ticket_withdrawn_before_it_arrives_is_not_served_and_a_dead_holders_s
         assert (await limiter.stats())["held"] == 1
 
     asyncio.run(scenario())
+
+
+def test_closing_a_worker_ends_its_work_after_the_work_saved_itself_and_starts_no_more() -> None:
+    async def scenario() -> tuple[int, list[str], bool]:
+        worker = ClusterWorker()
+        saved: list[str] = []
+        started = asyncio.Event()
+
+        async def debate(name: str) -> str:
+            try:
+                started.set()
+                await asyncio.Event().wait()  # a debate under way
+            except asyncio.CancelledError:
+                await asyncio.sleep(0)  # its interruption is saved (an await of its own)
+                saved.append(name)
+                raise
+            return name
+
+        call = asyncio.ensure_future(worker.working(lambda: debate("d1")))
+        await started.wait()
+        ended = await worker.close()
+        refused = False
+        try:
+            await worker.working(lambda: debate("d2"))
+        except WorkerClosed:
+            refused = True
+        assert call.cancelled()  # the call that ran it ends with it
+        return ended, saved, refused
+
+    assert asyncio.run(scenario()) == (1, ["d1"], True)
 
 
 def test_the_workers_get_the_provider_keys_and_base_urls() -> None:

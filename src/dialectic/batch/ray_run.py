@@ -74,6 +74,9 @@ class DebateWorker(ClusterWorker):
 
     async def run(self, item_id: str) -> dict[str, Any]:
         """The result line of ``item_id``'s debate: resumed when it has one (an earlier worker died), else new."""
+        return await self.working(lambda: self._run(item_id))
+
+    async def _run(self, item_id: str) -> dict[str, Any]:
         job = self._job
         if self._store is None:  # opened on the event loop's thread, where every call runs
             self._store = BatchStore(Path(job.batch_path))
@@ -141,7 +144,7 @@ class RayBatchRun:
             for slot in slots:
                 slot.cancel()
             await asyncio.gather(*slots, return_exceptions=True)
-            await cancel_refs(ray, list(self._in_flight))
+            await cancel_refs(ray, list(self._in_flight), self._workers)
         for item in self.store.items(self.run_id):  # every worker gone for good: what is left fails
             if not item.finished:
                 self._finish(empty_record(item.id, item.debate_id, 0.0, "no Ray worker was left to run it"))

@@ -75,6 +75,9 @@ class BenchWorker(ClusterWorker):
         self._env: ArmEnv | None = None
 
     async def run(self, arm: str, item: Item) -> ItemResult | Stopped:
+        return await self.working(lambda: self._run(arm, item))
+
+    async def _run(self, arm: str, item: Item) -> ItemResult | Stopped:
         if self._env is None:  # built on the event loop, where every call runs
             pool = ProviderPool(shared_limits=RayLimits.by_name(self._limiter_names, self.token))
             self._env = env_for(self._spec, pool, RetryPolicy())
@@ -129,7 +132,7 @@ class RayBench:
         try:
             await gather_or_cancel(self._slot(i % count) for i in range(slots))
         finally:
-            await cancel_refs(ray, list(self._in_flight))
+            await cancel_refs(ray, list(self._in_flight), self._workers)
         left = pending(self.task, arms, self.store.done(self.spec.id))
         if left:
             raise DialecticError(

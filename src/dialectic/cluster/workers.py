@@ -12,27 +12,63 @@ import asyncio
 import os
 import socket
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from dialectic.cluster.limits import Limiters
 
 RESTART_WAIT_S = 120.0
 """How long the driver waits for a dead worker to be restarted before it stops handing it work."""
+CLOSE_WAIT_S = 30.0
+"""How long a driver on its way out waits for its workers to end the work they were running."""
+
+T = TypeVar("T")
+
+
+class WorkerClosed(Exception):
+    """Work handed to a worker after the driver closed it: not started."""
 
 
 class ClusterWorker:
-    """The base of a worker actor's body: its holder token (a restarted process has a new one) and ident."""
+    """The base of a worker actor's body: its holder token (a restarted process has a new one) and ident.
+
+    Each piece of work runs through :meth:`working`, as a task of its own, so that :meth:`close` can
+    end it and wait for it on the worker, whatever Ray's cancellation of the call did or did not reach
+    (a call cancelled while it was being handed over may still start): a debate saves itself as
+    interrupted there, before the driver exits and the worker process goes with it.
+    """
 
     def __init__(self) -> None:
         self.token = uuid.uuid4().hex
         """Names this worker process as a slot holder: a restarted worker has a new one."""
+        self._work: set[asyncio.Task[Any]] = set()
+        self._closed = False
 
     async def ident(self) -> tuple[str, int, str]:
         """This worker's holder token, process id and host."""
         return self.token, os.getpid(), socket.gethostname()
+
+    async def working(self, work: Callable[[], Awaitable[T]]) -> T:
+        """Run ``work`` as a task :meth:`close` can end (a cancelled call cancels it too)."""
+        if self._closed:
+            raise WorkerClosed("this worker was closed by its driver")
+        task: asyncio.Task[T] = asyncio.ensure_future(work())
+        self._work.add(task)
+        try:
+            return await task
+        finally:
+            self._work.discard(task)
+
+    async def close(self) -> int:
+        """Start no more work; cancel the work running and wait until it has ended; how much there was."""
+        self._closed = True
+        running = [task for task in self._work if not task.done()]
+        for task in running:
+            task.cancel()
+        await asyncio.gather(*running, return_exceptions=True)
+        return len(running)
 
 
 @dataclass
@@ -90,13 +126,21 @@ async def revive(ray: Any, worker: Worker, token: str, limiters: Limiters, note:
             return
 
 
-async def cancel_refs(ray: Any, refs: Sequence[Any], timeout_s: float = 15.0) -> None:
-    """On the way out (Ctrl-C, SIGTERM): cancel the calls still running on the workers, and wait a while
-    for them to end (a debate saves itself as interrupted)."""
-    if not refs:
-        return
+async def cancel_refs(
+    ray: Any, refs: Sequence[Any], workers: Sequence[Worker] = (), timeout_s: float = CLOSE_WAIT_S
+) -> None:
+    """On the way out (Ctrl-C, SIGTERM): cancel the calls still running on the workers, close the workers
+    (no more work starts; the work running ends: a debate saves itself as interrupted), and wait a while
+    for all of it to end."""
     for ref in refs:
         with suppress(Exception):  # already finished, or its worker is gone
             ray.cancel(ref)
+    closing = []
+    for worker in workers:
+        if worker.alive:
+            with suppress(Exception):  # its process is gone
+                closing.append(worker.handle.close.remote())
+    if not refs and not closing:
+        return
     with suppress(Exception):  # what did not end in time is left to the cluster
-        await asyncio.wait_for(asyncio.gather(*refs, return_exceptions=True), timeout=timeout_s)
+        await asyncio.wait_for(asyncio.gather(*refs, *closing, return_exceptions=True), timeout=timeout_s)

@@ -246,6 +246,9 @@ class LLMClient:
     ) -> StructuredResult[M]:
         """Ask for JSON matching ``output_type``; validate; repair once; else return ``value=None``.
 
+        A repair shows the model its invalid reply: when that cannot fit the context window the
+        repair is not made, and the result is the unrepaired reply (``value=None``), not a failure.
+
         With ``shape``, the schema sent requires every field and narrows the fields it names
         (:mod:`dialectic.llm.schema_shape`); the reply is still validated against ``output_type``."""
         sent = shaped_schema(output_type, shape) if shape is not None else output_type.model_json_schema(by_alias=True)
@@ -262,7 +265,11 @@ class LLMClient:
                 Message("user", render(REPAIR_PROMPT, error=error or "the reply was not JSON")),
             )
         )
-        repaired = await self.complete(repair, on_retry=on_retry)
+        try:
+            repaired = await self.complete(repair, on_retry=on_retry)
+        except ContextWindowExceeded:
+            # The invalid reply shown back makes the prompt too long for the window: no room to repair it.
+            return StructuredResult(None, completion, f"{error}; no room in the context window to repair it")
         total = replace(
             repaired,
             usage=completion.usage + repaired.usage,
