@@ -31,9 +31,9 @@ from dialectic.engine.fitting import Shapes, fitted
 from dialectic.engine.memory import round_memories
 from dialectic.engine.protocols import TurnPlan
 from dialectic.engine.run_state import RunState, contribution_from
-from dialectic.engine.summaries import summary_from
+from dialectic.engine.summaries import summarized, summary_from
 from dialectic.engine.watchdog import wait_while_progressing
-from dialectic.engine.window_shapes import Discussion, source_shapes, turn_shapes
+from dialectic.engine.window_shapes import Discussion, turn_shapes
 
 
 async def run_turns(ctx: RunState, number: int, plan: TurnPlan) -> None:
@@ -97,19 +97,7 @@ async def _summary(ctx: RunState, agent: DebateAgent, number: int, earlier: list
         completion = await ctx.announce(
             agent,
             "summarizing",
-            fitted(
-                ctx,
-                agent,
-                "summarizing",
-                source_shapes(fresh, lambda rounds: rounds_text(rounds, names)),
-                lambda text: agent.summarize(
-                    problem=ctx.problem,
-                    history=text,
-                    previous=previous,
-                    warnings=warnings,
-                    on_retry=ctx.retry_hook(agent, "summarizing"),
-                ),
-            ),
+            summarized(ctx, agent, fresh, previous, warnings),
             round_number=number,
             kind="summary",
         )

@@ -63,9 +63,9 @@ from dialectic.engine.files_access import with_tools_fallback
 from dialectic.engine.fitting import Shapes, fitted
 from dialectic.engine.memory import round_memories
 from dialectic.engine.run_state import RunState, contribution_from, failed_contribution
-from dialectic.engine.summaries import summary_from
+from dialectic.engine.summaries import summarized, summary_from
 from dialectic.engine.watchdog import wait_while_progressing
-from dialectic.engine.window_shapes import History, history_shapes, source_shapes
+from dialectic.engine.window_shapes import History, history_shapes
 from dialectic.llm.base import Completion
 
 T = TypeVar("T")
@@ -585,19 +585,7 @@ class DebateWork:
                 ("summary", number, agent.id),
                 agent,
                 "summarizing",
-                fitted(
-                    ctx,
-                    agent,
-                    "summarizing",
-                    source_shapes(fresh, lambda rounds: rounds_text(rounds, names)),
-                    lambda text: agent.summarize(
-                        problem=ctx.problem,
-                        history=text,
-                        previous=previous,
-                        warnings=warnings,
-                        on_retry=ctx.retry_hook(agent, "summarizing"),
-                    ),
-                ),
+                summarized(ctx, agent, fresh, previous, warnings),
             )
         except ProviderError as exc:
             if not forced:
