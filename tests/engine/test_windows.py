@@ -190,3 +190,20 @@ def test_a_window_too_small_for_the_reply_is_a_config_error() -> None:
         SystemConfig.model_validate(
             {"agents": [{"id": "a", "name": "A", "role": "architect", "contextWindow": 1000, "maxTokens": 1000}]}
         )
+
+
+def test_a_judge_reply_too_long_to_be_shown_back_for_repair_is_the_solution(harness: Callable[..., Harness]) -> None:
+    rambling = " ".join(["The limiter keeps a token bucket per key and sheds load early."] * 45)
+
+    def judge_rambles(request: CompletionRequest) -> Script:
+        return ScriptedReply(text=rambling) if request.tag.startswith("synthesis") else wordy(request)
+
+    h = harness(judge_rambles)
+    config = sized(make_config(agents=2, rounds=3, contextStrategy="slide"), judge=1200)
+    unsummarized = config.judge.model_copy(update={"summarization": SummarizationOverride(enabled=False)})
+    state = h.start(config.model_copy(update={"judge": unsummarized}))
+    assert state.status == "completed"
+    assert state.final_solution is not None and state.final_solution.description == rambling
+    assert not state.final_solution.structured
+    assert warnings(h, "no room in the context window to repair it")
+    assert len([c for c in h.provider.calls if c.tag.startswith("synthesis")]) == 1  # the repair was not sent
