@@ -106,6 +106,23 @@ def test_the_stated_answer(text: str, answer: str | None) -> None:
     assert stated_answer(text) == answer
 
 
+@pytest.mark.parametrize(
+    ("text", "answer"),
+    [
+        ('```json\n{ "finalAnswer": "2010-04-17" }\n```', "2010-04-17"),
+        ('```json\n{ "answer": "2013-12-25" }\n```', "2013-12-25"),
+        ('{"Final Answer": "2028-03-07"}', "2028-03-07"),
+        ('{"answer": "True"}', "true"),
+        ('{"answer": 42}', "42"),
+    ],
+)
+def test_an_answer_in_a_json_object_is_read_whole(text: str, answer: str) -> None:
+    """A judge asked for JSON often answers in an object of its own: its quoted date is the date, not
+    its year, and the key ``"answer"`` states it as ``Answer:`` would."""
+    assert stated_answer(text) == answer
+    assert extract_answer(text, "exact").answer == answer
+
+
 def test_every_stated_answer_deciding_last() -> None:
     assert stated_answers("Answer: 54\nAnswer: 53\n\\boxed{55}") == ["54", "53", "55"]
 

@@ -61,6 +61,13 @@ def test_a_judge_that_states_an_answer_decides_where_the_participants_have_no_ma
     assert not any("states no answer" in w or "theirs stands" in w for w in warnings)
 
 
+def test_a_judge_answering_in_a_json_object_of_its_own_decides_a_split(harness: Callable[..., Harness]) -> None:
+    """The 0.5B judge often writes ``{"answer": "55"}`` in its description: an answer of its own."""
+    description, warnings = run(harness, '```json\n{ "answer": "55" }\n```', {"architect": "54", "performance": "53"})
+    assert extract_answer(description, "numeric").answer == "55"
+    assert not any("states no answer" in w or "theirs stands" in w for w in warnings)
+
+
 def test_a_judge_does_not_overrule_a_unanimous_panel(harness: Callable[..., Harness]) -> None:
     description, warnings = run(harness, "25 + 6 + 24 = 54.\nAnswer: 54", {})
     assert description.splitlines()[-1] == "Answer: 55"

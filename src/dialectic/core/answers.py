@@ -4,8 +4,8 @@ The answer is looked for in this order, and the first that yields one wins:
 
 1. the last ``\\boxed{...}``;
 2. the last explicit statement: "final answer", "the answer is", "answer:", a JSON key
-   ``"finalAnswer":`` (the number after it on the same line; after an ``=`` there, the number
-   after the last ``=``);
+   ``"finalAnswer":`` or ``"answer":`` (the number after it on the same line; after an ``=``
+   there, the number after the last ``=``);
 3. the last number anywhere in the reply (numeric mode) or the last non-empty line
    (exact mode).
 
@@ -42,7 +42,8 @@ _MINUS_SIGNS = {"\u2212": "-", "\u2013": "-", "\u2012": "-", "\ufe63": "-", "\uf
 _NUMBER = re.compile(r"(?:(?<![\w)\]])-)?(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\d)")
 _BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _MARKER = re.compile(
-    r"final(?:\s+|_?)answer\"?(?:\s+(?:is|was|would\s+be))?\s*[:=]?|the\s+answer\s+(?:is|was|would\s+be)\s*[:=]?|\banswer\s*:",
+    r"final(?:\s+|_?)answer[\"']?(?:\s+(?:is|was|would\s+be))?\s*[:=]?|the\s+answer\s+(?:is|was|would\s+be)\s*[:=]?|"
+    r"\banswer[\"']?\s*:",
     re.IGNORECASE,
 )
 _PLAIN_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+")
@@ -50,6 +51,8 @@ _TEXT_WRAPPER = re.compile(r"\\(?:text|mathrm|textbf|textit|texttt|mathbf|mathit
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
 _PLACEHOLDER = re.compile(r"\b(?:your|final)\s+answer\b|^(?:boxed\s+)?answer$")
 """An instruction's placeholder, normalised: ``your answer``, ``<final answer>``, ``<answer>``."""
+_WRAPPING = "*`$.\"'{}[](),; \t"
+"""What may wrap a stated value: emphasis, code, quotes, a JSON object's braces and commas."""
 _PUNCTUATION = str.maketrans({ch: " " for ch in string.punctuation})
 _MONTH_NAMES = (
     "january",
@@ -117,7 +120,7 @@ def normalize_text(text: str) -> str:
 
 def _date(text: str) -> str | None:
     """``YYYY-MM-DD`` when ``text`` (lower case) is one valid date and nothing else, else ``None``."""
-    text = " ".join(text.strip().strip("*`$.").split())
+    text = " ".join(text.strip().strip(_WRAPPING).split())
     for pattern in _DATES:
         found = pattern.fullmatch(text)
         if found is None:
@@ -191,7 +194,7 @@ def _reading(segment: str) -> str | None:
     if "=" in segment:
         segment = segment.rsplit("=", 1)[1]
     words = segment.split()
-    for candidate in (segment, words[0] if words else ""):
+    for candidate in (segment, words[0].strip(_WRAPPING) if words else ""):
         day = _date(unicodedata.normalize("NFKC", candidate).lower())
         if day is not None:
             return day
