@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from dialectic.llm.openai_provider import OpenAIProvider
 from dialectic.store import DebateStore, MemoryStore, SqliteStore
 from tests.postgres_cluster import Unavailable, cluster, empty
 
@@ -16,6 +17,20 @@ STORE_BACKENDS = ("sqlite", "memory", "postgres")
 """Every backend the store contract tests run on."""
 SHARED_BACKENDS = ("sqlite", "postgres")
 """The backends several connections (processes, machines) share: where two runners can compete."""
+
+
+@pytest.fixture(autouse=True)
+def _no_endpoint_memory_from_an_earlier_test() -> Iterator[None]:
+    """The OpenAI adapter remembers, per base URL, what each endpoint said (its window, its API, its
+    structured-output form) for the life of the process. A test's fake server listens on a port the
+    system picks, which may be the port of an earlier test's server: that server's answers must not
+    carry over (a strict server's window once read as a later, silent server's)."""
+    memories = (OpenAIProvider._windows, OpenAIProvider._responses_api, OpenAIProvider._formats)
+    for memory in memories:
+        memory.clear()
+    yield
+    for memory in memories:
+        memory.clear()
 
 
 @pytest.fixture(autouse=True)
