@@ -194,7 +194,7 @@ def _reading(segment: str) -> str | None:
     if "=" in segment:
         segment = segment.rsplit("=", 1)[1]
     words = segment.split()
-    for candidate in (segment, words[0].strip(_WRAPPING) if words else ""):
+    for candidate in (segment, words[0] if words else ""):
         day = _date(unicodedata.normalize("NFKC", candidate).lower())
         if day is not None:
             return day
