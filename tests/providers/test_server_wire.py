@@ -192,7 +192,6 @@ def test_a_refusal_for_length_carries_the_window_and_the_prompt_size() -> None:
 
 
 def test_the_window_is_learned_from_props_once_per_endpoint_and_model() -> None:
-    OpenAIProvider._windows.clear()
     with FakeLLMServer(strict=True, n_ctx=1536) as server:
 
         async def scenario(provider: OpenAIProvider) -> tuple[int | None, int | None]:
@@ -200,7 +199,6 @@ def test_the_window_is_learned_from_props_once_per_endpoint_and_model() -> None:
 
         first, second = run(server, scenario)
         asked = [p for p in server.paths() if p.endswith("/props")]
-    OpenAIProvider._windows.clear()
     assert first == second == 1536
     assert len(asked) == 1
 
