@@ -22,7 +22,7 @@ SHARED_BACKENDS = ("sqlite", "postgres")
 @pytest.fixture(autouse=True)
 def _no_endpoint_memory_from_an_earlier_test() -> Iterator[None]:
     """The OpenAI adapter remembers, per base URL, what each endpoint said (its window, its API, its
-    structured-output form) for the life of the process. A test's fake server listens on a port the
+    structured-output form) for ten minutes, process-wide. A test's fake server listens on a port the
     system picks, which may be the port of an earlier test's server: that server's answers must not
     carry over (a strict server's window once read as a later, silent server's)."""
     memories = (OpenAIProvider._windows, OpenAIProvider._responses_api, OpenAIProvider._formats)

@@ -85,7 +85,6 @@ def test_a_raw_newline_typed_inside_a_string_is_accepted() -> None:
 @pytest.mark.parametrize("responses_api", [True, False], ids=["responses", "chat"])
 def test_latex_survives_the_http_path_end_to_end(latex: str, responses_api: bool) -> None:
     """The fake server sends the judge's text; the OpenAI adapter and the client parse it."""
-    OpenAIProvider._responses_api.clear()
 
     async def ask(base_url: str) -> ConfidenceOutput | None:
         provider = OpenAIProvider(api_key="k", base_url=base_url)
@@ -98,7 +97,6 @@ def test_latex_survives_the_http_path_end_to_end(latex: str, responses_api: bool
 
     with FakeLLMServer(lambda request: ScriptedReply(text=judge_reply(latex)), responses_api=responses_api) as fake:
         value = asyncio.run(ask(fake.openai_base_url))
-    OpenAIProvider._responses_api.clear()
     assert value is not None and value.reasoning == f"The result is {latex}."
     assert fake.call_count == 1  # parsed the first time: no repair call
 

@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 
 from dialectic.llm.base import CompletionRequest
-from dialectic.llm.openai_provider import OpenAIProvider
 from dialectic.llm.scripted import Script, ScriptedReply
 from dialectic.testing.fake_server import FakeLLMServer
 
@@ -23,9 +22,7 @@ def _clean_environment(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL"):
         monkeypatch.setenv(name, "x")
         monkeypatch.delenv(name)
-    OpenAIProvider._responses_api.clear()
     yield
-    OpenAIProvider._responses_api.clear()
 
 
 def test_evaluators_score_through_the_openai_sdk(

@@ -20,14 +20,6 @@ T = TypeVar("T")
 Runner = Callable[..., Any]
 
 
-@pytest.fixture(autouse=True)
-def _forget_learned_endpoints() -> Iterator[None]:
-    """The Responses-API memory is process-wide by design; keep tests independent of each other."""
-    OpenAIProvider._responses_api.clear()
-    yield
-    OpenAIProvider._responses_api.clear()
-
-
 @pytest.fixture
 def official_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
     """The fake server on 127.0.0.1 counts as OpenAI's own endpoint (where ``api: auto`` means Responses)."""

@@ -15,6 +15,7 @@ import pytest
 
 from dialectic.core.errors import ContextWindowExceeded, ProviderUnavailable
 from dialectic.llm.base import Completion, CompletionRequest, JsonSchema, Message
+from dialectic.llm.endpoint_memory import MEMORY_TTL_S
 from dialectic.llm.openai_provider import (
     ListedModel,
     OpenAIProvider,
@@ -149,7 +150,6 @@ def test_a_server_that_refuses_json_schema_is_asked_for_json_object_then_nothing
     from dialectic.testing.faults import Fault
 
     refusal = json.dumps({"error": {"code": status, "message": message}})
-    OpenAIProvider._formats.clear()
     with FakeLLMServer() as server:
         server.inject(Fault("status", status=status, body=refusal))
 
@@ -162,7 +162,6 @@ def test_a_server_that_refuses_json_schema_is_asked_for_json_object_then_nothing
         server.inject(Fault("status", status=400, body=refusal))
         third = run(server, lambda p: p.complete(ask(json_schema=JsonSchema("answer", SCHEMA))))
         after = [r.body.get("response_format", {}).get("type") for r in server.requests][len(formats) :]
-    OpenAIProvider._formats.clear()
     # the refusal, its retry as json_object (with the schema), the next call as json_object from the start
     assert formats == ["json_schema", "json_object", "json_object"]
     assert server.requests[1].body["response_format"]["schema"] == SCHEMA
@@ -174,12 +173,11 @@ def test_a_plain_server_error_on_a_structured_call_is_not_taken_for_a_refusal() 
     from dialectic.core.errors import ProviderUnavailable as Unavailable
     from dialectic.testing.faults import Fault
 
-    OpenAIProvider._formats.clear()
     with FakeLLMServer() as server:
         server.inject(Fault("status", status=500, body='{"error": {"message": "out of memory"}}'))
         with pytest.raises(Unavailable):
             run(server, lambda p: p.complete(ask(json_schema=JsonSchema("answer", SCHEMA))))
-    assert OpenAIProvider._formats == {}
+    assert OpenAIProvider._formats.values() == []
 
 
 def test_a_refusal_for_length_carries_the_window_and_the_prompt_size() -> None:
@@ -201,6 +199,50 @@ def test_the_window_is_learned_from_props_once_per_endpoint_and_model() -> None:
         asked = [p for p in server.paths() if p.endswith("/props")]
     assert first == second == 1536
     assert len(asked) == 1
+
+
+def test_a_window_is_asked_again_after_a_while_so_a_restarted_server_is_met_as_it_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A long-lived process (``dialectic serve``) must not keep a window a server had before it was
+    restarted on the same address with another ``-c``."""
+    now = [0.0]
+    monkeypatch.setattr(OpenAIProvider._windows, "clock", lambda: now[0])
+    with FakeLLMServer(strict=True, n_ctx=1536) as server:
+
+        async def scenario(provider: OpenAIProvider) -> list[int | None]:
+            seen = [await provider.context_window("qwen-small")]
+            server.n_ctx = 4096  # the same address, restarted with a larger window
+            now[0] = MEMORY_TTL_S - 1
+            seen.append(await provider.context_window("qwen-small"))
+            now[0] = MEMORY_TTL_S
+            seen.append(await provider.context_window("qwen-small"))
+            return seen
+
+        seen = run(server, scenario)
+        asked = [p for p in server.paths() if p.endswith("/props")]
+    assert seen == [1536, 1536, 4096]
+    assert len(asked) == 2
+
+
+def test_an_endpoint_that_cannot_be_reached_is_forgotten() -> None:
+    url = closed_port_url()
+
+    async def main() -> None:
+        provider = OpenAIProvider(api_key="k", base_url=url, timeout_s=5.0)
+        endpoint = provider._endpoint
+        OpenAIProvider._windows[(endpoint, "qwen-small")] = 1536
+        OpenAIProvider._formats[endpoint] = "json_object"
+        OpenAIProvider._windows[("http://elsewhere/v1/", "qwen-small")] = 2048
+        try:
+            await provider.complete(ask())
+        finally:
+            await provider.aclose()
+
+    with pytest.raises(ProviderUnavailable):
+        asyncio.run(main())
+    assert list(OpenAIProvider._windows.values()) == [2048]
+    assert OpenAIProvider._formats.values() == []
 
 
 def test_the_window_from_a_listing_or_the_known_table() -> None:

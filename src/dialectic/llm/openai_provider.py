@@ -5,7 +5,8 @@ Which API a completion uses is the agent's ``api`` setting: ``chat`` (Chat Compl
 endpoint, Chat Completions on every other base URL, the lingua franca of compatible servers
 (llama.cpp's ``llama-server``, Ollama, vLLM, LM Studio). Predictable, no probing: under ``auto``
 OpenAI's endpoint falls back to Chat Completions only if its Responses API is missing (404, 405,
-501), remembered per endpoint for the life of the process.
+501), remembered per endpoint (for ten minutes, or until the endpoint cannot be reached: see
+:mod:`dialectic.llm.endpoint_memory`).
 Streaming always uses Chat Completions, which every compatible server speaks.
 
 What a real server says is not taken on trust where it can hide a failure: a reply whose output
@@ -59,6 +60,7 @@ from dialectic.llm.base import (
     TokenLogprob,
     ToolCall,
 )
+from dialectic.llm.endpoint_memory import EndpointMemory
 from dialectic.llm.json_text import parse_json_text
 from dialectic.llm.provider_errors import SdkErrors, StatusDetails, translate
 from dialectic.llm.retry import is_about_model
@@ -400,13 +402,20 @@ class OpenAIProvider:
 
     supports_tools = True
 
-    _responses_api: ClassVar[dict[str, bool]] = {}
-    """Per endpoint (base URL): True once its Responses API answered, False once it was found missing."""
-    _formats: ClassVar[dict[str, str]] = {}
+    _responses_api: ClassVar[EndpointMemory[str, bool]] = EndpointMemory()
+    """Per endpoint (base URL): False once its Responses API was found missing."""
+    _formats: ClassVar[EndpointMemory[str, str]] = EndpointMemory()
     """Per endpoint, the structured-output form its Chat Completions took, when it refused the first one
     (see :data:`STRUCTURED_FORMATS`): asked that way from then on."""
-    _windows: ClassVar[dict[tuple[str, str], int | None]] = {}
+    _windows: ClassVar[EndpointMemory[tuple[str, str], int | None]] = EndpointMemory()
     """Per endpoint and model: the context window the server said (``None``: it did not say)."""
+
+    @classmethod
+    def forget(cls, endpoint: str) -> None:
+        """Drop what ``endpoint`` said: the next call asks again (it could not be reached, so what
+        answers there next may be another server)."""
+        for memory in (cls._responses_api, cls._formats, cls._windows):
+            memory.forget(endpoint)
 
     def __init__(
         self,
@@ -453,8 +462,9 @@ class OpenAIProvider:
     async def context_window(self, model: str) -> int | None:
         """The context window one request to ``model`` gets, as the server says, or ``None``.
 
-        Asked once per endpoint and model: llama-server's ``/props`` (the per-slot ``n_ctx``: ``-np 4
-        -c 8192`` gives each request 2,048), then the server's ``/models`` entry for the model when it
+        Asked once per endpoint and model (again after a while: see :class:`EndpointMemory`):
+        llama-server's ``/props`` (the per-slot ``n_ctx``: ``-np 4 -c 8192`` gives each request
+        2,048), then the server's ``/models`` entry for the model when it
         carries a length (vLLM's ``max_model_len``, ``context_length``, ``context_window``), then the
         table of known hosted models. Never raises: a server that says nothing gives ``None``.
         """
@@ -504,6 +514,8 @@ class OpenAIProvider:
             return None
 
     def _translate(self, error: Exception, request: CompletionRequest) -> ProviderError:
+        if isinstance(error, openai.APIConnectionError) and not isinstance(error, openai.APITimeoutError):
+            self.forget(self._endpoint)
         translated = translate_error(
             error, provider=self.name, model=request.model, timeout_s=request.timeout_s or self.timeout_s
         )
