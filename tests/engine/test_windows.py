@@ -135,6 +135,19 @@ def test_a_refusal_teaches_the_window_once_and_the_shrunk_prompt_goes_again(harn
     assert {use.source for use in again.windows.values()} == {"remembered"}
 
 
+def test_what_the_server_says_now_comes_before_what_a_refusal_taught_an_earlier_debate(
+    harness: Callable[..., Harness],
+) -> None:
+    """A local server restarted on the same address with a larger ``-c`` must not keep the old
+    server's window for every later debate in the store."""
+    h = harness(wordy, window=100_000)
+    h.store.remember_window("scripted", "m", 900)  # type: ignore[attr-defined]  # the old server's refusal
+    state = h.start(make_config(agents=3, rounds=4, **LATE))
+    assert state.status == "completed" and h.provider.refused == []
+    assert {(use.window, use.source) for use in state.windows.values()} == {(100_000, "server")}
+    assert not any(use.fired for use in state.windows.values())  # no prompt was shrunk to the old window
+
+
 def test_a_refusal_naming_no_window_teaches_a_ceiling_under_the_refused_prompt(
     harness: Callable[..., Harness],
 ) -> None:

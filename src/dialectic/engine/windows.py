@@ -1,11 +1,14 @@
 """Each participant's context window: knowing it, counting every prompt against it, the two thresholds.
 
 A participant's window (agents and the judge) is, in this order: its ``contextWindow`` in the
-configuration; a window learned from a refusal and kept in the store for its endpoint and model
-(:class:`~dialectic.store.base.WindowMemory`), or in this debate's own record; what its provider
-says (:func:`~dialectic.llm.windows.learn_window`); else unknown until a server refuses a prompt
-as too long (:class:`~dialectic.core.errors.ContextWindowExceeded`), which teaches it: the ``n_ctx``
-the server named, or, when it named none, :data:`REFUSAL_CEILING` of the prompt's counted size.
+configuration; what its provider says now (:func:`~dialectic.llm.windows.learn_window`); a window
+learned from a refusal and kept in the store for its endpoint and model
+(:class:`~dialectic.store.base.WindowMemory`), or in this debate's own record; else unknown until a
+server refuses a prompt as too long (:class:`~dialectic.core.errors.ContextWindowExceeded`), which
+teaches it: the ``n_ctx`` the server named, or, when it named none, :data:`REFUSAL_CEILING` of the
+prompt's counted size. What the server says comes before what a refusal taught an earlier debate:
+a server restarted on the same address with another ``-c`` is met as it is now (a server that
+says one window and refuses at a smaller one costs one refusal a debate, which teaches it again).
 
 Every request a participant sends passes a :class:`WindowGate` (a request observer, see
 :mod:`dialectic.llm.observe`) that counts it (:func:`~dialectic.llm.windows.count_prompt`) and
@@ -429,14 +432,16 @@ class WindowBook:
         known = self._servers.get(key)
         if known is not None:
             return known
-        remembered = self._remembered(endpoint, speaker.config.model)
-        if remembered is not None:
+        told = await learn_window(speaker.client.provider, speaker.config.model)
+        remembered = self._remembered(endpoint, speaker.config.model) if told is None else None
+        if told is not None:
+            known = ServerWindow(told, "server")
+        elif remembered is not None:
             known = ServerWindow(remembered, "remembered")
         elif saved is not None and saved.window is not None and saved.source in ("refusal", "remembered"):
             known = ServerWindow(saved.window, saved.source)
         else:
-            told = await learn_window(speaker.client.provider, speaker.config.model)
-            known = ServerWindow(told, "server" if told is not None else None)
+            known = ServerWindow()
         self._servers[key] = known
         return known
 
