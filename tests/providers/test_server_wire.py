@@ -225,7 +225,8 @@ def test_a_window_is_asked_again_after_a_while_so_a_restarted_server_is_met_as_i
     assert len(asked) == 2
 
 
-def test_an_endpoint_that_cannot_be_reached_is_forgotten() -> None:
+@pytest.mark.parametrize("call", ["complete", "models"])
+def test_an_endpoint_that_cannot_be_reached_is_forgotten(call: str) -> None:
     url = closed_port_url()
 
     async def main() -> None:
@@ -235,7 +236,7 @@ def test_an_endpoint_that_cannot_be_reached_is_forgotten() -> None:
         OpenAIProvider._formats[endpoint] = "json_object"
         OpenAIProvider._windows[("http://elsewhere/v1/", "qwen-small")] = 2048
         try:
-            await provider.complete(ask())
+            await (provider.complete(ask()) if call == "complete" else provider.models())
         finally:
             await provider.aclose()
 

@@ -495,6 +495,7 @@ class OpenAIProvider:
             response = await self._client.get("/models", cast_to=httpx2.Response)
             listing = response.json()
         except (openai.OpenAIError, ValueError) as error:
+            self._forget_if_unreachable(error)
             raise translate_error(error, provider=self.name, model="", timeout_s=self.timeout_s) from error
         entries = listing.get("data") if isinstance(listing, dict) else None
         if not isinstance(entries, list):
@@ -513,9 +514,12 @@ class OpenAIProvider:
         except (openai.OpenAIError, httpx2.HTTPError, ValueError):
             return None
 
-    def _translate(self, error: Exception, request: CompletionRequest) -> ProviderError:
+    def _forget_if_unreachable(self, error: Exception) -> None:
         if isinstance(error, openai.APIConnectionError) and not isinstance(error, openai.APITimeoutError):
             self.forget(self._endpoint)
+
+    def _translate(self, error: Exception, request: CompletionRequest) -> ProviderError:
+        self._forget_if_unreachable(error)
         translated = translate_error(
             error, provider=self.name, model=request.model, timeout_s=request.timeout_s or self.timeout_s
         )
