@@ -433,10 +433,9 @@ class WindowBook:
         if known is not None:
             return known
         told = await learn_window(speaker.client.provider, speaker.config.model)
-        remembered = self._remembered(endpoint, speaker.config.model) if told is None else None
         if told is not None:
             known = ServerWindow(told, "server")
-        elif remembered is not None:
+        elif (remembered := self._remembered(endpoint, speaker.config.model)) is not None:
             known = ServerWindow(remembered, "remembered")
         elif saved is not None and saved.window is not None and saved.source in ("refusal", "remembered"):
             known = ServerWindow(saved.window, saved.source)

@@ -33,30 +33,33 @@ class EndpointMemory(Generic[K, V]):
         self.clock = clock
         self._entries: dict[K, tuple[float, V]] = {}
 
+    def _fresh(self, key: object) -> tuple[float, V] | None:
+        """The entry of ``key`` while it is trusted (an expired one is dropped)."""
+        entry = self._entries.get(key)  # type: ignore[arg-type]
+        if entry is not None and self.clock() - entry[0] >= self.ttl_s:
+            del self._entries[key]  # type: ignore[arg-type]
+            return None
+        return entry
+
     def get(self, key: K, default: V) -> V:
-        entry = self._entries.get(key)
-        if entry is None:
-            return default
-        if self.clock() - entry[0] >= self.ttl_s:
-            del self._entries[key]
-            return default
-        return entry[1]
+        entry = self._fresh(key)
+        return default if entry is None else entry[1]
 
     def __contains__(self, key: object) -> bool:
-        entry = self._entries.get(key)  # type: ignore[arg-type]
-        return entry is not None and self.clock() - entry[0] < self.ttl_s
+        return self._fresh(key) is not None
 
     def __setitem__(self, key: K, value: V) -> None:
         self._entries[key] = (self.clock(), value)
 
     def __getitem__(self, key: K) -> V:
-        if key not in self:
+        entry = self._fresh(key)
+        if entry is None:
             raise KeyError(key)
-        return self._entries[key][1]
+        return entry[1]
 
     def values(self) -> list[V]:
         """The entries still trusted."""
-        return [value for key, (_, value) in list(self._entries.items()) if key in self]
+        return [entry[1] for key in list(self._entries) if (entry := self._fresh(key)) is not None]
 
     def forget(self, endpoint: str) -> None:
         """Drop every entry about ``endpoint``."""
