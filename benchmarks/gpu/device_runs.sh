@@ -141,6 +141,8 @@ run() { # NAME CONFIG PORT CONCURRENCY TASK-ARGS...: the config's 0.5B answers o
   local name=$1 config=$2 port=$3 concurrency=$4
   shift 4
   [ -z "${RUNS:-}" ] || [[ " $RUNS " == *" $name "* ]] || return 0
+  # CONCURRENCY="NAME=N ..." gives a run another share of the card than the one below
+  for pair in ${CONCURRENCY:-}; do [ "${pair%%=*}" = "$name" ] && concurrency=${pair#*=}; done
   # a config with the 1.5B needs it served (a run finding no server stops; better not to start it)
   grep -q qwen2.5-1.5b "benchmarks/configs/$config.json" && ! serves qwen2.5-1.5b && return
   local setup=(--resume "$results/$name.json")
@@ -153,9 +155,10 @@ run() { # NAME CONFIG PORT CONCURRENCY TASK-ARGS...: the config's 0.5B answers o
   echo $! >"/tmp/$name.pid"
 }
 # the engine's formats, each on three agents (gpu-0.5b-three): with one, a vote has no ballots.
-# convergence-seeking (5 calls an item, to the others' 14-20) runs apart, so that it can finish
-# where the others cannot (benchmarks/results_split.py parted the runs; each keeps its ports).
-FORMATS="format:vote,dialectic"
+# convergence-seeking (5 calls an item) and dialectic (14) run apart from the vote (20), so that
+# each can finish where the others cannot (benchmarks/results_split.py parted the runs; each keeps
+# its ports).
+FORMATS="format:vote"
 A3="arithmetic -n 200 --difficulty 3 --seed 2026"
 # The runs share the card in proportion to their concurrency (the servers batch every request
 # waiting), so the runs a session needs most get the most; RUNS names the runs to start (all when
@@ -183,6 +186,10 @@ run dates-0.5b-formats-gpu gpu-0.5b-three 8393 ${LOW:-32} dates -n 100 --seed 20
 run dates-0.5b-convergence-gpu gpu-0.5b-three 8393 ${LOW:-32} dates -n 100 --seed 2026 --arms format:convergence-seeking
 run boolean-logic-0.5b-formats-gpu gpu-0.5b-three 8399 ${LOW:-32} boolean-logic -n 100 --seed 2026 --arms "$FORMATS"
 run boolean-logic-0.5b-convergence-gpu gpu-0.5b-three 8399 ${LOW:-32} boolean-logic -n 100 --seed 2026 --arms format:convergence-seeking
+run arithmetic-0.5b-dialectic-gpu gpu-0.5b-three 8391 ${LOW:-32} $A3 --arms dialectic
+run word-problems-0.5b-dialectic-gpu gpu-0.5b-three 8392 ${LOW:-32} word-problems -n 100 --seed 2026 --arms dialectic
+run dates-0.5b-dialectic-gpu gpu-0.5b-three 8393 ${LOW:-32} dates -n 100 --seed 2026 --arms dialectic
+run boolean-logic-0.5b-dialectic-gpu gpu-0.5b-three 8399 ${LOW:-32} boolean-logic -n 100 --seed 2026 --arms dialectic
 run arithmetic-0.5b-debates-gpu gpu-0.5b 8394 ${LOW:-32} $A3 --arms debate:3x2
 run dates-0.5b-debates-gpu gpu-0.5b 8396 ${LOW:-32} dates -n 100 --seed 2026 --arms debate:3x2
 run word-problems-0.5b-debates-gpu gpu-0.5b 8397 ${LOW:-32} word-problems -n 100 --seed 2026 --arms debate:3x2
