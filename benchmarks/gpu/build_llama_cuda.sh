@@ -5,7 +5,7 @@
 # embedded model uses). The binary links cuBLAS and the CUDA runtime dynamically (the GPU machine's
 # PyTorch brings both) and is written to .w/bin/ with the OpenMP runtime beside it, in lib/, and
 # gzipped to .w/llama-server.gz (18 MB instead of 41: it travels beside the tree in one call, and
-# benchmarks/gpu/receive.sh unpacks it there).
+# benchmarks/gpu/receive.sh unpacks it on the GPU machine, where the later calls find it).
 # Two cores take about an hour; the result is cached under $DIALECTIC_CACHE/llama-server-cuda/.
 #   benchmarks/gpu/build_llama_cuda.sh
 set -euo pipefail

@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # The deliberation runs of docs/bench.md on a GPU machine with no network, every run at once until a
 # deadline. Each model is served on its ports by llama.cpp's llama-server built for CUDA
-# (benchmarks/gpu/build_llama_cuda.sh, carried as .w/bin/), one process per port; where that binary
+# (benchmarks/gpu/build_llama_cuda.sh, carried as .w/llama-server.gz), one process per port; where that binary
 # is missing or does not come up, by benchmarks/gpu/serve_hf.py (transformers) instead.
-# Expects what benchmarks/gpu/pack.sh prepared under .w/: the models in pieces (kept under $WORK by
-# benchmarks/gpu/receive.sh) and dialectic's dependencies as wheels; dialectic itself is the tree's src/.
-# An ignored path a call carried is gone by the next call (only /tmp keeps): the call that runs this
-# script carries .w/llama-server.gz, .w/bin/lib, .w/whl and the .w/*.sha256 files again (the script
-# runs benchmarks/gpu/receive.sh itself: a call that forgot it once fell back to serve_hf.py).
+# Expects what benchmarks/gpu/pack.sh prepared under .w/, carried one thing a call and kept under $WORK
+# by benchmarks/gpu/receive.sh: the models in pieces with their checksums, dialectic's dependencies as
+# wheels, and the server; dialectic itself is the tree's src/. The script runs receive.sh itself, so
+# the call that runs it may carry the last of them.
 #   RUN_SECONDS=480 OUT=results-dir benchmarks/gpu/device_runs.sh
 # Each run resumes from its committed results file (benchmarks/results/NAME.json) when there is one,
 # and writes $WORK/results/NAME.json as items finish (bench -o), packed into OUT/results.tgz every
@@ -22,7 +21,7 @@ python="${PYTHON:-python3}"
 health() { "$python" -c "import sys, urllib.request; print(urllib.request.urlopen(f'http://127.0.0.1:{sys.argv[1]}/health', timeout=5).read().decode())" "$1" 2>/dev/null; }
 log() { echo "[$(date +%T)] $*" | tee -a "$out/progress.log"; }
 # the runs and the servers end with the script (the GPU machine ends them anyway; another machine would not)
-trap 'for f in /tmp/*.pid; do kill -9 "$(cat "$f")" 2>/dev/null; done; rm -f /tmp/*.pid; pkill -f .w/bin/llama-server; kill $(jobs -p) 2>/dev/null' EXIT
+trap 'for f in /tmp/*.pid; do kill -9 "$(cat "$f")" 2>/dev/null; done; rm -f /tmp/*.pid; pkill -f bin/llama-server; kill $(jobs -p) 2>/dev/null' EXIT
 
 WORK="$work" benchmarks/gpu/receive.sh | tee -a "$out/progress.log"
 results="$work/results" # kept on the machine between calls: a second call resumes every run
@@ -31,7 +30,7 @@ for committed in benchmarks/results/*.json; do
   [ -f "$results/$(basename "$committed")" ] || cp "$committed" "$results/"
 done
 models=()
-for sum in .w/*.gguf.sha256; do
+for sum in "$work"/*.gguf.sha256; do
   name=$(basename "$sum" .gguf.sha256)
   model="$work/$name.gguf"
   [ -f "$model" ] || { cat "$work/$name.gguf".[0-9]* >"$model" && rm -f "$work/$name.gguf".[0-9]*; }
@@ -43,10 +42,10 @@ for sum in .w/*.gguf.sha256; do
   fi
 done
 if [ -z "${SKIP_WHEELS:-}" ]; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/gg .w/whl/gguf-*.whl
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .w/whl/*.whl
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/gg "$work"/whl/gguf-*.whl
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site "$work"/whl/*.whl
 fi
-[ ${#models[@]} -gt 0 ] || { log "no model to serve (.w/*.gguf.sha256 not carried?): no run started"; exit 1; }
+[ ${#models[@]} -gt 0 ] || { log "no model to serve (.w/*.gguf.sha256 never carried?): no run started"; exit 1; }
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader 2>&1 | tee -a "$out/progress.log"
 # the servers of a call that just ended may still hold the card's memory for a moment
 for _ in $(seq 30); do
@@ -65,7 +64,7 @@ declare -A SERVE_HF=( # workers, rows per batch, prompt tokens (padding included
 # llama-server's CUDA libraries (cuBLAS, the runtime) are the ones the machine's PyTorch brings
 cuda_libs=$(dirname "$(find /opt /usr/local /usr/lib -name 'libcublasLt.so.13*' 2>/dev/null | head -1)" 2>/dev/null)
 runtime_libs=$(dirname "$(find /opt /usr/local /usr/lib -name 'libcudart.so.13*' 2>/dev/null | head -1)" 2>/dev/null)
-export LD_LIBRARY_PATH="$PWD/.w/bin/lib:$cuda_libs:$runtime_libs:${LD_LIBRARY_PATH:-}"
+export LD_LIBRARY_PATH="$work/bin/lib:$cuda_libs:$runtime_libs:${LD_LIBRARY_PATH:-}"
 llama_server() { # NAME PORT
   local slots=${SLOTS[$1]}
   # Each slot has its own 3,072 cells, as benchmarks/llama_server.sh gives them on the CPU, so a
@@ -74,7 +73,7 @@ llama_server() { # NAME PORT
   # heads × 4 bytes (3.8 GB for the 0.5B at 64 slots of 2,048 cells), and as much more work.
   local cache=(-c $((slots * 3072)))
   [ -n "${KVU:-}" ] && cache=(-kvu -c $((slots * 2048)))
-  .w/bin/llama-server -m "$work/$1.gguf" -a "$1" --host 127.0.0.1 --port "$2" -ngl 999 \
+  "$work/bin/llama-server" -m "$work/$1.gguf" -a "$1" --host 127.0.0.1 --port "$2" -ngl 999 \
     -np "$slots" "${cache[@]}" -b 2048 -ub 512 -t 2 -tb 2 --jinja --no-webui -n 1024 \
     >"/tmp/server-$2.log" 2>&1 &
 }
@@ -115,14 +114,14 @@ ports=()
 for name in "${models[@]}"; do
   read -ra listen <<<"${PORT[$name]}"
   ports+=("${listen[@]}")
-  if [ -x .w/bin/llama-server ] && [ -z "${SERVER_HF:-}" ]; then
+  if [ -x "$work/bin/llama-server" ] && [ -z "${SERVER_HF:-}" ]; then
     for port in "${listen[@]}"; do llama_server "$name" "$port"; done
   fi
 done
-if [ -x .w/bin/llama-server ] && [ -z "${SERVER_HF:-}" ] && wait_up 60 "${ports[@]}"; then
+if [ -x "$work/bin/llama-server" ] && [ -z "${SERVER_HF:-}" ] && wait_up 60 "${ports[@]}"; then
   server="llama-server (CUDA)"
 else
-  pkill -f .w/bin/llama-server
+  pkill -f bin/llama-server
   sleep 2
   for name in "${models[@]}"; do
     read -ra listen <<<"${PORT[$name]}"

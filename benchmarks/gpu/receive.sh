@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# On the GPU machine: keep the model pieces a call carried (.w/NAME.gguf.NN) under $WORK, where the
-# next calls of the same machine find them, unpack a carried .w/llama-server.gz into .w/bin/, and say
-# what has arrived.
+# On the GPU machine: keep what a call carried under $WORK, where the next calls of the same machine
+# find it (/tmp keeps between calls; an ignored path a call carried is gone by the next call), so
+# that a call carries one thing beside the working tree, under the 64 MiB a call moves: a model
+# piece (.w/NAME.gguf.NN), the checksums (.w/*.sha256), the wheels (.w/whl), or the CUDA
+# llama-server (.w/llama-server.gz and .w/bin/lib), unpacked into $WORK/bin/. Says what has arrived.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 work="${WORK:-/tmp/w}"
 mkdir -p "$work"
-for piece in .w/*.gguf.[0-9]*; do [ -f "$piece" ] && mv "$piece" "$work/"; done
-if [ .w/llama-server.gz -nt .w/bin/llama-server ]; then
-  mkdir -p .w/bin && gzip -dc .w/llama-server.gz >.w/bin/llama-server && chmod +x .w/bin/llama-server
-  echo "llama-server: $(stat -c %s .w/bin/llama-server) bytes"
+shopt -s nullglob
+for carried in .w/*.gguf.[0-9]* .w/*.sha256; do mv "$carried" "$work/"; done
+mkdir -p "$work/whl" "$work/bin/lib"
+for wheel in .w/whl/*.whl; do cp "$wheel" "$work/whl/"; done
+if [ -f .w/llama-server.gz ]; then
+  gzip -dc .w/llama-server.gz >"$work/bin/llama-server" && chmod +x "$work/bin/llama-server"
+  for lib in .w/bin/lib/*; do cp "$lib" "$work/bin/lib/"; done
 fi
-echo "pieces: $(ls "$work" | wc -l) bytes: $(du -sb "$work" | cut -f1)"
+pieces=("$work"/*.gguf.[0-9]*)
+sums=("$work"/*.sha256)
+wheels=("$work"/whl/*.whl)
+echo "pieces: ${#pieces[@]} bytes: $(cat /dev/null "${pieces[@]}" | wc -c) checksums: ${#sums[@]} wheels: ${#wheels[@]}" \
+  "llama-server: $([ -x "$work/bin/llama-server" ] && stat -c %s "$work/bin/llama-server" || echo none)"
