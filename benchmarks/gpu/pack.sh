@@ -4,7 +4,8 @@
 # and the wheels of its dependencies for the machine's Python 3.12.
 #   benchmarks/gpu/pack.sh [PIECE_MIB] [MODEL...]     (default: 32 qwen2.5-0.5b qwen2.5-1.5b)
 # A piece and the working tree travel together in one call, under 64 MiB: keep PIECE_MIB below 64
-# less the size of the tracked files (19 MiB on 2026-11-26, 28 MiB on 2026-11-27, most of it results files).
+# less the size of the tracked files (19 MiB on 2026-11-26, 28 MiB on 2026-11-27, 37 MiB on 2026-11-28,
+# most of it results files).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 piece="${1:-32}"
