@@ -163,7 +163,7 @@ A3="arithmetic -n 200 --difficulty 3 --seed 2026"
 # waiting), so the runs a session needs most get the most; RUNS names the runs to start (all when
 # unset), e.g. RUNS="arithmetic-0.5b-seed2027 word-problems-0.5b-seed2027". The format runs need
 # llama-server: on serve_hf.py, whose batches run to their longest reply, a vote's rounds of calls
-# took longer than a whole session (2026-11-28: 5 items of 85 started).
+# took longer than a whole session (2026-11-28: 5 of the 96 vote items started finished).
 # The core arms on a seed no rule was chosen on, each item's arms on one server (they share their
 # draws), under the adaptive rules of 2026-11-26: two answers at once, the exchange only when contested.
 run arithmetic-0.5b-seed2027 gpu-0.5b 8391 256 arithmetic -n 200 --difficulty 3 --seed 2027 --arms "$CORE"
