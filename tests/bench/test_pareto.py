@@ -66,3 +66,21 @@ def test_the_frontier_needs_no_matplotlib(monkeypatch: pytest.MonkeyPatch) -> No
 def test_the_pareto_figure_goes_beside_the_plot() -> None:
     assert pareto_path(Path("out/results.png")) == Path("out/results-pareto.png")
     assert pareto_path(Path("plot")) == Path("plot-pareto.png")
+
+
+def test_labels_of_nearby_points_are_spread_apart_and_far_ones_stay() -> None:
+    from dialectic.bench.plot import label_offsets
+
+    # two points almost on top of each other, one far to the right at the same height
+    offsets = label_offsets([(100.0, 200.0), (104.0, 198.0), (400.0, 200.0)], [80.0, 80.0, 80.0], 10.0)
+    assert offsets[0] == 4.0 and offsets[2] == 4.0
+    low, high = sorted([200.0 + offsets[0], 198.0 + offsets[1]])
+    assert high - low >= 10.0
+
+
+def test_a_merged_runs_title_names_the_first_run_and_counts_the_rest() -> None:
+    from dialectic.bench.plot import run_title
+
+    assert run_title("bench-a") == "bench-a"
+    assert run_title("bench-a + bench-b") == "bench-a + bench-b"
+    assert run_title("bench-a + bench-b + bench-a + bench-c") == "bench-a + 2 more runs"

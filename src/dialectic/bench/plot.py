@@ -42,6 +42,14 @@ def _pyplot() -> Any:
     return plt
 
 
+def run_title(run_id: str) -> str:
+    """A run's name for a figure title: a merged table's ``A + B + A + C`` becomes ``A + 2 more runs``."""
+    runs = list(dict.fromkeys(part.strip() for part in run_id.split(" + ")))
+    if len(runs) <= 2:
+        return " + ".join(runs)
+    return f"{runs[0]} + {len(runs) - 1} more runs"
+
+
 def write_plot(summary: BenchSummary, path: Path) -> None:
     """The accuracy bars to ``path`` and the Pareto figure to :func:`pareto_path` of it."""
     write_accuracy(summary, path)
@@ -63,7 +71,7 @@ def write_accuracy(summary: BenchSummary, path: Path) -> None:
             axes.text(x, min(mean + high + 2, 104), label, ha="center", va="bottom", fontsize=8)
         axes.set_ylim(0, 112)
         axes.set_ylabel("accuracy (%), 95% bootstrap CI")
-        axes.set_title(f"{summary.task} — run {summary.spec.id}", fontsize=9)
+        axes.set_title(f"{summary.task} — run {run_title(summary.spec.id)}", fontsize=9)
         axes.tick_params(axis="x", labelrotation=20)
         figure.tight_layout()
         figure.savefig(path, dpi=120)
@@ -77,17 +85,20 @@ def write_pareto(summary: BenchSummary, path: Path) -> None:
     plt = _pyplot()
     figure, panels = plt.subplots(1, 2, figsize=(11.0, 4.6), sharey=True)
     try:
-        for axes, cost in zip(panels, COSTS, strict=True):
-            _pareto_panel(axes, summary, cost)
+        labels = [_pareto_panel(axes, summary, cost) for axes, cost in zip(panels, COSTS, strict=True)]
         panels[0].set_ylabel("accuracy (%), 95% bootstrap CI")
-        figure.suptitle(f"{summary.task} — run {summary.spec.id}: accuracy against cost", fontsize=9)
+        figure.suptitle(f"{summary.task} — run {run_title(summary.spec.id)}: accuracy against cost", fontsize=9)
+        figure.tight_layout()  # the labels are spread over the final layout's scales
+        for axes, panel_labels in zip(panels, labels, strict=True):
+            _annotate(axes, panel_labels)
         figure.tight_layout()
         figure.savefig(path, dpi=120)
     finally:
         plt.close(figure)
 
 
-def _pareto_panel(axes: Any, summary: BenchSummary, cost: Cost) -> None:
+def _pareto_panel(axes: Any, summary: BenchSummary, cost: Cost) -> list[tuple[str, float, float]]:
+    """Draw one cost's panel; return its labels (arm, cost, accuracy %) for :func:`_annotate`."""
     points = cost_points(summary.arms, cost)
     best = frontier(points)
     on_frontier = {p.arm for p in best}
@@ -102,9 +113,6 @@ def _pareto_panel(axes: Any, summary: BenchSummary, cost: Cost) -> None:
             color="#C44E52" if kept else "#4C72B0",
             markerfacecolor="#C44E52" if kept else "white",
             zorder=3,
-        )
-        axes.annotate(
-            p.arm, (p.cost, 100 * p.accuracy), textcoords="offset points", xytext=(6, 4), fontsize=8, zorder=4
         )
     if best:
         axes.plot(
@@ -124,3 +132,48 @@ def _pareto_panel(axes: Any, summary: BenchSummary, cost: Cost) -> None:
     axes.margins(x=0.15)  # room for the labels of the costliest arms
     axes.set_ylim(0, 105)
     axes.grid(True, alpha=0.3)
+    return [(p.arm, p.cost, 100 * p.accuracy) for p in points]
+
+
+_LABEL_POINTS = 8  # font size of the arm labels
+_CHAR_WIDTH = 0.55  # mean character width, in font sizes
+_LINE_HEIGHT = 1.3  # one label line, in font sizes
+
+
+def _annotate(axes: Any, labels: list[tuple[str, float, float]]) -> None:
+    """Label every point once the axes' scales and limits are final, spread so no two labels overlap."""
+    axes.autoscale_view()
+    figure = axes.get_figure()
+    to_points = 72.0 / figure.dpi
+    anchors = [tuple(axes.transData.transform((x, y)) * to_points) for _, x, y in labels]
+    widths = [_CHAR_WIDTH * _LABEL_POINTS * len(text) for text, _, _ in labels]
+    lifts = label_offsets(anchors, widths, _LINE_HEIGHT * _LABEL_POINTS)
+    for (text, x, y), lift in zip(labels, lifts, strict=True):
+        axes.annotate(text, (x, y), textcoords="offset points", xytext=(6, lift), fontsize=_LABEL_POINTS, zorder=4)
+
+
+def label_offsets(
+    anchors: list[tuple[float, float]], widths: list[float], height: float, gap: float = 4.0
+) -> list[float]:
+    """Vertical offsets (in points) for labels placed to the right of their anchors, none overlapping.
+
+    Each label starts ``gap`` above its point; labels are placed from the highest point down, and one
+    whose box would overlap a placed label's moves down below it. Anchors are in points, y upwards.
+    """
+    order = sorted(range(len(anchors)), key=lambda i: (-anchors[i][1], anchors[i][0]))
+    placed: list[tuple[float, float, float, float]] = []  # left, right, bottom, top
+    offsets = [gap] * len(anchors)
+    for i in order:
+        x, y = anchors[i]
+        left, right = x, x + widths[i]
+        bottom = y + gap
+        moved = True
+        while moved:
+            moved = False
+            for p_left, p_right, p_bottom, p_top in placed:
+                if left < p_right and p_left < right and bottom < p_top and p_bottom < bottom + height:
+                    bottom = p_bottom - height
+                    moved = True
+        placed.append((left, right, bottom, bottom + height))
+        offsets[i] = bottom - y
+    return offsets
