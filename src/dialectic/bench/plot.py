@@ -162,7 +162,7 @@ def label_offsets(
     """
     order = sorted(range(len(anchors)), key=lambda i: (-anchors[i][1], anchors[i][0]))
     placed: list[tuple[float, float, float, float]] = []  # left, right, bottom, top
-    offsets = [gap] * len(anchors)
+    offsets = [0.0] * len(anchors)
     for i in order:
         x, y = anchors[i]
         left, right = x, x + widths[i]
