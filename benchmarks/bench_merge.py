@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from dialectic.bench.records import ItemResult, RunSpec
+from dialectic.bench.records import ItemResult, RunSpec, merged_run_id
 from dialectic.bench.report import to_markdown
 from dialectic.bench.runner import arms_for, task_for
 from dialectic.bench.store import BenchStore, bench_database
@@ -68,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
         finished = [{r.item_id for r in results if r.arm == name} for name in names]
         common = set.intersection(*finished)
         results = [r for r in results if r.item_id in common]
-    merged = first.model_copy(update={"id": " + ".join(run_id for run_id, _ in selections)})
+    merged = first.model_copy(update={"id": merged_run_id(run_id for run_id, _ in selections)})
     task = task_for(first)
     print(to_markdown(summarize(merged, task.description, len(task.items), arms, results)), end="")
     return 0

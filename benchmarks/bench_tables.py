@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dialectic.bench.arms import ArmSpec
-from dialectic.bench.records import ItemResult, RunSpec
+from dialectic.bench.records import ItemResult, RunSpec, merged_run_id
 from dialectic.bench.report import comparison_legend, comparison_table, to_markdown
 from dialectic.bench.results_file import ResultsFile, read_results
 from dialectic.bench.runner import arms_for
@@ -160,7 +160,7 @@ def summary_of(table: Table, *, all_items: bool) -> BenchSummary:
                 )
     spec = table.first.spec
     if len(table.files) > 1:
-        spec = spec.model_copy(update={"id": " + ".join(f.spec.id for f in table.files)})
+        spec = spec.model_copy(update={"id": merged_run_id(f.spec.id for f in table.files)})
     total = max(f.total_items for f in table.files)
     return summarize(spec, table.first.task, total, arms, results)
 

@@ -84,3 +84,12 @@ def test_a_merged_runs_title_names_the_first_run_and_counts_the_rest() -> None:
     assert run_title("bench-a") == "bench-a"
     assert run_title("bench-a + bench-b") == "bench-a + bench-b"
     assert run_title("bench-a + bench-b + bench-a + bench-c") == "bench-a + 2 more runs"
+
+
+def test_a_merged_run_id_splits_back_into_its_runs_each_once() -> None:
+    from dialectic.bench.records import merged_run_id, merged_runs
+
+    run_id = merged_run_id(["bench-a", "bench-b", "bench-a"])
+    assert run_id == "bench-a + bench-b + bench-a"
+    assert merged_runs(run_id) == ["bench-a", "bench-b"]
+    assert merged_runs("bench-a") == ["bench-a"]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from dialectic.bench.pareto import COSTS, Cost, cost_points, frontier
+from dialectic.bench.records import merged_run_id, merged_runs
 from dialectic.bench.summary import BenchSummary
 from dialectic.core.extras import require_extra
 
@@ -44,9 +45,9 @@ def _pyplot() -> Any:
 
 def run_title(run_id: str) -> str:
     """A run's name for a figure title: a merged table's ``A + B + A + C`` becomes ``A + 2 more runs``."""
-    runs = list(dict.fromkeys(part.strip() for part in run_id.split(" + ")))
+    runs = merged_runs(run_id)
     if len(runs) <= 2:
-        return " + ".join(runs)
+        return merged_run_id(runs)
     return f"{runs[0]} + {len(runs) - 1} more runs"
 
 

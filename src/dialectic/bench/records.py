@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
 
@@ -16,6 +17,20 @@ cut off by the token limit; ``failed``: no answer because the provider failed on
 calls kept failing or timed out, the request was refused, e.g. a debate prompt past the context
 window, or the debate failed). All three are scored wrong, and counted apart from plain wrong
 answers."""
+
+
+MERGED_RUN_SEPARATOR = " + "
+"""Joins the ids of the runs a merged table was drawn from into one run id."""
+
+
+def merged_run_id(run_ids: Iterable[str]) -> str:
+    """The id of a table merged from several runs: ``A + B``."""
+    return MERGED_RUN_SEPARATOR.join(run_ids)
+
+
+def merged_runs(run_id: str) -> list[str]:
+    """The runs a (possibly merged) run id names, each once, in first-seen order."""
+    return list(dict.fromkeys(part.strip() for part in run_id.split(MERGED_RUN_SEPARATOR) if part.strip()))
 
 
 class RunSpec(BaseModel):
