@@ -68,14 +68,37 @@ def test_the_pareto_figure_goes_beside_the_plot() -> None:
     assert pareto_path(Path("plot")) == Path("plot-pareto.png")
 
 
-def test_labels_of_nearby_points_are_spread_apart_and_far_ones_stay() -> None:
-    from dialectic.bench.plot import label_offsets
+def test_a_lone_label_sits_level_with_its_point_on_the_right() -> None:
+    from dialectic.bench.labels import place_labels
 
-    # two points almost on top of each other, one far to the right at the same height
-    offsets = label_offsets([(100.0, 200.0), (104.0, 198.0), (400.0, 200.0)], [80.0, 80.0, 80.0], 10.0)
-    assert offsets[0] == 4.0 and offsets[2] == 4.0
-    low, high = sorted([200.0 + offsets[0], 198.0 + offsets[1]])
-    assert high - low >= 10.0
+    assert place_labels([(100.0, 200.0)], [(80.0, 10.0)], bars=[]) == [(6.0, -5.0)]
+
+
+def test_labels_of_nearby_points_never_overlap_each_other_or_a_marker() -> None:
+    from dialectic.bench.labels import Box, place_labels
+
+    anchors = [(100.0, 200.0), (104.0, 198.0), (400.0, 200.0)]
+    sizes = [(80.0, 10.0)] * 3
+    markers = [Box(x - 4, y - 4, x + 4, y + 4) for x, y in anchors]
+    offsets = place_labels(anchors, sizes, bars=[], obstacles=markers)
+    placed = zip(anchors, offsets, sizes, strict=True)
+    boxes = [Box(x + dx, y + dy, x + dx + w, y + dy + h) for (x, y), (dx, dy), (w, h) in placed]
+    assert all(a.overlap(b) == 0 for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    assert all(box.overlap(marker) == 0 for box in boxes for marker in markers)
+    assert offsets[2] == (6.0, -5.0)  # the far point keeps the first choice
+
+
+def test_a_label_steps_off_a_neighbours_error_bar_and_stays_inside_the_frame() -> None:
+    from dialectic.bench.labels import Box, place_labels
+
+    bar = Box(146.0, 150.0, 154.0, 250.0)  # a neighbour's error bar, 50 points to the right
+    frame = Box(0.0, 0.0, 300.0, 400.0)
+    ((dx, dy),) = place_labels([(100.0, 200.0)], [(80.0, 10.0)], bars=[bar], bounds=frame)
+    label = Box(100 + dx, 200 + dy, 180 + dx, 210 + dy)
+    assert label.overlap(bar) == 0 and label.outside(frame) == 0
+    # at the frame's right edge, the label goes to the left of its point
+    ((dx, _),) = place_labels([(280.0, 200.0)], [(80.0, 10.0)], bars=[], bounds=frame)
+    assert dx == -86.0
 
 
 def test_a_merged_runs_title_names_the_first_run_and_counts_the_rest() -> None:

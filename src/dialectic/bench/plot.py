@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dialectic.bench.pareto import COSTS, Cost, cost_points, frontier
+from dialectic.bench.labels import Box, place_labels
+from dialectic.bench.pareto import COSTS, Cost, CostPoint, cost_points, frontier
 from dialectic.bench.records import merged_run_id, merged_runs
 from dialectic.bench.summary import BenchSummary
 from dialectic.core.extras import require_extra
@@ -86,20 +87,20 @@ def write_pareto(summary: BenchSummary, path: Path) -> None:
     plt = _pyplot()
     figure, panels = plt.subplots(1, 2, figsize=(11.0, 4.6), sharey=True)
     try:
-        labels = [_pareto_panel(axes, summary, cost) for axes, cost in zip(panels, COSTS, strict=True)]
+        panel_points = [_pareto_panel(axes, summary, cost) for axes, cost in zip(panels, COSTS, strict=True)]
         panels[0].set_ylabel("accuracy (%), 95% bootstrap CI")
         figure.suptitle(f"{summary.task} — run {run_title(summary.spec.id)}: accuracy against cost", fontsize=9)
         figure.tight_layout()  # the labels are spread over the final layout's scales
-        for axes, panel_labels in zip(panels, labels, strict=True):
-            _annotate(axes, panel_labels)
+        for axes, points in zip(panels, panel_points, strict=True):
+            _annotate(axes, points)
         figure.tight_layout()
         figure.savefig(path, dpi=120)
     finally:
         plt.close(figure)
 
 
-def _pareto_panel(axes: Any, summary: BenchSummary, cost: Cost) -> list[tuple[str, float, float]]:
-    """Draw one cost's panel; return its labels (arm, cost, accuracy %) for :func:`_annotate`."""
+def _pareto_panel(axes: Any, summary: BenchSummary, cost: Cost) -> list[CostPoint]:
+    """Draw one cost's panel; return its points for :func:`_annotate` to label."""
     points = cost_points(summary.arms, cost)
     best = frontier(points)
     on_frontier = {p.arm for p in best}
@@ -133,48 +134,80 @@ def _pareto_panel(axes: Any, summary: BenchSummary, cost: Cost) -> list[tuple[st
     axes.margins(x=0.15)  # room for the labels of the costliest arms
     axes.set_ylim(0, 105)
     axes.grid(True, alpha=0.3)
-    return [(p.arm, p.cost, 100 * p.accuracy) for p in points]
+    return points
 
 
 _LABEL_POINTS = 8  # font size of the arm labels
-_CHAR_WIDTH = 0.55  # mean character width, in font sizes
 _LINE_HEIGHT = 1.3  # one label line, in font sizes
+_BAR_HALF_WIDTH = 4.0  # half the width of an error bar's caps (capsize 4), in points
+_MARKER_HALF_WIDTH = 4.0  # half a marker's width, in points
+_LABEL_ROOM = 8.0  # from a point to its label (6) and past the label's end (2), in points
 
 
-def _annotate(axes: Any, labels: list[tuple[str, float, float]]) -> None:
-    """Label every point once the axes' scales and limits are final, spread so no two labels overlap."""
+def _annotate(axes: Any, points: list[CostPoint]) -> None:
+    """Label every point once the axes' scales are final: the x-axis is widened until every label
+    fits to the right of its point, and :func:`dialectic.bench.labels.place_labels` keeps each label
+    clear of the other labels, the markers and the legend, and off the error bars where it can."""
+    from matplotlib.font_manager import FontProperties
+
     axes.autoscale_view()
     figure = axes.get_figure()
+    renderer = figure.canvas.get_renderer()
     to_points = 72.0 / figure.dpi
-    anchors = [tuple(axes.transData.transform((x, y)) * to_points) for _, x, y in labels]
-    widths = [_CHAR_WIDTH * _LABEL_POINTS * len(text) for text, _, _ in labels]
-    lifts = label_offsets(anchors, widths, _LINE_HEIGHT * _LABEL_POINTS)
-    for (text, x, y), lift in zip(labels, lifts, strict=True):
-        axes.annotate(text, (x, y), textcoords="offset points", xytext=(6, lift), fontsize=_LABEL_POINTS, zorder=4)
+    font = FontProperties(size=_LABEL_POINTS)
+    widths = [renderer.get_text_width_height_descent(p.arm, font, ismath=False)[0] * to_points for p in points]
+
+    def in_points(x: float, y: float) -> tuple[float, float]:
+        px, py = axes.transData.transform((x, y))
+        return px * to_points, py * to_points
+
+    def box_of(extent: Any) -> Box:
+        return Box(extent.x0 * to_points, extent.y0 * to_points, extent.x1 * to_points, extent.y1 * to_points)
+
+    frame = box_of(axes.get_window_extent(renderer))
+    span = frame.right - frame.left
+    # a point at distance d from the left edge fits its label when d / factor + room + width <= span
+    factor = max(
+        (in_points(p.cost, 0)[0] - frame.left) / max(span - _LABEL_ROOM - w, span / 4)
+        for p, w in zip(points, widths, strict=True)
+    )
+    if factor > 1:
+        _widen_right(axes, factor)
+    anchors = [in_points(p.cost, 100 * p.accuracy) for p in points]
+    bars, obstacles = [], []
+    for p, (x, y) in zip(points, anchors, strict=True):
+        low, high = in_points(p.cost, 100 * p.low)[1], in_points(p.cost, 100 * p.high)[1]
+        bars.append(Box(x - _BAR_HALF_WIDTH, low, x + _BAR_HALF_WIDTH, high))
+        m = _MARKER_HALF_WIDTH
+        obstacles.append(Box(x - m, y - m, x + m, y + m))
+    legend = axes.get_legend()
+    if legend is not None:
+        obstacles.append(box_of(legend.get_window_extent(renderer)))
+    sizes = [(w + 2.0, _LINE_HEIGHT * _LABEL_POINTS) for w in widths]
+    offsets = place_labels(anchors, sizes, bars, obstacles, frame)
+    for p, offset, (_, height) in zip(points, offsets, sizes, strict=True):
+        far = abs(offset[1] + height / 2) > height  # moved off its point's level: draw a leader
+        axes.annotate(
+            p.arm,
+            (p.cost, 100 * p.accuracy),
+            textcoords="offset points",
+            xytext=offset,
+            va="bottom",
+            fontsize=_LABEL_POINTS,
+            zorder=4,
+            arrowprops=_leader(offset) if far else None,
+        )
 
 
-def label_offsets(
-    anchors: list[tuple[float, float]], widths: list[float], height: float, gap: float = 4.0
-) -> list[float]:
-    """Vertical offsets (in points) for labels placed to the right of their anchors, none overlapping.
+def _leader(offset: tuple[float, float]) -> dict[str, Any]:
+    """A thin line from the label's corner nearest its point to the point."""
+    corner = (0.0 if offset[0] > 0 else 1.0, 1.0 if offset[1] < 0 else 0.0)
+    return {"arrowstyle": "-", "color": "grey", "linewidth": 0.6, "shrinkA": 0, "shrinkB": 4, "relpos": corner}
 
-    Each label starts ``gap`` above its point; labels are placed from the highest point down, and one
-    whose box would overlap a placed label's moves down below it. Anchors are in points, y upwards.
-    """
-    order = sorted(range(len(anchors)), key=lambda i: (-anchors[i][1], anchors[i][0]))
-    placed: list[tuple[float, float, float, float]] = []  # left, right, bottom, top
-    offsets = [0.0] * len(anchors)
-    for i in order:
-        x, y = anchors[i]
-        left, right = x, x + widths[i]
-        bottom = y + gap
-        moved = True
-        while moved:
-            moved = False
-            for p_left, p_right, p_bottom, p_top in placed:
-                if left < p_right and p_left < right and bottom < p_top and p_bottom < bottom + height:
-                    bottom = p_bottom - height
-                    moved = True
-        placed.append((left, right, bottom, bottom + height))
-        offsets[i] = bottom - y
-    return offsets
+
+def _widen_right(axes: Any, factor: float) -> None:
+    """Stretch the x-axis's span (in its scale: linear or log) by ``factor``, keeping its left end."""
+    scale = axes.xaxis.get_transform()
+    left, right = scale.transform(list(axes.get_xlim()))
+    wider = scale.inverted().transform([left + (right - left) * factor])[0]
+    axes.set_xlim(axes.get_xlim()[0], wider)
