@@ -32,7 +32,7 @@ class Box:
 _HARD = 100.0  # weight of a point's area covering another label, a marker, the legend or the frame's outside
 _SOFT = 0.5  # weight of a point's area crossing an error bar: readable, but worth a few lines' move
 _LEFT = 30.0  # extra cost, in points, of a label on the left of its point
-_SIDE_GAP = 6.0  # from a point to the near edge of its label, in points
+SIDE_GAP = 6.0  # from a point to the near edge of its label, in points
 _SHIFTS = 12  # half-line steps tried above and below
 
 
@@ -42,7 +42,7 @@ def candidate_offsets(width: float, height: float, gap: float) -> list[tuple[flo
     heights = [gap, -height / 2, -gap - height]
     for k in range(1, _SHIFTS + 1):
         heights += [gap + k * height / 2, -gap - height - k * height / 2]
-    return [(dx, dy) for dx in (_SIDE_GAP, -_SIDE_GAP - width) for dy in heights]
+    return [(dx, dy) for dx in (SIDE_GAP, -SIDE_GAP - width) for dy in heights]
 
 
 def place_labels(
@@ -73,7 +73,7 @@ def place_labels(
             if bounds is not None:
                 covered += box.outside(bounds)
             crossed = sum(box.overlap(bar) for bar in bars)
-            distance = abs(y + dy + height / 2 - y) + (_LEFT if dx < 0 else 0.0)
+            distance = abs(dy + height / 2) + (_LEFT if dx < 0 else 0.0)  # label middle to point level
             scored.append((_HARD * covered + _SOFT * crossed + distance, (dx, dy), box))
         _, offsets[i], box = min(scored, key=lambda entry: entry[0])
         hard.append(box)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from dialectic.bench.labels import Box, place_labels
+from dialectic.bench.labels import SIDE_GAP, Box, place_labels
 from dialectic.bench.pareto import COSTS, Cost, CostPoint, cost_points, frontier
 from dialectic.bench.records import merged_run_id, merged_runs
 from dialectic.bench.summary import BenchSummary
@@ -131,7 +131,7 @@ def _pareto_panel(axes: Any, summary: BenchSummary, cost: Cost) -> list[CostPoin
     if costs and len(costs) == len(points) and max(costs) / min(costs) >= 10:
         axes.set_xscale("log")
     axes.set_xlabel(_COST_LABELS[cost] + (" (log scale)" if axes.get_xscale() == "log" else ""))
-    axes.margins(x=0.15)  # room for the labels of the costliest arms
+    axes.margins(x=0.15)  # room beside the outermost points; _annotate widens it further for labels
     axes.set_ylim(0, 105)
     axes.grid(True, alpha=0.3)
     return points
@@ -141,7 +141,7 @@ _LABEL_POINTS = 8  # font size of the arm labels
 _LINE_HEIGHT = 1.3  # one label line, in font sizes
 _BAR_HALF_WIDTH = 4.0  # half the width of an error bar's caps (capsize 4), in points
 _MARKER_HALF_WIDTH = 4.0  # half a marker's width, in points
-_LABEL_ROOM = 8.0  # from a point to its label (6) and past the label's end (2), in points
+_LABEL_PAD = 2.0  # room past a label's measured end, in points
 
 
 def _annotate(axes: Any, points: list[CostPoint]) -> None:
@@ -166,9 +166,9 @@ def _annotate(axes: Any, points: list[CostPoint]) -> None:
 
     frame = box_of(axes.get_window_extent(renderer))
     span = frame.right - frame.left
-    # a point at distance d from the left edge fits its label when d / factor + room + width <= span
+    # a point at distance d from the left edge fits its label when d / factor + gap + pad + width <= span
     factor = max(
-        (in_points(p.cost, 0)[0] - frame.left) / max(span - _LABEL_ROOM - w, span / 4)
+        (in_points(p.cost, 0)[0] - frame.left) / max(span - SIDE_GAP - _LABEL_PAD - w, span / 4)
         for p, w in zip(points, widths, strict=True)
     )
     if factor > 1:
@@ -183,7 +183,7 @@ def _annotate(axes: Any, points: list[CostPoint]) -> None:
     legend = axes.get_legend()
     if legend is not None:
         obstacles.append(box_of(legend.get_window_extent(renderer)))
-    sizes = [(w + 2.0, _LINE_HEIGHT * _LABEL_POINTS) for w in widths]
+    sizes = [(w + _LABEL_PAD, _LINE_HEIGHT * _LABEL_POINTS) for w in widths]
     offsets = place_labels(anchors, sizes, bars, obstacles, frame)
     for p, offset, (_, height) in zip(points, offsets, sizes, strict=True):
         far = abs(offset[1] + height / 2) > height  # moved off its point's level: draw a leader
