@@ -6,17 +6,22 @@ count words, so every figure here is a count of words, exact.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Callable
+from types import SimpleNamespace
+from typing import cast
 
 import pytest
 
+from dialectic.agents.participants import Speaker
 from dialectic.core import events as ev
 from dialectic.core.changes import WindowsSized
 from dialectic.core.config import SummarizationOverride, SystemConfig
-from dialectic.core.errors import WindowFull
-from dialectic.engine.windows import act_line
-from dialectic.llm.base import CompletionRequest
+from dialectic.core.domain import WindowUse
+from dialectic.core.errors import ContextWindowExceeded, WindowFull
+from dialectic.engine.windows import ServerWindow, WindowGate, WindowKeeper, act_line
+from dialectic.llm.base import CompletionRequest, Message
 from dialectic.llm.scripted import Script, ScriptedProvider, ScriptedReply, count_words, default_reply
 from dialectic.testing.harness import Harness, make_config, run, scripted_judge
 
@@ -220,3 +225,40 @@ def test_a_judge_reply_too_long_to_be_shown_back_for_repair_is_the_solution(harn
     assert not state.final_solution.structured
     assert warnings(h, "no room in the context window to repair it")
     assert len([c for c in h.provider.calls if c.tag.startswith("synthesis")]) == 1  # the repair was not sent
+
+
+def _gate(name: str, shared: ServerWindow) -> WindowGate:
+    """A gate on one participant of the scripted model, whose window is unknown (counted in words)."""
+    speaker = SimpleNamespace(
+        name=name,
+        client=SimpleNamespace(provider=ScriptedProvider()),
+        config=SimpleNamespace(model="m", context_window=None),
+    )
+    keeper = WindowKeeper(
+        cast(Speaker, speaker), endpoint="scripted", memory=None, use=WindowUse(agent_id=name), shared=shared
+    )
+    return WindowGate(keeper, None, may_refuse=True, on_warn=lambda _: None, on_refused=lambda _: None)
+
+
+def _words(n: int) -> CompletionRequest:
+    return CompletionRequest(model="m", messages=(Message(role="user", content=" ".join(["word"] * n)),))
+
+
+def test_a_continuation_larger_than_any_prompt_taken_waits_for_the_probe_out_and_is_not_sent_past_its_window() -> None:
+    async def scenario() -> None:
+        shared = ServerWindow()
+        probe, other = _gate("Probe", shared), _gate("Other", shared)
+        probed = _words(2000)
+        await probe.before("scripted", probed)  # the first prompt past the floor: the probe
+        await other.before("scripted", _words(500))  # under the floor: it goes at once
+        continuation = asyncio.create_task(other.before("scripted", _words(2100)))
+        for _ in range(5):
+            await asyncio.sleep(0)
+        assert not continuation.done()  # it waits its turn: it would be a second probe
+        probe.failed(probed, ContextWindowExceeded("too long", window=1500, prompt_tokens=2000))
+        await probe.close(ok=False)
+        with pytest.raises(ContextWindowExceeded, match="cannot fit"):
+            await continuation  # the window is known now: refused here, no request made
+        assert probe.keeper.use.refusals == 1 and other.keeper.use.refusals == 0
+
+    asyncio.run(scenario())

@@ -296,13 +296,15 @@ class WindowGate:
     """The request observer of one attempt at a call: every request is counted against the window.
 
     The attempt's first request is the prompt: past the act line it is not sent (:class:`Overflow`,
-    before the observer the gate wraps — the budget — sees it), and while the window is unknown it
-    may have to wait its turn as a probe (see :class:`ServerWindow`; the probe lasts the whole
-    attempt, so a continuation refused as too long counts for it). The requests that follow within
+    before the observer the gate wraps — the budget — sees it). The requests that follow within
     the call (a continuation of a cut-off reply, a repair of bad JSON, a tool step) are part of a
     reply under way: they go out, counted, unless the window is known and they could not fit it,
-    in which case they are refused here as the server would refuse them (no request is made). A
-    refusal by the server teaches the keeper the window.
+    in which case they are refused here as the server would refuse them (no request is made).
+    While the window is unknown, any request of the attempt may have to wait its turn as a probe
+    (see :class:`ServerWindow`; the probe then lasts the rest of the attempt, so a continuation
+    refused as too long counts for it), so a continuation larger than any prompt taken cannot
+    cost a second refusal while another probe is out. A refusal by the server teaches the keeper
+    the window.
     """
 
     def __init__(
@@ -333,10 +335,11 @@ class WindowGate:
             self._first_request = request
             self.first_tokens = counted.tokens
         window = self.keeper.window
+        if self.keeper.own is None and not self._probing:
+            # Any request of the attempt may be the probe: a continuation outgrows its prompt.
+            self._probing = await self.keeper.shared.admit(counted.tokens)
+            window = self.keeper.window  # a probe that went before may have taught it
         if request is self._first_request:
-            if self.keeper.own is None and not self._probing:
-                self._probing = await self.keeper.shared.admit(counted.tokens)
-                window = self.keeper.window  # a probe that went before may have taught it
             if self.keeper.reached(counted.tokens):
                 self._on_warn(counted)
             if self._may_refuse and window is not None and self.keeper.over(counted.tokens, request.max_tokens):
