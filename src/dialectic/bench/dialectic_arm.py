@@ -12,13 +12,12 @@ the debate had saved, and the run goes on.
 
 from __future__ import annotations
 
+from dialectic.bench.asking import question_text, read_reply
 from dialectic.bench.environment import ArmEnv
 from dialectic.bench.failures import fails_only_the_item, failure_note
 from dialectic.bench.metering import Meter
 from dialectic.bench.records import Reply
 from dialectic.bench.tasks import Item
-from dialectic.bench.templates import render
-from dialectic.core.answers import extract_answer
 from dialectic.core.config import min_rounds
 from dialectic.core.domain import TURN_KINDS, Contribution, DebateState, Solution
 from dialectic.core.errors import ProviderError
@@ -52,9 +51,7 @@ async def run_dialectic(
     store = MemoryStore()
     try:
         engine = DebateEngine(store, env.pool, EventBus(), retry=env.retry)
-        request = DebateRequest(
-            problem=render("answer", question=item.question), config=config, config_dir=env.config_dir
-        )
+        request = DebateRequest(problem=question_text(item), config=config, config_dir=env.config_dir)
         try:
             state = await engine.start(request)
         except ProviderError as exc:
@@ -94,16 +91,17 @@ def _contribution_reply(agent_id: str, contribution: Contribution | None, item: 
     if contribution is None:
         return Reply(who=agent_id, text="", answer=None, method="none", error="no contribution in this stage")
     meta = contribution.metadata
-    extraction = extract_answer(contribution.content, item.match, truncated=meta.truncated)
-    return Reply(
-        who=agent_id,
-        text=contribution.content,
-        answer=extraction.answer if contribution.ok else None,
-        method=extraction.method if contribution.ok else "none",
-        finish_reason=meta.finish_reason,
-        truncated=meta.truncated,
-        error=contribution.error,
-    )
+    if not contribution.ok:
+        return Reply(
+            who=agent_id,
+            text=contribution.content,
+            answer=None,
+            method="none",
+            finish_reason=meta.finish_reason,
+            truncated=meta.truncated,
+            error=contribution.error,
+        )
+    return read_reply(item, agent_id, contribution.content, meta.finish_reason, meta.truncated)
 
 
 def _judge_reply(state: DebateState, item: Item) -> Reply:
@@ -111,12 +109,4 @@ def _judge_reply(state: DebateState, item: Item) -> Reply:
     if solution is None:
         return Reply(who=JUDGE, text="", answer=None, method="none", error=f"the debate ended {state.status}")
     text = solution.description + (f"\n\n{solution.implementation}" if solution.implementation else "")
-    extraction = extract_answer(text, item.match, truncated=solution.metadata.truncated)
-    return Reply(
-        who=JUDGE,
-        text=text,
-        answer=extraction.answer,
-        method=extraction.method,
-        finish_reason=solution.metadata.finish_reason,
-        truncated=solution.metadata.truncated,
-    )
+    return read_reply(item, JUDGE, text, solution.metadata.finish_reason, solution.metadata.truncated)

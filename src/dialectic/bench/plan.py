@@ -24,12 +24,16 @@ from dialectic.bench.tasks import (
     DEFAULT_ARITHMETIC_ITEMS,
     DEFAULT_GENERATED_ITEMS,
     MAX_OPERANDS,
+    REASONING_GYM_PREFIX,
     TASK_NAMES,
     Task,
     TaskName,
     check_difficulty,
     generated_task,
+    is_task_name,
     jsonl_task,
+    parse_task_options,
+    rg_task,
 )
 from dialectic.core.answers import MATCH_MODES, MatchMode
 from dialectic.core.config import SystemConfig
@@ -47,6 +51,8 @@ class BenchOptions:
     operands: int | None = None
     difficulty: int | None = None
     match: str | None = None
+    task_options: list[str] | None = None
+    """``key=value`` options of a reasoning-gym dataset (``--task-option``)."""
     temperature: float | None = None
     max_tokens: int | None = None
     provider: str | None = None
@@ -91,7 +97,15 @@ def new_spec(options: BenchOptions) -> tuple[RunSpec, Task, list[str]]:
     seed = options.seed if options.seed is not None else 0
     operands = options.operands if options.operands is not None else MAX_OPERANDS
     difficulty: int | None = None
-    if task_name != "jsonl":
+    task_options = parse_task_options(options.task_options)
+    if task_options and not task_name.startswith(REASONING_GYM_PREFIX):
+        raise InvalidArgumentsError(f"--task-option applies to reasoning-gym tasks (rg:NAME), not {task_name}")
+    n: int | None
+    if task_name.startswith(REASONING_GYM_PREFIX):
+        n = options.n if options.n is not None else DEFAULT_GENERATED_ITEMS
+        task = _rg_questions(task_name, options, n, seed, task_options)
+        dataset = None
+    elif task_name != "jsonl":
         if options.dataset is not None:
             raise InvalidArgumentsError(
                 f"the {task_name} task takes no PATH (did you mean: dialectic bench jsonl PATH?)"
@@ -106,7 +120,7 @@ def new_spec(options: BenchOptions) -> tuple[RunSpec, Task, list[str]]:
         default_count = DEFAULT_ARITHMETIC_ITEMS if task_name == "arithmetic" else DEFAULT_GENERATED_ITEMS
         count = options.n if options.n is not None else default_count
         task = generated_task(task_name, count, seed, difficulty)
-        n: int | None = count
+        n = count
         dataset = None
     else:
         if options.dataset is None:
@@ -123,6 +137,7 @@ def new_spec(options: BenchOptions) -> tuple[RunSpec, Task, list[str]]:
         id=new_run_id(),
         created_at=datetime.now(UTC),
         task=task_name,
+        task_options=task_options,
         dataset=dataset,
         n=n,
         seed=seed,
@@ -140,6 +155,18 @@ def new_spec(options: BenchOptions) -> tuple[RunSpec, Task, list[str]]:
     return spec, task, models.warnings
 
 
+def _rg_questions(task_name: str, options: BenchOptions, n: int, seed: int, task_options: dict[str, object]) -> Task:
+    """A reasoning-gym dataset's questions; the flags of our own tasks' scoring and levels do not apply."""
+    for flag, given in (("PATH", options.dataset), ("--match", options.match), ("--operands", options.operands)):
+        if given is not None:
+            raise InvalidArgumentsError(f"{flag} does not apply to {task_name}: its own scorer decides")
+    if options.difficulty is not None:
+        raise InvalidArgumentsError(
+            f"--difficulty does not apply to {task_name}: set the dataset's own options with --task-option"
+        )
+    return rg_task(task_name, n, seed, task_options)
+
+
 def check_resume(stored: RunSpec, options: BenchOptions, *, extendable: bool = False) -> None:
     """Refuse options that contradict the stored run (a resumed run keeps what it started with).
 
@@ -153,6 +180,7 @@ def check_resume(stored: RunSpec, options: BenchOptions, *, extendable: bool = F
         ("--operands", options.operands, stored.operands),
         ("--difficulty", options.difficulty, stored_difficulty(stored)),
         ("--match", _match(options.match), stored.match),
+        ("--task-option", options.task_options and parse_task_options(options.task_options), stored.task_options),
         ("--temperature", options.temperature, stored.temperature),
         ("--max-tokens", options.max_tokens, stored.max_tokens),
         ("--arms", options.arms and [a.name for a in parse_arms(options.arms)], stored.arms),
@@ -183,7 +211,7 @@ def resume_from_results(loaded: ResultsFile, options: BenchOptions) -> tuple[Run
     update: dict[str, object] = {"n": n}
     if stored.task != "jsonl":
         count = n if n is not None else DEFAULT_ARITHMETIC_ITEMS
-        task = generated_task(stored.task, count, stored.seed, stored_difficulty(stored))
+        task = built_task(stored, count)
     else:
         if options.dataset is not None:
             dataset = options.dataset.expanduser().absolute()
@@ -257,6 +285,13 @@ def check_results_fit(loaded: ResultsFile, task: Task) -> None:
             )
 
 
+def built_task(spec: RunSpec, n: int) -> Task:
+    """The ``n`` questions of a generated run (ours or reasoning-gym's), rebuilt from its definition."""
+    if spec.task.startswith(REASONING_GYM_PREFIX):
+        return rg_task(spec.task, n, spec.seed, spec.task_options)
+    return generated_task(spec.task, n, spec.seed, stored_difficulty(spec))
+
+
 def stored_difficulty(spec: RunSpec) -> int | None:
     """The run's level: stored since generated tasks other than arithmetic; before, arithmetic's operands."""
     if spec.difficulty is not None:
@@ -289,9 +324,12 @@ def _describe(value: object) -> str:
 
 def _task_name(task: str | None) -> TaskName:
     name = (task or "").strip().lower()
-    if name not in TASK_NAMES:
-        raise InvalidArgumentsError(f"unknown task '{task or ''}' (known: {', '.join(TASK_NAMES)})")
-    return cast(TaskName, name)
+    if not is_task_name(name):
+        known = ", ".join(TASK_NAMES)
+        raise InvalidArgumentsError(
+            f"unknown task '{task or ''}' (known: {known}, or rg:NAME for a reasoning-gym dataset)"
+        )
+    return name
 
 
 def _match(match: str | None) -> MatchMode | None:

@@ -6,9 +6,9 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
-from dialectic.bench.tasks import TaskName
+from dialectic.bench.tasks import TaskName, is_task_name
 from dialectic.core.answers import MatchMode, Method
 
 Outcome = Literal["correct", "wrong", "unparsed", "truncated", "failed"]
@@ -39,6 +39,8 @@ class RunSpec(BaseModel):
     id: str
     created_at: datetime
     task: TaskName
+    task_options: dict[str, Any] = Field(default_factory=dict)
+    """A reasoning-gym dataset's options (``--task-option key=value``)."""
     dataset: str | None = None
     n: int | None = None
     seed: int = 0
@@ -57,6 +59,13 @@ class RunSpec(BaseModel):
     fingerprint: str
     """Hash of the task's items: resuming on different questions is refused."""
 
+    @field_validator("task")
+    @classmethod
+    def _known_task(cls, value: str) -> str:
+        if not is_task_name(value):
+            raise ValueError(f"unknown task '{value}'")
+        return value
+
     def models(self) -> list[str]:
         return [f"{a.get('provider', '?')}/{a.get('model', '?')}" for a in self.agents]
 
@@ -73,10 +82,15 @@ class Reply(BaseModel):
     truncated: bool = False
     confidence: float | None = None
     """How sure the model was of this answer (0–1): the answer tokens' probability, else a stated
-    confidence; ``None`` when neither is known. Only the adaptive arm's vote uses it."""
+    confidence; ``None`` when neither is known. The adaptive arm's vote and the correction arm's ties use it."""
+    trace_logprob: float | None = None
+    """The mean log-probability of the reply's tokens, when the provider returns them: the confidence
+    the ``confident`` arm filters replies by."""
     error: str | None = None
     """Why there is no reply: the provider failed or refused the request, the debate failed (the
     judge's reply), or the engine recorded a failed contribution."""
+    score: float | None = None
+    """The task's scorer's 0–1 for this reply's answer (tasks that bring a scorer); ``None`` elsewhere."""
 
     @property
     def unparsed(self) -> bool:
@@ -101,6 +115,9 @@ class ItemResult(BaseModel):
     votes: dict[str, int] = Field(default_factory=dict)
     tie: bool = False
     outcome: Outcome
+    score: float | None = None
+    """The final answer's 0–1 from the task's scorer (tasks that bring one): 1 is ``correct``, anything
+    between 0 and 1 is partial credit, reported apart."""
     calls: int
     input_tokens: int
     output_tokens: int

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Protocol
 
 from dialectic.bench.arms import ArmEnv, ArmSpec, gather_or_cancel, parse_arms, run_arm
+from dialectic.bench.plan import built_task
 from dialectic.bench.records import ItemResult, RunSpec
 from dialectic.bench.store import BenchStore
-from dialectic.bench.tasks import Item, Task, generated_task, jsonl_task
+from dialectic.bench.tasks import Item, Task, jsonl_task
 from dialectic.core.config import AgentConfig, SystemConfig
 from dialectic.core.errors import InvalidArgumentsError
 from dialectic.llm.registry import ProviderPool
@@ -50,8 +51,7 @@ def task_for(spec: RunSpec) -> Task:
     if spec.task == "jsonl":
         task = jsonl_task(Path(spec.dataset or ""), spec.n, spec.match)
     else:
-        level = spec.operands if spec.task == "arithmetic" else spec.difficulty
-        task = generated_task(spec.task, spec.n or 0, spec.seed, level)
+        task = built_task(spec, spec.n or 0)
     if task.fingerprint != spec.fingerprint:
         raise InvalidArgumentsError(
             f"the questions of run {spec.id} have changed since it started ({spec.dataset or spec.task}); "

@@ -33,6 +33,7 @@ def bench(
         typer.Argument(
             metavar="TASK",
             help="arithmetic, word-problems, boolean-logic, dates (generated from --seed at --difficulty), "
+            "rg:NAME (a reasoning-gym dataset, scored by its own scorer; the 'tasks' extra), "
             "or jsonl followed by the dataset's PATH.",
         ),
     ] = None,
@@ -43,7 +44,8 @@ def bench(
         str | None,
         typer.Option(
             "--arms",
-            help=f"Comma-separated arms: single, majority:K, self-consistency[:K], debate:AxR, dialectic, "
+            help=f"Comma-separated arms: single, majority:K, self-consistency[:K], debate:AxR, "
+            f"adaptive[:M[:leader|beta|esc]], best-of:N, council[:N], correction[:N], confident:N, dialectic, "
             f"format:NAME (the engine running protocol NAME of `debate --format`, e.g. format:vote) "
             f"(default: {DEFAULT_ARMS}).",
         ),
@@ -65,6 +67,14 @@ def bench(
     match: Annotated[
         str | None,
         typer.Option("--match", help="jsonl scoring: exact or numeric (default: numeric when the answer is a number)."),
+    ] = None,
+    task_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--task-option",
+            metavar="KEY=VALUE",
+            help="An option of a reasoning-gym dataset (rg:NAME), e.g. --task-option min_numbers=3; repeatable.",
+        ),
     ] = None,
     temperature: Annotated[
         float | None, typer.Option("--temperature", help="Sampling temperature of all arms but single (default 0.7).")
@@ -148,6 +158,7 @@ def bench(
         operands=operands,
         difficulty=difficulty,
         match=match,
+        task_options=task_option,
         temperature=temperature,
         max_tokens=max_tokens,
         provider=provider,

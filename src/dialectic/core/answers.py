@@ -2,6 +2,7 @@
 
 The answer is looked for in this order, and the first that yields one wins:
 
+0. the last ``<answer>...</answer>`` block (the form third-party tasks ask for);
 1. the last ``\\boxed{...}``;
 2. the last explicit statement: "final answer", "the answer is", "answer:", a JSON key
    ``"finalAnswer":`` or ``"answer":`` (the number after it on the same line; after an ``=``
@@ -19,6 +20,10 @@ explicitly (1 or 2): the last number of a half-written calculation is not an ans
 A reply with nothing usable has no answer: it is scored wrong and counted apart. A reply that
 echoes its instructions' placeholder (``\\boxed{your answer}``, ``Answer: <final answer>``) has
 none either: a small model copies the template now and then.
+
+A problem with many right answers (a ``scored`` item: a colouring, an expression, a board) has no
+canonical answer to compare with: its answer is the last ``<answer>…</answer>`` block as written (spacing
+made regular), and the task's own scorer decides whether it is right.
 """
 
 from __future__ import annotations
@@ -29,17 +34,21 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
-from typing import Literal
+from typing import Literal, cast
 
-MatchMode = Literal["numeric", "exact"]
-Method = Literal["boxed", "final-answer", "last-number", "last-line", "none"]
+MatchMode = Literal["numeric", "exact", "scored"]
+"""``scored``: the task's own scorer decides (a problem with many right answers); the answer is the reply's
+last ``<answer>…</answer>`` block (else its last ``\\boxed{}``), kept as written but for spacing."""
+Method = Literal["tagged", "boxed", "final-answer", "last-number", "last-line", "none"]
 MATCH_MODES: tuple[str, ...] = ("numeric", "exact")
+"""The modes a dataset may be scored by (``--match``); ``scored`` belongs to tasks that bring a scorer."""
 
 NUMERIC_TOLERANCE = Decimal("1e-6")
 """Relative tolerance of a numeric match (absolute below 1), for answers like 0.333333 vs 0.3333333."""
 
 _MINUS_SIGNS = {"\u2212": "-", "\u2013": "-", "\u2012": "-", "\ufe63": "-", "\uff0d": "-"}
 _NUMBER = re.compile(r"(?:(?<![\w)\]])-)?(?<![\w.])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?!\d)")
+_TAGGED = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
 _BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
 _MARKER = re.compile(
     r"final(?:\s+|_?)answer[\"']?(?:\s+(?:is|was|would\s+be))?\s*[:=]?|the\s+answer\s+(?:is|was|would\s+be)\s*[:=]?|"
@@ -49,7 +58,7 @@ _MARKER = re.compile(
 _PLAIN_NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+")
 _TEXT_WRAPPER = re.compile(r"\\(?:text|mathrm|textbf|textit|texttt|mathbf|mathit|mathtt|operatorname)\s*\{([^{}]*)\}")
 _ARTICLES = re.compile(r"\b(?:a|an|the)\b")
-_PLACEHOLDER = re.compile(r"\b(?:your|final)\s+answer\b|^(?:boxed\s+)?answer$")
+_PLACEHOLDER = re.compile(r"\b(?:your|final)\s+answer\b|^(?:boxed\s+)?answer(?:\s+here)?$")
 """An instruction's placeholder, normalised: ``your answer``, ``<final answer>``, ``<answer>``."""
 _WRAPPING = "*`$.\"'{}[](),; \t"
 """What may wrap a stated value: emphasis, code, quotes, a JSON object's braces and commas."""
@@ -136,8 +145,12 @@ def _date(text: str) -> str | None:
 
 
 def is_correct(answer: str | None, truth: str, mode: MatchMode) -> bool:
+    """Whether ``answer`` is ``truth``; for ``scored`` items only the same written answer (spacing aside) is
+    known right here: any other valid answer is the task scorer's to accept."""
     if answer is None:
         return False
+    if mode == "scored":
+        return canonical_written(answer) == canonical_written(truth)
     if mode == "exact":
         return normalize_text(answer) == normalize_text(truth)
     expected = canonical_number(truth)
@@ -149,7 +162,13 @@ def is_correct(answer: str | None, truth: str, mode: MatchMode) -> bool:
 
 def extract_answer(text: str, mode: MatchMode, *, truncated: bool = False) -> Extraction:
     """The answer a reply gives (see the module docstring for the order)."""
+    if mode == "scored":
+        return written_answer(text)
     text = _unify_minus(text)
+    for content in reversed(_TAGGED.findall(text)):
+        answer = _value(content, mode, after_equals=True)
+        if answer is not None:
+            return Extraction(answer, "tagged")
     for content in reversed(_BOXED.findall(text)):
         answer = _value(_TEXT_WRAPPER.sub(r"\1", content), mode, after_equals=True)
         if answer is not None:
@@ -169,6 +188,24 @@ def extract_answer(text: str, mode: MatchMode, *, truncated: bool = False) -> Ex
     lines = [line for line in text.splitlines() if normalize_text(line)]
     if lines and not _PLACEHOLDER.search(normalize_text(lines[-1])):
         return Extraction(normalize_text(lines[-1]), "last-line")
+    return Extraction(None, "none")
+
+
+def canonical_written(text: str) -> str:
+    """A written answer with its spacing made regular: each line's words one space apart, no blank
+    lines, nothing around it. Two replies giving the same answer read the same, whatever their spacing."""
+    lines = (" ".join(line.split()) for line in text.strip().splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def written_answer(text: str) -> Extraction:
+    """A ``scored`` item's answer: the last ``<answer>…</answer>`` block, else the last ``\\boxed{}``; a
+    placeholder (``<answer>your answer</answer>``) or an empty block is none."""
+    for pattern, method in ((_TAGGED, "tagged"), (_BOXED, "boxed")):
+        for content in reversed(pattern.findall(text)):
+            answer = canonical_written(_TEXT_WRAPPER.sub(r"\1", content) if method == "boxed" else content)
+            if answer and not _PLACEHOLDER.search(normalize_text(answer)):
+                return Extraction(answer, cast(Method, method))
     return Extraction(None, "none")
 
 

@@ -19,6 +19,7 @@ EXTRA_MODULES: dict[str, tuple[str, ...]] = {
     "mcp": ("mcp",),
     "receipts": ("cryptography",),
     "postgres": ("psycopg", "psycopg_pool"),
+    "tasks": ("reasoning_gym",),
 }
 """The top-level modules each extra installs that dialectic imports (``pyproject.toml``'s extras)."""
 

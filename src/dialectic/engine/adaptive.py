@@ -32,8 +32,20 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal, get_args
 
 from dialectic.llm.base import TokenLogprob
+
+StopRule = Literal["leader", "beta", "esc"]
+STOP_RULES: tuple[str, ...] = get_args(StopRule)
+"""When the first round stops drawing answers:
+
+* ``leader`` (the default): the leading answer cannot lose within ``most``, or holds ``stop_share``;
+* ``beta`` (Adaptive-Consistency, Aggarwal et al. 2023): the posterior probability that the leading
+  answer is more likely than the runner-up, under a uniform Beta prior on the two, reaches ``level``;
+* ``esc`` (Early-Stopping Self-Consistency, Li et al. 2024): answers are drawn in windows of ``window``,
+  and drawing stops after a window whose answers all agree.
+"""
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,12 @@ class AdaptivePlan:
     """A split goes to the exchange only when the two leading answers were each given this many times."""
     reviewers: int = 3
     """Participants in the exchange."""
+    rule: StopRule = "leader"
+    """When drawing stops (:data:`STOP_RULES`)."""
+    level: float = 0.95
+    """``beta``: the posterior probability that stops drawing."""
+    window: int = 2
+    """``esc``: answers per window."""
 
     def __post_init__(self) -> None:
         if not 1 <= self.first <= self.most:
@@ -60,6 +78,10 @@ class AdaptivePlan:
             raise ValueError("contest is at least 1")
         if self.reviewers < 0:
             raise ValueError("reviewers cannot be negative")
+        if self.rule not in STOP_RULES:
+            raise ValueError(f"unknown stop rule {self.rule!r} (known: {', '.join(STOP_RULES)})")
+        if not 0.5 < self.level < 1 or self.window < 1:
+            raise ValueError("an adaptive plan needs 0.5 < level < 1 and a window of at least 1")
 
 
 @dataclass(frozen=True)
@@ -101,14 +123,31 @@ def _leaders(answers: Sequence[str | None]) -> tuple[int, int]:
     return (counts[0] if counts else 0), (counts[1] if len(counts) > 1 else 0)
 
 
+def leader_more_likely(leader: int, runner_up: int) -> float:
+    """P(the leader's answer is likelier than the runner-up's | their counts), under a uniform Beta prior.
+
+    With ``p`` the leader's share of the two, ``p ~ Beta(leader + 1, runner_up + 1)`` and the answer is
+    ``P(p > 1/2)``: for whole counts, the chance of fewer than ``leader + 1`` heads in
+    ``leader + runner_up + 1`` fair coin flips."""
+    flips = leader + runner_up + 1
+    return sum(math.comb(flips, heads) for heads in range(leader + 1)) / 2**flips
+
+
 def sampling_done(answers: Sequence[str | None], plan: AdaptivePlan) -> bool:
-    """Whether the first round may stop: budget spent, the leader cannot lose, or it holds ``stop_share``."""
+    """Whether the first round may stop: budget spent, or the plan's stop rule (:data:`STOP_RULES`) holds."""
     drawn = len(answers)
     if drawn >= plan.most:
         return True
     if drawn < plan.first:
         return False
     leader, runner_up = _leaders(answers)
+    if plan.rule == "beta":
+        return leader > 0 and leader_more_likely(leader, runner_up) >= plan.level
+    if plan.rule == "esc":
+        if drawn % plan.window != 0:
+            return False
+        window = answers[-plan.window :]
+        return window[0] is not None and all(answer == window[0] for answer in window)
     if leader - runner_up > plan.most - drawn:
         return True
     return leader > 0 and leader / drawn >= plan.stop_share
@@ -175,20 +214,22 @@ def weighted_vote(ballots: Sequence[Ballot]) -> Tally:
 
 
 _BOXED = re.compile(r"\\boxed\s*\{((?:[^{}]|\{[^{}]*\})*)\}")
+_TAGGED = re.compile(r"<answer>(.*?)</answer>", re.IGNORECASE | re.DOTALL)
 _STATED = re.compile(r"confidence\s*(?:level)?\s*(?:is|of)?\s*[:=]?\s*(\d{1,3}(?:\.\d+)?)\s*(%?)", re.IGNORECASE)
 MIN_CONFIDENCE = 0.01
 """The least weight a ballot carries: one improbable token must not silence an answer."""
 
 
 def answer_confidence(text: str, logprobs: Sequence[TokenLogprob]) -> float | None:
-    """The probability the model gave the tokens of the last ``\\boxed{…}`` answer in ``text``.
+    """The probability the model gave the tokens of the last ``<answer>…</answer>`` (else ``\\boxed{…}``)
+    answer in ``text``.
 
     The tokens are laid end to end to find which of them spell the answer; ``None`` when there
-    are no token probabilities, no boxed answer, or the tokens do not spell ``text``.
+    are no token probabilities, no tagged or boxed answer, or the tokens do not spell ``text``.
     """
     if not logprobs:
         return None
-    matches = list(_BOXED.finditer(text))
+    matches = list(_TAGGED.finditer(text)) or list(_BOXED.finditer(text))
     if not matches:
         return None
     joined = "".join(t.token for t in logprobs)
@@ -205,6 +246,13 @@ def answer_confidence(text: str, logprobs: Sequence[TokenLogprob]) -> float | No
             total += token.logprob
         position = token_end
     return max(MIN_CONFIDENCE, min(1.0, math.exp(total)))
+
+
+def mean_logprob(logprobs: Sequence[TokenLogprob]) -> float | None:
+    """The mean natural-log probability of a reply's tokens (DeepConf's trace confidence); ``None`` without them."""
+    if not logprobs:
+        return None
+    return sum(t.logprob for t in logprobs) / len(logprobs)
 
 
 def stated_confidence(text: str) -> float | None:

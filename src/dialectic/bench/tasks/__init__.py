@@ -1,4 +1,5 @@
-"""Benchmark tasks: generated from a seed (arithmetic, word problems, Boolean logic, dates), or any JSONL dataset.
+"""Benchmark tasks: generated from a seed (arithmetic, word problems, Boolean logic, dates), any JSONL
+dataset, or any reasoning-gym dataset (``rg:NAME``, scored by the dataset's own scorer).
 
 An item's ``id`` is what results are stored under, so a task must produce the same items,
 with the same ids, every time it is built from the same arguments (resume relies on it).
@@ -17,7 +18,16 @@ from dialectic.bench.tasks.arithmetic import (
     arithmetic_task,
     eval_expression,
 )
-from dialectic.bench.tasks.base import TASK_NAMES, Item, Task, TaskName, fingerprint
+from dialectic.bench.tasks.base import (
+    REASONING_GYM_PREFIX,
+    TASK_NAMES,
+    AnswerForm,
+    Item,
+    Task,
+    TaskName,
+    fingerprint,
+    is_task_name,
+)
 from dialectic.bench.tasks.boolean_logic import boolean_logic_task
 from dialectic.bench.tasks.dates import dates_task
 from dialectic.bench.tasks.generated import (
@@ -29,6 +39,7 @@ from dialectic.bench.tasks.generated import (
     generated_task,
 )
 from dialectic.bench.tasks.jsonl import jsonl_task
+from dialectic.bench.tasks.reasoning_gym import parse_task_options, rg_task
 from dialectic.bench.tasks.word_problems import word_problems_task
 
 __all__ = [
@@ -40,7 +51,9 @@ __all__ = [
     "MAX_OPERANDS",
     "MIN_OPERANDS",
     "OPERAND_MAX",
+    "REASONING_GYM_PREFIX",
     "TASK_NAMES",
+    "AnswerForm",
     "Item",
     "Task",
     "TaskName",
@@ -53,6 +66,9 @@ __all__ = [
     "eval_expression",
     "fingerprint",
     "generated_task",
+    "is_task_name",
     "jsonl_task",
+    "parse_task_options",
+    "rg_task",
     "word_problems_task",
 ]

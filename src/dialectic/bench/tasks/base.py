@@ -5,15 +5,27 @@ from __future__ import annotations
 import hashlib
 import json
 import random
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Literal
 
-from dialectic.core.answers import MatchMode
+from dialectic.core.answers import Extraction, MatchMode, extract_answer, is_correct
 from dialectic.core.errors import InvalidArgumentsError
 
-TaskName = Literal["arithmetic", "word-problems", "boolean-logic", "dates", "jsonl"]
+TaskName = str
+"""One of :data:`TASK_NAMES`, or ``rg:NAME`` for a reasoning-gym dataset (:func:`is_task_name`)."""
 TASK_NAMES: tuple[str, ...] = ("arithmetic", "word-problems", "boolean-logic", "dates", "jsonl")
+REASONING_GYM_PREFIX = "rg:"
+
+
+def is_task_name(name: str) -> bool:
+    return name in TASK_NAMES or (name.startswith(REASONING_GYM_PREFIX) and len(name) > len(REASONING_GYM_PREFIX))
+
+
+AnswerForm = Literal["boxed", "tagged"]
+"""How a reply is asked to give its answer: ``\\boxed{…}`` (ours), or ``<answer>…</answer>`` (third-party tasks)."""
+Scorer = Callable[[str | None], float]
+"""A task's own judgement of an answer, 0–1 (1: right; between: partial credit)."""
 
 
 @dataclass(frozen=True)
@@ -22,7 +34,21 @@ class Item:
     index: int
     question: str
     truth: str
+    """The reference answer; for a ``scored`` item one valid answer among many (or a description of them)."""
     match: MatchMode
+    scorer: Scorer | None = field(default=None, compare=False, repr=False)
+    """``scored`` items: the task's scorer, which accepts any valid answer."""
+    form: AnswerForm = "boxed"
+
+    def extract(self, text: str, *, truncated: bool = False) -> Extraction:
+        """The answer ``text`` gives, read the way this item is scored."""
+        return extract_answer(text, self.match, truncated=truncated)
+
+    def score(self, answer: str | None) -> float:
+        """How right ``answer`` is, 0–1: the task's scorer where it has one, else 1 for a match and 0."""
+        if self.scorer is not None:
+            return 0.0 if answer is None else float(self.scorer(answer))
+        return 1.0 if is_correct(answer, self.truth, self.match) else 0.0
 
 
 @dataclass(frozen=True)
