@@ -118,6 +118,15 @@ class NewDebate(ApiModel):
 
 
 @dataclass(frozen=True)
+class NamedConfig:
+    """A configuration ``dialectic serve --model NAME=CONFIG`` offers as the model ``dialectic/NAME``."""
+
+    name: str
+    config: SystemConfig
+    directory: Path
+
+
+@dataclass(frozen=True)
 class ServerConfig:
     """The configuration the server started with, and the directory its prompt paths resolve in."""
 
@@ -125,6 +134,8 @@ class ServerConfig:
     directory: Path
     extra_endpoints: frozenset[Endpoint] = frozenset()
     """Endpoints ``dialectic serve --allow-endpoint`` adds to those of the configuration."""
+    named: tuple[NamedConfig, ...] = ()
+    """The configurations ``--model NAME=CONFIG`` offers on the OpenAI-compatible API (:mod:`.openai_api`)."""
 
     @property
     def limits(self) -> LimitsConfig:
@@ -132,8 +143,10 @@ class ServerConfig:
 
     def endpoints(self) -> frozenset[Endpoint]:
         """Where a debate started over the API may send calls: the endpoints every agent and the judge
-        of the server's configuration use, and the ones added."""
-        return endpoints_of([*self.config.agents, self.config.judge]) | self.extra_endpoints
+        of the server's configuration (and of the configurations named with ``--model``) use, and the
+        ones added."""
+        configs = [self.config, *(n.config for n in self.named)]
+        return endpoints_of([a for c in configs for a in (*c.agents, c.judge)]) | self.extra_endpoints
 
 
 @dataclass(frozen=True)
