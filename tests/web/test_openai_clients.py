@@ -23,6 +23,7 @@ BIN = Path(sys.executable).parent
 DIALECTIC = str(BIN / "dialectic")
 TOKEN = "openai-clients-token-0123456789"
 ANSWER = "391"
+pytestmark = pytest.mark.e2e
 FORMATS = ["auto", "adaptive", "critique-refine"]
 
 
