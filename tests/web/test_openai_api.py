@@ -201,3 +201,37 @@ def test_a_debate_that_fails_ends_the_stream_with_an_error(serve: Callable[..., 
 
     config = make_config(agents=2, rounds=1, retry={"maxAttempts": 1, "baseDelayMs": 0, "jitterMs": 0})
     serve(scenario, provider=ScriptedProvider(respond), config=config)
+
+
+def test_the_responses_api_reads_instructions_and_input_as_the_conversation(serve: Callable[..., None]) -> None:
+    async def scenario(api: Api) -> None:
+        body = {
+            "model": "dialectic/critique-refine",
+            "instructions": "We run on one small VM.",
+            "input": [
+                {"role": "user", "content": "We sell tickets."},
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Noted."}]},
+                {"role": "user", "content": [{"type": "input_text", "text": "Design the rate limiter."}]},
+            ],
+            "max_output_tokens": 400,
+        }
+        response = await api.client.post("/v1/responses", json=body)
+        assert response.status_code == 200, response.text
+        result = response.json()
+        state = api.ctx.store.load(result["id"])
+        assert state.problem.startswith("Design the rate limiter.\n\n## Earlier")
+        assert "**system:** We run on one small VM." in state.problem and "**assistant:** Noted." in state.problem
+        assert state.final_solution is not None
+        assert result["output"][0]["content"][0]["text"] == state.final_solution.description
+        assert {c.max_tokens for c in api.provider.calls} == {400}
+        refused = [
+            ({"previous_response_id": "x"}, "previous_response_id"),
+            ({"input": [{"type": "function_call_output", "output": "x"}]}, "input[0]"),
+            ({"input": []}, "input"),
+            ({"text": {"format": {"type": "json_schema"}}}, "response_format"),
+        ]
+        for change, param in refused:
+            error = openai_error(await api.client.post("/v1/responses", json={**body, **change}), 422)
+            assert error["param"] == param, error
+
+    serve(scenario)

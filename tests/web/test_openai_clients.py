@@ -133,6 +133,23 @@ def test_the_sdk_streams_the_answer(served: Served) -> None:
     assert len({c.id for c in chunks}) == 1 and served.show(chunks[0].id).returncode == 0
 
 
+def test_the_sdk_speaks_the_responses_api(served: Served) -> None:
+    response = served.sdk().responses.create(
+        model="dialectic/adaptive", instructions="Answer with a number.", input="What is 17 * 23?"
+    )
+    assert response.output_text == ANSWER and response.status == "completed"
+    assert response.usage is not None and response.usage.total_tokens > 0
+    assert served.show(response.id).returncode == 0
+    events = list(
+        served.sdk().responses.create(
+            model="dialectic/adaptive", input=[{"role": "user", "content": "What is 17 * 23?"}], stream=True
+        )
+    )
+    assert events[0].type == "response.created" and events[-1].type == "response.completed"
+    deltas = "".join(e.delta for e in events if e.type == "response.output_text.delta")
+    assert deltas == ANSWER == events[-1].response.output_text
+
+
 def test_a_named_configuration_runs_its_own_panel(served: Served) -> None:
     before = len(served.fake.requests)
     completion = served.sdk().chat.completions.create(
@@ -163,12 +180,22 @@ def test_the_llm_cli_prints_a_debates_answer(served: Served, tmp_path: Path) -> 
         "  model_name: dialectic/adaptive\n"
         f"  api_base: {served.base_url}\n"
         "  api_key_name: dialectic\n"
+        "- model_id: dialectic-responses\n"  # the same model, through the Responses API
+        "  model_name: dialectic/adaptive\n"
+        f"  api_base: {served.base_url}\n"
+        "  api_key_name: dialectic\n"
+        "  responses: true\n"
     )
     (tmp_path / "keys.json").write_text(json.dumps({"dialectic": TOKEN}))
     env = {**served.env, "LLM_USER_PATH": str(tmp_path)}
-    for streamed in ([], ["--no-stream"]):
+    for model, streamed in [
+        ("dialectic-adaptive", []),
+        ("dialectic-adaptive", ["--no-stream"]),
+        ("dialectic-responses", []),
+        ("dialectic-responses", ["--no-stream"]),
+    ]:
         result = subprocess.run(
-            [str(BIN / "llm"), "-m", "dialectic-adaptive", *streamed, "What is 17 * 23?"],
+            [str(BIN / "llm"), "-m", model, *streamed, "What is 17 * 23?"],
             env=env,
             capture_output=True,
             text=True,

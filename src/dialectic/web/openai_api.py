@@ -22,7 +22,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +33,7 @@ from fastapi.responses import JSONResponse, StreamingResponse
 from dialectic.core.config import FORMATS, AgentConfig, SystemConfig
 from dialectic.core.domain import DebateState
 from dialectic.core.errors import DialecticError
-from dialectic.core.events import Event, EventBus
+from dialectic.core.events import Event
 from dialectic.core.ledger import debate_totals
 from dialectic.engine import DebateRequest
 from dialectic.loading.client_config import check_endpoints
@@ -41,6 +42,7 @@ from dialectic.loading.setup import check_providers
 from dialectic.web.api import authorized, context
 from dialectic.web.errors import ApiError, api_error_for
 from dialectic.web.new_debate import ServerConfig, problem_text
+from dialectic.web.openai_responses import ResponseEvents, ResponsesRequest, as_chat, response_object
 from dialectic.web.openai_wire import (
     DONE,
     MODEL_PREFIX,
@@ -90,25 +92,26 @@ def get_model(model_id: str, request: Request) -> dict[str, Any]:
 @router.post("/chat/completions", response_model=None)
 async def chat_completions(body: ChatRequest, request: Request) -> JSONResponse | StreamingResponse:
     """Run a debate on the conversation's last user message; answer with its outcome as a chat completion."""
-    ctx = context(request)
     refusals(body)
-    debate = debate_request(body, ctx.server)
-    listener = _Listener(ctx.bus) if body.stream else None
-    try:
-        debate_id = await ctx.runs.start(debate)
-    except BaseException:
-        if listener is not None:
-            listener.close()
-        raise
-    task = ctx.runs.task_of(debate_id)
-    created = int(time.time())
-    headers = {DEBATE_HEADER: debate_id, "Cache-Control": "no-store"}
-    if listener is not None:
-        stream = _streamed(ctx, body, debate_id, created, task, listener)
-        return StreamingResponse(stream, media_type="text/event-stream", headers={**headers, "X-Accel-Buffering": "no"})
-    state = await _outcome(ctx, debate_id, task)
-    totals = debate_totals(state)
-    return JSONResponse(completion(debate_id, body.model, created, answer_of(state), totals), headers=headers)
+    run = await Running.start(context(request), body)
+    if body.stream:
+        return run.streaming(_chat_stream(run, body))
+    state = await run.outcome()
+    content = completion(run.debate_id, body.model, run.created, answer_of(state), debate_totals(state))
+    return JSONResponse(content, headers=run.headers)
+
+
+@router.post("/responses", response_model=None)
+async def responses(body: ResponsesRequest, request: Request) -> JSONResponse | StreamingResponse:
+    """OpenAI's Responses API: ``input`` (text, or messages) and ``instructions`` are the conversation."""
+    chat = as_chat(body)
+    refusals(chat)
+    run = await Running.start(context(request), chat)
+    if body.stream:
+        return run.streaming(_responses_stream(run, body))
+    state = await run.outcome()
+    content = response_object(run.debate_id, body.model, run.created, answer_of(state), debate_totals(state))
+    return JSONResponse(content, headers=run.headers)
 
 
 def debate_request(body: ChatRequest, server: ServerConfig) -> DebateRequest:
@@ -162,6 +165,103 @@ def _tuned(config: SystemConfig, body: ChatRequest) -> SystemConfig:
     return config.model_copy(update={"agents": agents, "judge": tune(config.judge, "judge")})
 
 
+@dataclass
+class Running:
+    """A debate started for one request: its id, the run's task, and (streamed) the server's events."""
+
+    ctx: ServerState
+    debate_id: str
+    task: asyncio.Task[DebateState] | None
+    events: asyncio.Queue[Event] | None
+    unsubscribe: Callable[[], None]
+    created: int = field(default_factory=lambda: int(time.time()))
+
+    @classmethod
+    async def start(cls, ctx: ServerState, body: ChatRequest) -> Running:
+        """Check ``body``, then start its debate (a 4xx before anything is created; 429 when the server is full)."""
+        debate = debate_request(body, ctx.server)
+        queue: asyncio.Queue[Event] | None = asyncio.Queue() if body.stream else None
+        unsubscribe = ctx.bus.subscribe(queue.put_nowait) if queue is not None else (lambda: None)
+        try:
+            debate_id = await ctx.runs.start(debate)
+        except BaseException:
+            unsubscribe()
+            raise
+        return cls(ctx, debate_id, ctx.runs.task_of(debate_id), queue, unsubscribe)
+
+    @property
+    def headers(self) -> dict[str, str]:
+        return {DEBATE_HEADER: self.debate_id, "Cache-Control": "no-store"}
+
+    def streaming(self, body: AsyncIterator[bytes]) -> StreamingResponse:
+        async def closing() -> AsyncIterator[bytes]:
+            try:
+                async for part in body:
+                    yield part
+            finally:
+                self.unsubscribe()
+
+        headers = {**self.headers, "X-Accel-Buffering": "no"}
+        return StreamingResponse(closing(), media_type="text/event-stream", headers=headers)
+
+    async def progress(self) -> AsyncIterator[bytes]:
+        """SSE comments saying what the debate does, until its run ends (one every :data:`PING_S` at least)."""
+        yield comment(
+            f"debate {self.debate_id} is running: dialectic show {self.debate_id}, or /#/debates/{self.debate_id}"
+        )
+        task, queue = self.task, self.events
+        while task is not None and queue is not None and not task.done():
+            getter = asyncio.ensure_future(queue.get())
+            done, _ = await asyncio.wait({getter, task}, timeout=PING_S, return_when=asyncio.FIRST_COMPLETED)
+            if getter not in done:
+                getter.cancel()
+                if not done:
+                    yield comment("still deliberating")
+                continue
+            seen = [getter.result(), *_drain(queue)]
+            lines = [line for e in seen if e.debate_id == self.debate_id and (line := progress(e)) is not None]
+            if lines:
+                yield b"".join(comment(self.ctx.scrub(line)) for line in lines)
+
+    async def outcome(self) -> DebateState:
+        """The debate once its run ends; an OpenAI-shaped error naming the debate when it did not complete."""
+        return await _outcome(self.ctx, self.debate_id, self.task)
+
+
+async def _chat_stream(run: Running, body: ChatRequest) -> AsyncIterator[bytes]:
+    debate_id, model, created = run.debate_id, body.model, run.created
+    yield chunk(debate_id, model, created, {"role": "assistant", "content": ""})
+    async for line in run.progress():
+        yield line
+    try:
+        state = await run.outcome()
+    except ApiError as error:
+        kind = "server_error" if error.status >= 500 else "invalid_request_error"
+        message = run.ctx.scrub(error.detail)
+        yield data_line({"error": {"message": message, "type": kind, "param": None, "code": error.error}})
+        yield DONE
+        return
+    for piece in pieces(answer_of(state)):
+        yield chunk(debate_id, model, created, {"content": piece})
+    yield chunk(debate_id, model, created, finish="stop")
+    if body.usage_wanted:
+        yield chunk(debate_id, model, created, usage=debate_totals(state))
+    yield DONE
+
+
+async def _responses_stream(run: Running, body: ResponsesRequest) -> AsyncIterator[bytes]:
+    events = ResponseEvents(run.debate_id, body.model, run.created)
+    yield events.opening()
+    async for line in run.progress():
+        yield line
+    try:
+        state = await run.outcome()
+    except ApiError as error:
+        yield events.failed(run.ctx.scrub(error.detail), error.error)
+        return
+    yield events.answer(answer_of(state), debate_totals(state))
+
+
 async def _outcome(ctx: ServerState, debate_id: str, task: asyncio.Task[DebateState] | None) -> DebateState:
     """The debate once its run ends; an OpenAI-shaped error naming the debate when it did not complete."""
     headers = {DEBATE_HEADER: debate_id}
@@ -183,60 +283,6 @@ async def _outcome(ctx: ServerState, debate_id: str, task: asyncio.Task[DebateSt
             headers=headers,
         )
     return state
-
-
-class _Listener:
-    """The events of the server's bus, queued for one streamed response (filtered by debate once it is known)."""
-
-    def __init__(self, bus: EventBus) -> None:
-        self.queue: asyncio.Queue[Event] = asyncio.Queue()
-        self._unsubscribe = bus.subscribe(self.queue.put_nowait)
-
-    def close(self) -> None:
-        self._unsubscribe()
-
-
-async def _streamed(
-    ctx: ServerState,
-    body: ChatRequest,
-    debate_id: str,
-    created: int,
-    task: asyncio.Task[DebateState] | None,
-    listener: _Listener,
-) -> AsyncIterator[bytes]:
-    model = body.model
-    try:
-        yield chunk(debate_id, model, created, {"role": "assistant", "content": ""})
-        yield comment(f"debate {debate_id} is running: dialectic show {debate_id}, or /#/debates/{debate_id}")
-        while task is not None and not task.done():
-            getter = asyncio.ensure_future(listener.queue.get())
-            done, _ = await asyncio.wait({getter, task}, timeout=PING_S, return_when=asyncio.FIRST_COMPLETED)
-            if getter not in done:
-                getter.cancel()
-                if not done:
-                    yield comment("still deliberating")
-                continue
-            lines = [getter.result(), *_drain(listener.queue)]
-            text = [line for e in lines if e.debate_id == debate_id and (line := progress(e)) is not None]
-            if text:
-                yield b"".join(comment(ctx.scrub(line)) for line in text)
-        try:
-            state = await _outcome(ctx, debate_id, task)
-        except ApiError as error:
-            kind = "server_error" if error.status >= 500 else "invalid_request_error"
-            yield data_line(
-                {"error": {"message": ctx.scrub(error.detail), "type": kind, "param": None, "code": error.error}}
-            )
-            yield DONE
-            return
-        for piece in pieces(answer_of(state)):
-            yield chunk(debate_id, model, created, {"content": piece})
-        yield chunk(debate_id, model, created, finish="stop")
-        if body.usage_wanted:
-            yield chunk(debate_id, model, created, usage=debate_totals(state))
-        yield DONE
-    finally:
-        listener.close()
 
 
 def _drain(queue: asyncio.Queue[Event]) -> list[Event]:

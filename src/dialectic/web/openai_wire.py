@@ -39,7 +39,7 @@ CHUNK_CHARS = 200
 Role = Literal["system", "developer", "user", "assistant", "tool", "function"]
 
 
-class _Lenient(BaseModel):
+class Lenient(BaseModel):
     """OpenAI's bodies: snake_case, and parameters this server does not use are ignored, not refused."""
 
     model_config = ConfigDict(extra="ignore")
@@ -50,21 +50,21 @@ class _Lenient(BaseModel):
         return encodable(value)
 
 
-class ContentPart(_Lenient):
+class ContentPart(Lenient):
     type: str = Field(max_length=64)
     text: str | None = None
 
 
-class ChatMessage(_Lenient):
+class ChatMessage(Lenient):
     role: Role
     content: str | list[ContentPart] | None = None
 
 
-class StreamOptions(_Lenient):
+class StreamOptions(Lenient):
     include_usage: bool = False
 
 
-class ChatRequest(_Lenient):
+class ChatRequest(Lenient):
     """``POST /v1/chat/completions``."""
 
     model: str = Field(min_length=1, max_length=200)
@@ -114,7 +114,7 @@ def message_text(message: ChatMessage, index: int) -> str:
         return message.content
     texts: list[str] = []
     for part in message.content:
-        if part.type not in ("text", "input_text") or part.text is None:
+        if part.type not in ("text", "input_text", "output_text") or part.text is None:
             where = f"messages[{index}].content"
             raise ApiError(
                 422,
