@@ -1119,7 +1119,7 @@
       const html = f.html || {};
       parts.push(el("section", { class: "solution", "aria-label": "The final solution" },
         el("h3", { text: "Final solution" }),
-        f.judgeFailure ? el("p", { class: "meta", id: "judge-fallback", text: `${agentName(s, f.synthesizedBy)} wrote the synthesis in the judge's place: the judge failed (${f.judgeFailure}).` }) : null,
+        f.judgeFailure ? el("p", { class: "meta", id: "solution-fallback", text: `${agentName(s, f.synthesizedBy)} wrote the synthesis in the judge's place: the judge failed (${f.judgeFailure}).` }) : null,
         rendered("div", "body", html.description),
         html.implementation ? rendered("div", "body", html.implementation) : null,
         listOf("Tradeoffs", html.tradeoffs), listOf("Recommendations", html.recommendations),
