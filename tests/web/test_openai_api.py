@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from dialectic.core.config import SystemConfig
 from dialectic.core.errors import ProviderUnavailable
 from dialectic.core.ledger import debate_totals
 from dialectic.llm.base import CompletionRequest
@@ -235,3 +236,19 @@ def test_the_responses_api_reads_instructions_and_input_as_the_conversation(serv
             assert error["param"] == param, error
 
     serve(scenario)
+
+
+def test_a_debate_left_waiting_for_a_person_is_a_409_naming_it(serve: Callable[..., None]) -> None:
+    data = make_config(agents=2, rounds=1).model_dump(by_alias=True)
+    data["agents"].append({"id": "alice", "name": "Alice", "role": "security", "provider": "human"})
+
+    async def scenario(api: Api) -> None:
+        response = await api.client.post("/v1/chat/completions", json=ASK)
+        debate_id = response.headers["x-dialectic-debate-id"]
+        error = openai_error(response, 409)
+        assert error["code"] == "debate_not_completed"
+        assert error["message"].startswith(f"debate {debate_id} stopped suspended")
+        assert f"dialectic show {debate_id}" in error["message"]
+        assert api.ctx.store.load(debate_id).pending_turns()
+
+    serve(scenario, config=SystemConfig.model_validate(data))

@@ -279,7 +279,7 @@ async def _outcome(ctx: ServerState, debate_id: str, task: asyncio.Task[DebateSt
             409,
             "debate_not_completed",
             f"debate {debate_id} stopped {state.status}{f' ({state.error})' if state.error else ''}: "
-            f"open it on the page (/#/debates/{debate_id}) to go on",
+            f"its page on this server, or dialectic show {debate_id}, says what it waits for; go on from there",
             headers=headers,
         )
     return state
