@@ -84,8 +84,9 @@ def list_models(request: Request) -> dict[str, Any]:
 
 @router.get("/models/{model_id:path}")
 def get_model(model_id: str, request: Request) -> dict[str, Any]:
-    ctx = context(request)
-    _chosen(model_id, ctx.server)
+    server = context(request).server
+    if model_id not in offered(server):
+        raise _not_offered(model_id, server)
     return model_entry(model_id, STARTED)
 
 
@@ -137,8 +138,12 @@ def _chosen(model: str, server: ServerConfig) -> tuple[SystemConfig, Path]:
             return apply_overrides(named.config, names=FIELD_NAMES)[0], named.directory
     if name in FORMATS:
         return apply_overrides(server.config, debate_format=name, names=FIELD_NAMES)[0], server.directory
+    raise _not_offered(model, server)
+
+
+def _not_offered(model: str, server: ServerConfig) -> ApiError:
     message = f"the model '{model}' does not exist on this server; it offers: {', '.join(offered(server))}"
-    raise ApiError(404, "model_not_found", message, {"model": message})
+    return ApiError(404, "model_not_found", message, {"model": message})
 
 
 def _tuned(config: SystemConfig, body: ChatRequest) -> SystemConfig:
