@@ -85,7 +85,15 @@ def llm_server() -> Iterator[FakeLLMServer]:
 
 
 @pytest.fixture(scope="module")
-def served(llm_server: FakeLLMServer, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+def served_debate() -> dict[str, Any]:
+    """The ``debate`` section of the served configuration (a test module may override it)."""
+    return {"rounds": 1}
+
+
+@pytest.fixture(scope="module")
+def served(
+    llm_server: FakeLLMServer, served_debate: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Served]:
     """``dialectic serve`` on a free port, its agents on the fake server; stopped with SIGTERM."""
     root = tmp_path_factory.mktemp("served")
     endpoint = {"provider": "openai", "baseUrl": llm_server.openai_base_url, "model": "fake-model"}
@@ -95,7 +103,7 @@ def served(llm_server: FakeLLMServer, tmp_path_factory: pytest.TempPathFactory) 
             {"id": "agent-kiss", "name": "Simplicity Advocate", "role": "kiss", **endpoint},
         ],
         "judge": {"id": "judge-main", "name": "Technical Judge", "role": "generalist", **endpoint},
-        "debate": {"rounds": 1},
+        "debate": served_debate,
         "pricing": {"openai/fake-model": PRICE},
     }
     (root / "debate-config.json").write_text(json.dumps(config), encoding="utf-8")

@@ -66,6 +66,28 @@ def test_bad_flags_are_one_line_errors(tmp_path: Path, args: tuple[str, ...], me
     assert result.returncode in (2, 4) and message in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("panel", "--model panel: give NAME=CONFIG"),
+        ("Bad Name=x.json", "--model Bad Name=x.json: give NAME=CONFIG, NAME in lower-case letters"),
+        ("adaptive=debate-config.json", "dialectic/adaptive is the adaptive format's model already"),
+        ("panel=missing.json", "missing.json"),
+    ],
+)
+def test_a_bad_model_flag_is_a_one_line_error(tmp_path: Path, value: str, message: str) -> None:
+    (tmp_path / "debate-config.json").write_text(json.dumps(CONFIG), encoding="utf-8")
+    result = run(tmp_path, "--port", "0", "--model", value)
+    assert result.returncode in (2, 4) and message in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_a_model_named_twice_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "debate-config.json").write_text(json.dumps(CONFIG), encoding="utf-8")
+    result = run(tmp_path, "--port", "0", "--model", "a=debate-config.json", "--model", "a=debate-config.json")
+    assert result.returncode == 2 and "--model a=debate-config.json: the name a is given twice" in result.stderr
+
+
 def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "debate-config.json").write_text(json.dumps(CONFIG), encoding="utf-8")
     with socket.socket() as taken:

@@ -64,9 +64,18 @@ def serve(
             "call only the endpoints of the server's configuration.",
         ),
     ] = None,
+    model: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--model",
+            metavar="NAME=CONFIG",
+            help="Offer the configuration file CONFIG as the model dialectic/NAME on the OpenAI-compatible API "
+            "(/v1; repeatable). Every format is offered as dialectic/FORMAT on the server's configuration.",
+        ),
+    ] = None,
     env_file: EnvFileOption = None,
 ) -> None:
-    """Serve a web page and a JSON API to start, watch, steer and download debates."""
+    """Serve a web page, a JSON API and an OpenAI-compatible API (/v1) to start, watch, steer and download debates."""
     from dialectic.core.extras import require_extra
 
     require_extra("dialectic serve", "web")  # before serve_run, which imports the web framework
@@ -83,5 +92,6 @@ def serve(
         max_running=max_running,
         max_body=max_body,
         allow_endpoints=tuple(allow_endpoint or ()),
+        models=tuple(model or ()),
         env_file=env_file,
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import socket
 import sys
 from pathlib import Path
@@ -22,10 +23,12 @@ from dialectic.core.errors import InvalidArgumentsError
 from dialectic.loading.client_config import parse_endpoint
 from dialectic.loading.setup import prepare_config
 from dialectic.store import DebateStore
-from dialectic.web.new_debate import ServerConfig
+from dialectic.web.new_debate import NamedConfig, ServerConfig
 from dialectic.web.state import ServeSettings, build_context
 
 MIN_BODY_BYTES = 1024
+MODEL_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+"""A ``--model`` name: the model id is ``dialectic/NAME``."""
 
 
 def run_server(
@@ -41,6 +44,7 @@ def run_server(
     max_body: int,
     allow_endpoints: tuple[str, ...],
     env_file: Path | None,
+    models: tuple[str, ...] = (),
 ) -> None:
     """``dialectic serve``: the flags are described in :func:`dialectic.cli.serve_command.serve`."""
     term = Terminal()
@@ -53,6 +57,7 @@ def run_server(
         term.line(line)
     for warning in prepared.warnings:
         term.warning(warning)
+    named = _named_configs(models, term)
     settings = ServeSettings(
         host=host,
         port=port,
@@ -65,7 +70,7 @@ def run_server(
     listening = listen(host, port, backlog=2048)
     debate_store, _ = open_debate_store(store)
     try:
-        server = ServerConfig(prepared.config, prepared.directory, extra_endpoints)
+        server = ServerConfig(prepared.config, prepared.directory, extra_endpoints, named)
         _serve(debate_store, server, settings, listening, term)
     finally:
         debate_store.close()
@@ -81,7 +86,8 @@ def _serve(
     from dialectic.web.app import create_app, stale_debates
 
     context = build_context(store, server, settings)
-    context.providers.prepare([*server.config.agents, server.config.judge])
+    for offered in (server.config, *(n.config for n in server.named)):
+        context.providers.prepare([*offered.agents, offered.judge])
     app = create_app(context)
     if not settings.resume_orphans:
         orphans = stale_debates(store)
@@ -120,3 +126,28 @@ def _check_flags(
         parts = urlsplit(origin)
         if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/") or parts.query:
             raise InvalidArgumentsError(f"--cors {origin}: give an origin such as https://example.org")
+
+
+def _named_configs(values: tuple[str, ...], term: Terminal) -> tuple[NamedConfig, ...]:
+    """``--model NAME=CONFIG``: each configuration loaded and checked as ``-c`` is (its problems are the
+    operator's to fix before the server starts)."""
+    from dialectic.core.config import FORMATS
+
+    named: list[NamedConfig] = []
+    for value in values:
+        name, equals, path = value.partition("=")
+        name = name.strip()
+        if not equals or not path.strip() or not MODEL_NAME.fullmatch(name):
+            raise InvalidArgumentsError(
+                f"--model {value}: give NAME=CONFIG, NAME in lower-case letters, digits, '.', '_' and '-' "
+                "(the model is then dialectic/NAME)"
+            )
+        if name in FORMATS:
+            raise InvalidArgumentsError(f"--model {value}: dialectic/{name} is the {name} format's model already")
+        if any(n.name == name for n in named):
+            raise InvalidArgumentsError(f"--model {value}: the name {name} is given twice")
+        prepared = prepare_config(Path(path.strip()))
+        for warning in prepared.warnings:
+            term.warning(f"--model {name}: {warning}")
+        named.append(NamedConfig(name, prepared.config, prepared.directory))
+    return tuple(named)

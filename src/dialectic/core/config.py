@@ -123,8 +123,11 @@ class AgentConfig(ConfigModel):
         description="A human seat's time to write each turn, in milliseconds; when it passes, the fallback "
         "model plays the turn.",
     )
-    fallback: FallbackModel | None = Field(
-        default=None, description="The model that plays a human seat's turn when its deadline passes."
+    fallback: FallbackModel | str | None = Field(
+        default=None,
+        description="A human seat's: the model that plays its turn when its deadline passes. The judge's: who "
+        "writes the synthesis when the judge fails after its retries: an agent's id, auto (unset: a participant "
+        "on another model than the judge's first) or off.",
     )
 
     @property
@@ -132,9 +135,14 @@ class AgentConfig(ConfigModel):
         """Whether a person plays this participant (``provider: human``)."""
         return self.provider == HUMAN_PROVIDER
 
+    @property
+    def fallback_model(self) -> FallbackModel | None:
+        """A human seat's fallback model (``None`` for the judge's fallback, which names a participant)."""
+        return self.fallback if isinstance(self.fallback, FallbackModel) else None
+
     def fallback_agent(self) -> AgentConfig | None:
         """The participant the fallback model plays in this seat's place: its identity, the fallback's model."""
-        fallback = self.fallback
+        fallback = self.fallback_model
         if fallback is None:
             return None
         return self.model_copy(
@@ -189,9 +197,14 @@ class AgentConfig(ConfigModel):
     @model_validator(mode="after")
     def _deadline_with_fallback(self) -> AgentConfig:
         if not self.is_human:
-            if self.deadline is not None or self.fallback is not None:
+            # a participant's name as fallback is the judge's setting: SystemConfig checks who may have one
+            if self.deadline is not None or self.fallback_model is not None:
                 raise ValueError("deadline and fallback are for a seat played by a person (provider: human)")
             return self
+        if isinstance(self.fallback, str):
+            raise ValueError(
+                'a human seat\'s fallback is a model, e.g. "fallback": {"provider": "openai", "model": "gpt-4o-mini"}'
+            )
         if self.deadline is not None and self.fallback is None:
             raise ValueError(
                 "deadline needs a fallback model to play the turn when it passes "
@@ -591,6 +604,13 @@ def unique_ids(items: list[Identified], what: str) -> list[Identified]:
     return items
 
 
+JUDGE_FALLBACK_AUTO = "auto"
+JUDGE_FALLBACK_OFF = "off"
+JUDGE_FALLBACK_WORDS: tuple[str, ...] = (JUDGE_FALLBACK_AUTO, JUDGE_FALLBACK_OFF)
+"""``judge.fallback``'s words: ``auto`` (the default) lets a participant write the synthesis when the judge
+fails, preferring one on another model than the judge's; ``off`` lets the judge's failure fail the debate."""
+
+
 def default_agents() -> list[AgentConfig]:
     return [
         AgentConfig(id="agent-architect", name="System Architect", role="architect", temperature=0.5),
@@ -626,6 +646,29 @@ class SystemConfig(ConfigModel):
         if judge.is_human:
             raise ValueError("the judge is a model: provider human is for agents (a seat played by a person)")
         return judge
+
+    @model_validator(mode="after")
+    def _judge_fallback(self) -> SystemConfig:
+        pool = self.debate.team.agents if self.debate.team is not None else []
+        for where, agent in (*((f"agents.{i}", a) for i, a in enumerate(self.agents)), *(("team", a) for a in pool)):
+            if isinstance(agent.fallback, str):
+                raise ValueError(
+                    f"{where}.fallback: only the judge names a participant as its fallback "
+                    "(a human seat's fallback is a model)"
+                )
+        chosen = self.judge.fallback
+        if not isinstance(chosen, str) or chosen in JUDGE_FALLBACK_WORDS:
+            return self
+        by_id = {a.id: a for a in [*self.agents, *pool]}
+        named = by_id.get(chosen)
+        if named is None:
+            raise ValueError(
+                f"judge.fallback: no agent '{chosen}' (give an agent's id, {' or '.join(JUDGE_FALLBACK_WORDS)}; "
+                f"agents: {', '.join(by_id) or 'none'})"
+            )
+        if named.is_human:
+            raise ValueError(f"judge.fallback: '{chosen}' is a seat a person plays; name an agent a model plays")
+        return self
 
     @field_validator("pricing")
     @classmethod

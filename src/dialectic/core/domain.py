@@ -399,6 +399,9 @@ class Solution(Model):
     open_questions: list[str] = Field(default_factory=list)
     confidence: int = Field(default=50, ge=0, le=100)
     synthesized_by: str = "judge"
+    judge_failure: str | None = None
+    """Why the judge did not write it: its error, when a participant wrote the synthesis in its place
+    (``judge.fallback``; ``synthesized_by`` names the participant)."""
     structured: bool = True
     """False when the judge's reply did not parse and the raw text was used instead."""
     metadata: ContributionMetadata = Field(default_factory=ContributionMetadata)

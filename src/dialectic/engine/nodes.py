@@ -14,7 +14,10 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import ClassVar
 
+from dialectic.agents.outputs import SynthesisOutput
+from dialectic.agents.participants import Judge
 from dialectic.agents.templates import REASONING_KIND
+from dialectic.agents.tool_loop import StructuredReply
 from dialectic.context.history import debate_text, final_round_text, participant_names, rounds_text
 from dialectic.core import events as ev
 from dialectic.core.changes import (
@@ -26,6 +29,7 @@ from dialectic.core.changes import (
 from dialectic.core.domain import (
     AgentClarifications,
     ClarificationItem,
+    DebateSummary,
     EarlyStop,
     Phase,
     Solution,
@@ -38,6 +42,7 @@ from dialectic.engine.attempts import with_second_chance
 from dialectic.engine.files_access import with_tools_fallback
 from dialectic.engine.fitting import fitted, gated
 from dialectic.engine.judge_answer import answered
+from dialectic.engine.judge_fallback import stand_ins
 from dialectic.engine.judge_summary import judge_summary
 from dialectic.engine.memory import recall_if_asked
 from dialectic.engine.personas_step import assign_if_asked
@@ -342,45 +347,28 @@ class SynthesisNode(Node):
         judge = ctx.roster.judge
         ctx.emit(ev.SynthesisStarted(ctx.debate_id))
         summary = await judge_summary(ctx)
-        names = participant_names(ctx.state)
-
-        async def summarize() -> str | None:
-            forced = await judge_summary(ctx, forced=True)
-            return forced.summary if forced is not None else None
-
-        reply = await with_tools_fallback(
-            ctx.files,
-            judge,
-            ctx.warn,
-            lambda: with_second_chance(
-                lambda: ctx.announce(
-                    judge,
-                    "synthesizing",
-                    fitted(
-                        ctx,
-                        judge,
-                        "synthesizing",
-                        debate_shapes(
-                            History(summary.summary, True) if summary else History(debate_text(ctx.state)),
-                            ctx.state.rounds,
-                            lambda rounds: rounds_text(rounds, names),
-                            strategy=ctx.roster.settings.context_strategy,
-                            summarize=summarize,
-                            positions=final_round_text(ctx.state),
-                        ),
-                        lambda debate: judge.synthesize(
-                            problem=ctx.problem_for(judge),
-                            clarifications=ctx.clarifications_text(),
-                            debate=_with_vote(ctx, debate.text),
-                            debate_is_summary=debate.is_summary,
-                            tools=ctx.files.tools_for(judge),
-                            on_retry=ctx.retry_hook(judge, "synthesizing"),
-                        ),
-                    ),
-                    kind="synthesis",
+        failure: str | None = None
+        try:
+            reply = await _synthesis(ctx, judge, summary)
+        except ProviderError as error:
+            # the chair must not sink the debate: a participant writes the synthesis (judge.fallback)
+            failure = str(error)
+            seats = stand_ins(judge, ctx.roster.agents, {a.id for a in ctx.state.active_agents()})
+            if not seats:
+                raise
+            for number, seat in enumerate(seats, 1):
+                ctx.warn(
+                    f"the judge ({judge.name}) failed after its retries ({failure}); "
+                    f"{seat.name} writes the synthesis in its place (judge.fallback)"
                 )
-            ),
-        )
+                try:
+                    reply = await _synthesis(ctx, seat, summary)
+                except ProviderError:
+                    if number == len(seats):
+                        raise
+                    continue
+                judge = seat
+                break
         result = reply.result
         tool_calls = list(reply.tool_calls) if reply.tool_calls is not None else None
         metadata = metadata_from(result.completion)
@@ -394,6 +382,7 @@ class SynthesisNode(Node):
                 open_questions=v.open_questions,
                 confidence=v.confidence,
                 synthesized_by=judge.id,
+                judge_failure=failure,
                 metadata=metadata,
                 tool_calls=tool_calls,
             )
@@ -406,6 +395,7 @@ class SynthesisNode(Node):
                 description=result.completion.text.strip() or "(the judge returned no text)",
                 confidence=0,
                 synthesized_by=judge.id,
+                judge_failure=failure,
                 structured=False,
                 metadata=metadata,
                 tool_calls=tool_calls,
@@ -426,6 +416,50 @@ class SynthesisNode(Node):
                 )
         ctx.defer(SolutionRecorded(solution=solution))  # saved with the next cursor move, in one transaction
         return VerdictNode() if verdict_wanted(ctx) else End()
+
+
+async def _synthesis(ctx: RunState, judge: Judge, summary: DebateSummary | None) -> StructuredReply[SynthesisOutput]:
+    """``judge``'s synthesis of the debate (the judge's, or a participant's in its seat: see :mod:`.judge_fallback`),
+    with the call's second chance, the window fitted and the tools fallback."""
+    names = participant_names(ctx.state)
+
+    async def summarize() -> str | None:
+        forced = await judge_summary(ctx, forced=True)
+        return forced.summary if forced is not None else None
+
+    return await with_tools_fallback(
+        ctx.files,
+        judge,
+        ctx.warn,
+        lambda: with_second_chance(
+            lambda: ctx.announce(
+                judge,
+                "synthesizing",
+                fitted(
+                    ctx,
+                    judge,
+                    "synthesizing",
+                    debate_shapes(
+                        History(summary.summary, True) if summary else History(debate_text(ctx.state)),
+                        ctx.state.rounds,
+                        lambda rounds: rounds_text(rounds, names),
+                        strategy=ctx.roster.settings.context_strategy,
+                        summarize=summarize,
+                        positions=final_round_text(ctx.state),
+                    ),
+                    lambda debate: judge.synthesize(
+                        problem=ctx.problem_for(judge),
+                        clarifications=ctx.clarifications_text(),
+                        debate=_with_vote(ctx, debate.text),
+                        debate_is_summary=debate.is_summary,
+                        tools=ctx.files.tools_for(judge),
+                        on_retry=ctx.retry_hook(judge, "synthesizing"),
+                    ),
+                ),
+                kind="synthesis",
+            )
+        ),
+    )
 
 
 def _with_vote(ctx: RunState, debate: str) -> str:

@@ -53,8 +53,9 @@ class Agent:
     id: str | None = None
     deadline: int | None = None
     """A human seat's (``provider="human"``) time for each turn, in milliseconds; then ``fallback`` plays it."""
-    fallback: FallbackModel | Mapping[str, Any] | None = None
-    """The model that plays a human seat's turn when its deadline passes (``{"provider": .., "model": ..}``)."""
+    fallback: FallbackModel | Mapping[str, Any] | str | None = None
+    """A human seat's: the model that plays its turn when its deadline passes (``{"provider": .., "model": ..}``).
+    The judge's: the agent (its id, ``"auto"`` or ``"off"``) that writes the synthesis when the judge fails."""
 
     def config(self, template: AgentConfig, taken: set[str]) -> AgentConfig:
         """This agent as a configuration entry, filling what it leaves out from ``template``."""

@@ -212,7 +212,7 @@ def known_provider_agent(agent: AgentConfig, where: str) -> AgentConfig:
 
 def _with_known_fallback(agent: AgentConfig, where: str) -> AgentConfig:
     """A human seat's fallback on a known provider, with that provider's default model when it names none."""
-    fallback = agent.fallback
+    fallback = agent.fallback_model
     if fallback is None:
         return agent
     if fallback.provider not in known_providers():

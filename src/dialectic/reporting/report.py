@@ -405,6 +405,11 @@ def _dropped(state: DebateState, people: _People) -> list[str]:
 
 def _solution(solution: Solution, people: _People, verbose: bool) -> list[str]:
     blocks = [f"**Confidence:** {solution.confidence}/100 · **Synthesized by:** {people.name(solution.synthesized_by)}"]
+    if solution.judge_failure is not None:
+        blocks.append(
+            f"_The judge failed after its retries ({_inline(solution.judge_failure)}): "
+            f"{people.name(solution.synthesized_by)} wrote the synthesis in its place (judge.fallback)._"
+        )
     if not solution.structured:
         blocks.append("_Note: the judge's output was not structured; the description is its raw reply._")
     if verbose:

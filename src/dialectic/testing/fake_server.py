@@ -11,7 +11,7 @@ each API writes calls:
 * ``POST /v1/responses`` (OpenAI Responses; 404 when ``responses_api=False``),
 * ``POST /v1/chat/completions`` (with ``stream: true``: SSE chunks, a usage chunk, ``[DONE]``),
 * ``POST /v1/messages`` (Anthropic Messages, streamed as Anthropic events with ``stream: true``),
-* ``GET /v1/models``.
+* ``GET /v1/models`` (the scripted model, then the ids given as ``models``).
 
 Strict mode (``strict=True``, ``--strict``) behaves as llama.cpp's ``llama-server`` (the tree in
 llama-cpp-python 0.3.36), so what works against the fake also works against it:
@@ -178,6 +178,7 @@ class FakeLLMServer:
         n_ctx: int | None = None,
         slots: int = 1,
         stream_usage: bool = True,
+        models: Sequence[str] = (),
     ) -> None:
         if (n_ctx is not None and n_ctx < 1) or slots < 1:
             raise ValueError("the context size and the number of slots must be at least 1")
@@ -185,6 +186,8 @@ class FakeLLMServer:
         self.n_ctx = DEFAULT_STRICT_N_CTX if n_ctx is None and strict else n_ctx
         self.slots = slots
         self.stream_usage = stream_usage
+        self.models = tuple(models)
+        """Model ids ``GET /v1/models`` lists after the scripted model's (any model asked for is answered)."""
         self.scripted = ScriptedProvider(responder)
         self.chunk_delay_s = chunk_delay_s
         self.latency = Latency(latency_s, latency_sigma, seed=seed)
@@ -328,8 +331,9 @@ class _Handler(BaseHTTPRequestHandler):
         if path == "/v1/models" and self.fake.strict and n_ctx is not None:
             self._send_json(200, llama_models(n_ctx))
         elif path == "/v1/models":
-            model = {"id": self.fake.scripted.model, "object": "model", "created": 0, "owned_by": "dialectic"}
-            self._send_json(200, {"object": "list", "data": [model]})
+            ids = [self.fake.scripted.model, *(m for m in self.fake.models if m != self.fake.scripted.model)]
+            listed = [{"id": i, "object": "model", "created": 0, "owned_by": "dialectic"} for i in ids]
+            self._send_json(200, {"object": "list", "data": listed})
         elif path == "/props" and self.fake.strict and n_ctx is not None:
             self._send_json(200, llama_props(n_ctx, self.fake.slots))
         else:

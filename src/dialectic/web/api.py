@@ -16,7 +16,8 @@ from dialectic.core.domain import DebateState, utc_now
 from dialectic.core.errors import DebateStateError, InvalidArgumentsError
 from dialectic.engine.seats import deadline_passed, turn_texts
 from dialectic.loading.setup import check_ready
-from dialectic.web.errors import ApiError, field_error
+from dialectic.web.endpoint_models import list_models
+from dialectic.web.errors import ApiError, ErrorScrubber, field_error
 from dialectic.web.listing import debates_page
 from dialectic.web.new_debate import ApiModel, NewDebate, resolve
 from dialectic.web.security import SESSION_COOKIE
@@ -86,6 +87,17 @@ def health(ctx: Ctx) -> dict[str, Any]:
 def new_debate_options(ctx: Ctx) -> dict[str, Any]:
     """What a new debate may choose: the server's agents and judge, roles, providers, formats, defaults, limits."""
     return options(ctx.server)
+
+
+@router.get("/models", tags=["debates"])
+async def endpoint_models(ctx: Ctx) -> dict[str, Any]:
+    """The panel a new debate may pick from: every allowed endpoint (by id) and the models it offers (its
+    ``GET /v1/models``, then those the server's configurations name there); ``error`` when it could not list."""
+    listed = await list_models(ctx.server.book(), ctx.providers)
+    for entry in listed:
+        if "error" in entry:
+            entry["error"] = ctx.scrub(ErrorScrubber().text(entry["error"]))  # one line, no path of the server's
+    return {"endpoints": listed}
 
 
 class Created(ApiModel):

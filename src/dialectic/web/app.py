@@ -20,6 +20,7 @@ from dialectic.store.base import DebateStore
 from dialectic.store.leases import STALE
 from dialectic.web.api import router, session_router
 from dialectic.web.errors import install_error_handlers
+from dialectic.web.openai_api import router as openai_router
 from dialectic.web.security import PAGE_HEADERS, RequestGuard
 from dialectic.web.state import ServerState
 from dialectic.web.views import shown
@@ -27,7 +28,7 @@ from dialectic.web.views import shown
 log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).parent / "static"
-API_DOCS_PATHS = ("/api", "/docs", "/redoc", "/openapi.json")
+API_DOCS_PATHS = ("/api", "/v1", "/docs", "/redoc", "/openapi.json")
 
 
 def stale_debates(store: DebateStore) -> list[str]:
@@ -64,6 +65,7 @@ def create_app(ctx: ServerState) -> FastAPI:
     install_error_handlers(app, server_paths(ctx))
     app.include_router(session_router)
     app.include_router(router)
+    app.include_router(openai_router)
 
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     def page() -> FileResponse:

@@ -93,10 +93,28 @@ NOSNIFF = {"X-Content-Type-Options": "nosniff"}
 itself, since a 500 is answered outside the middleware."""
 
 
-def error_response(error: ApiError, headers: Mapping[str, str] | None = None) -> JSONResponse:
-    body: dict[str, Any] = {"error": error.error, "detail": error.detail}
-    if error.fields:
-        body["fields"] = error.fields
+OPENAI_PREFIX = "/v1/"
+"""The OpenAI-compatible API's paths (:mod:`dialectic.web.openai_api`): their errors take OpenAI's shape."""
+OPENAI_TYPES = {401: "authentication_error", 403: "permission_error", 404: "not_found_error", 429: "rate_limit_error"}
+
+
+def speaks_openai(path: str) -> bool:
+    """Whether a request to ``path`` is answered in OpenAI's shapes (errors included)."""
+    return path.startswith(OPENAI_PREFIX)
+
+
+def error_response(error: ApiError, headers: Mapping[str, str] | None = None, *, openai: bool = False) -> JSONResponse:
+    """``{error, detail, fields}``; with ``openai``, OpenAI's ``{"error": {message, type, param, code}}``
+    (``param``: the first field named, ``code``: the short code a program tests)."""
+    body: dict[str, Any]
+    if openai:
+        kind = OPENAI_TYPES.get(error.status, "invalid_request_error" if error.status < 500 else "server_error")
+        param = next(iter(error.fields), None)
+        body = {"error": {"message": error.detail, "type": kind, "param": param, "code": error.error}}
+    else:
+        body = {"error": error.error, "detail": error.detail}
+        if error.fields:
+            body["fields"] = error.fields
     return JSONResponse(body, status_code=error.status, headers={**NOSNIFF, **(headers or {})})
 
 
@@ -131,27 +149,31 @@ def install_error_handlers(app: FastAPI, server_paths: Mapping[str, str] | None 
     """
     public = ErrorScrubber(server_paths)
 
+    def answer(request: Request, error: ApiError, headers: Mapping[str, str] | None = None) -> JSONResponse:
+        return error_response(public(error), headers=headers, openai=speaks_openai(request.url.path))
+
     @app.exception_handler(ApiError)
     async def _api(request: Request, exc: ApiError) -> JSONResponse:
-        return error_response(public(exc), headers=exc.headers)
+        return answer(request, exc, exc.headers)
 
     @app.exception_handler(DialecticError)
     async def _dialectic(request: Request, exc: DialecticError) -> JSONResponse:
-        return error_response(public(api_error_for(exc)))
+        return answer(request, api_error_for(exc))
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
-        return error_response(public(validation_error(exc)))
+        return answer(request, validation_error(exc))
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        return error_response(public(ApiError(exc.status_code, code, str(exc.detail))), headers=exc.headers)
+        return answer(request, ApiError(exc.status_code, code, str(exc.detail)), exc.headers)
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
         log.exception("unexpected error on %s %s", request.method, request.url.path)
-        return error_response(ApiError(500, "internal", "unexpected server error; the server's log has the details"))
+        error = ApiError(500, "internal", "unexpected server error; the server's log has the details")
+        return error_response(error, openai=speaks_openai(request.url.path))
 
 
 def validation_error(exc: RequestValidationError) -> ApiError:

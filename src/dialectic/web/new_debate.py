@@ -46,6 +46,7 @@ from dialectic.loading.config import (
     with_local_limits,
 )
 from dialectic.loading.setup import check_providers
+from dialectic.web.endpoint_models import EndpointBook, endpoint_book
 from dialectic.web.errors import fields_error
 from dialectic.web.validation import encodable
 
@@ -83,6 +84,24 @@ class AgentChoice(ApiModel):
     )
     model: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
     temperature: float | None = None
+    endpoint: str | None = Field(
+        default=None,
+        max_length=MAX_NAME_CHARS,
+        description="An endpoint of GET /api/models (its id): the agent calls it, with the model chosen.",
+    )
+
+
+class JudgeChoice(ApiModel):
+    """The judge: the server's, on the endpoint and model chosen (``GET /api/models``), with its fallback."""
+
+    endpoint: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
+    model: str | None = Field(default=None, max_length=MAX_NAME_CHARS)
+    temperature: float | None = None
+    fallback: str | None = Field(
+        default=None,
+        max_length=MAX_NAME_CHARS,
+        description="Who writes the synthesis when the judge fails: an agent's id, auto or off (judge.fallback).",
+    )
 
 
 class TerminationChoice(ApiModel):
@@ -100,6 +119,7 @@ class NewDebate(ApiModel):
     agents: list[AgentChoice] | None = Field(
         default=None, max_length=MAX_LIST_ITEMS, description="The agents taking part, in order."
     )
+    judge: JudgeChoice | None = Field(default=None, description="The judge's endpoint, model and fallback.")
     format: str | None = Field(default=None, max_length=MAX_NAME_CHARS, description="The deliberation protocol.")
     rounds: int | None = None
     max_answers: int | None = Field(
@@ -118,6 +138,15 @@ class NewDebate(ApiModel):
 
 
 @dataclass(frozen=True)
+class NamedConfig:
+    """A configuration ``dialectic serve --model NAME=CONFIG`` offers as the model ``dialectic/NAME``."""
+
+    name: str
+    config: SystemConfig
+    directory: Path
+
+
+@dataclass(frozen=True)
 class ServerConfig:
     """The configuration the server started with, and the directory its prompt paths resolve in."""
 
@@ -125,6 +154,8 @@ class ServerConfig:
     directory: Path
     extra_endpoints: frozenset[Endpoint] = frozenset()
     """Endpoints ``dialectic serve --allow-endpoint`` adds to those of the configuration."""
+    named: tuple[NamedConfig, ...] = ()
+    """The configurations ``--model NAME=CONFIG`` offers on the OpenAI-compatible API (:mod:`.openai_api`)."""
 
     @property
     def limits(self) -> LimitsConfig:
@@ -132,8 +163,18 @@ class ServerConfig:
 
     def endpoints(self) -> frozenset[Endpoint]:
         """Where a debate started over the API may send calls: the endpoints every agent and the judge
-        of the server's configuration use, and the ones added."""
-        return endpoints_of([*self.config.agents, self.config.judge]) | self.extra_endpoints
+        of the server's configuration (and of the configurations named with ``--model``) use, and the
+        ones added."""
+        return endpoints_of(self.speakers()) | self.extra_endpoints
+
+    def speakers(self) -> list[AgentConfig]:
+        """Every agent and judge of the server's configurations."""
+        configs = [self.config, *(n.config for n in self.named)]
+        return [a for c in configs for a in (*c.agents, c.judge)]
+
+    def book(self) -> EndpointBook:
+        """The allowed endpoints by the ids the page and ``GET /api/models`` name them by."""
+        return endpoint_book(self.endpoints(), self.speakers())
 
 
 @dataclass(frozen=True)
@@ -167,7 +208,13 @@ def resolve(body: NewDebate, server: ServerConfig) -> ResolvedDebate:
         except DialecticError as exc:
             raise fields_error({"config": exc.message}) from None
     if body.agents is not None:
-        base = _checked(errors, "agents", lambda: with_agents(base, body.agents or [], server.endpoints())) or base
+        base = (
+            _checked(errors, "agents", lambda: with_agents(base, body.agents or [], server.endpoints(), server.book()))
+            or base
+        )
+    if body.judge is not None:
+        judge = body.judge
+        base = _checked(errors, "judge", lambda: with_judge(base, judge, server.book())) or base
     roles = ",".join(body.roles) if body.roles is not None else None
     if body.format is not None:
         _checked(errors, "format", lambda: apply_overrides(base, debate_format=body.format, names=FIELD_NAMES))
@@ -270,12 +317,35 @@ def submitted_config(data: dict[str, Any], server: ServerConfig) -> SystemConfig
     return config
 
 
-def with_agents(config: SystemConfig, choices: list[AgentChoice], endpoints: frozenset[Endpoint]) -> SystemConfig:
+def with_judge(config: SystemConfig, choice: JudgeChoice, book: EndpointBook) -> SystemConfig:
+    """``config`` with its judge on the endpoint, model and temperature chosen, and the fallback chosen."""
+    values = config.judge.model_dump()
+    if choice.endpoint is not None:
+        values.update(book.settings(book.endpoint(choice.endpoint, "judge")))
+    if choice.model is not None:
+        if not choice.model.strip():
+            raise InvalidArgumentsError("judge.model: must not be empty")
+        values["model"] = choice.model.strip()
+    if choice.temperature is not None:
+        values["temperature"] = choice.temperature
+    if choice.fallback is not None:
+        values["fallback"] = choice.fallback.strip() or None
+    try:
+        judge = AgentConfig.model_validate(values)
+        return SystemConfig.model_validate({**config.model_dump(), "judge": judge})
+    except ValidationError as exc:
+        raise InvalidArgumentsError(describe_validation_error(exc)) from None
+
+
+def with_agents(
+    config: SystemConfig, choices: list[AgentChoice], endpoints: frozenset[Endpoint], book: EndpointBook | None = None
+) -> SystemConfig:
     """``config`` with ``choices`` as its agents: each starts from the server's agent it names (or one
     of the server's endpoint for a new role) and takes the provider, model and temperature chosen
-    (a new provider at the one of its ``endpoints``)."""
+    (a new provider at the one of its ``endpoints``), or the endpoint of ``book`` it names."""
     if not choices:
         raise InvalidArgumentsError("agents: choose at least one agent")
+    book = book or endpoint_book(endpoints, config.agents)
     by_id = {a.id: a for a in config.agents}
     template = config.template_agent()
     taken: dict[str, int] = {}
@@ -287,7 +357,7 @@ def with_agents(config: SystemConfig, choices: list[AgentChoice], endpoints: fro
                 f"agents[{index}].id: no agent '{choice.id}' in the server's configuration "
                 f"(agents: {', '.join(by_id) or 'none'})"
             )
-        agent = _edited(index, base or _new_agent(choice.role, template), choice, endpoints)
+        agent = _edited(index, base or _new_agent(choice.role, template), choice, endpoints, book)
         agent = agent.model_copy(update={"id": _unique(agent.id, taken), "enabled": True})
         agents.append(agent)
     return config.model_copy(update={"agents": agents})
@@ -309,13 +379,18 @@ def _new_agent(role: str, template: AgentConfig) -> AgentConfig:
     )
 
 
-def _edited(index: int, base: AgentConfig, choice: AgentChoice, endpoints: frozenset[Endpoint]) -> AgentConfig:
+def _edited(
+    index: int, base: AgentConfig, choice: AgentChoice, endpoints: frozenset[Endpoint], book: EndpointBook
+) -> AgentConfig:
     values = base.model_dump()
     if choice.id is None or choice.role.strip().lower() != base.role:
         values["role"] = choice.role
     if choice.name is not None:
         values["name"] = choice.name
-    if choice.provider is not None and choice.provider.strip().lower() != base.provider:
+    if choice.endpoint is not None:
+        values.update(book.settings(book.endpoint(choice.endpoint, f"agents[{index}]")))
+        values.update(deadline=None, fallback=None)
+    elif choice.provider is not None and choice.provider.strip().lower() != base.provider:
         provider = choice.provider.strip().lower()
         if provider not in known_providers():
             raise InvalidArgumentsError(

@@ -97,6 +97,11 @@ class ServerRuns:
     def is_running(self, debate_id: str) -> bool:
         return debate_id in self._runs
 
+    def task_of(self, debate_id: str) -> asyncio.Task[DebateState] | None:
+        """The task running ``debate_id`` here (``None`` once it ended): await it (shielded) for the outcome."""
+        run = self._runs.get(debate_id)
+        return run.task if run is not None else None
+
     async def start(self, request: DebateRequest) -> str:
         """Create and run a debate; its id once the run holds it."""
         return await self._launch(lambda control: self.engine.start(request, control=control))

@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 from fastapi import Request
 
 from dialectic.core.binding import is_loopback
-from dialectic.web.errors import NOSNIFF, ApiError, error_response
+from dialectic.web.errors import NOSNIFF, ApiError, error_response, speaks_openai
 
 SESSION_COOKIE = "dialectic_session"
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
@@ -112,6 +112,7 @@ class RequestGuard:
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
         is_page = not str(scope.get("path", "")).startswith(self.api_paths)
+        openai = speaks_openai(str(scope.get("path", "")))
         extra = [*ALWAYS_HEADERS, *(self.page_headers if is_page else [])]
 
         async def headed_send(message: Message) -> None:
@@ -121,7 +122,7 @@ class RequestGuard:
 
         refusal = self._refusal(scope, headers)
         if refusal is not None:
-            await error_response(refusal)(scope, receive, headed_send)
+            await error_response(refusal, openai=openai)(scope, receive, headed_send)
             return
         refused = False
         received = 0
@@ -137,7 +138,7 @@ class RequestGuard:
             if message["type"] == "http.request" and not refused:
                 received += len(message.get("body", b""))
                 if received > self.max_body_bytes:
-                    await error_response(self._too_large())(scope, receive, headed_send)
+                    await error_response(self._too_large(), openai=openai)(scope, receive, headed_send)
                     refused = True
                     return {"type": "http.disconnect"}
             return message

@@ -10,11 +10,12 @@ from dialectic.agents.templates import known_roles
 from dialectic.core.config import ANSWER_BUDGET, FORMATS, HUMAN_PROVIDER, AgentConfig, TerminationCondition
 from dialectic.core.domain import DebateState, DebateStatus
 from dialectic.llm.registry import known_providers
-from dialectic.loading.client_config import CLIENT_SETTINGS, SettingsSpec
+from dialectic.loading.client_config import CLIENT_SETTINGS, SettingsSpec, endpoint_of
 from dialectic.reporting.export import export_json
 from dialectic.reporting.report import render_report
 from dialectic.store.base import DebateListing, DebateStore, headline
 from dialectic.store.leases import STALE, owner_process_gone, shown_status
+from dialectic.web.endpoint_models import EndpointBook
 from dialectic.web.new_debate import ServerConfig
 from dialectic.web.presenter import token_totals
 from dialectic.web.time_zone import server_time_zone
@@ -73,9 +74,10 @@ def options(server: ServerConfig) -> dict[str, Any]:
     """
     config = server.config
     debate = config.debate
+    book = server.book()
     return {
-        "agents": [_agent(a) for a in config.participants()],
-        "judge": _agent(config.judge),
+        "agents": [_agent(a, book) for a in config.participants()],
+        "judge": {**_agent(config.judge, book), "fallback": config.judge.fallback or "auto"},
         "roles": [{"role": role, "name": ROLE_TITLES.get(role, role.title())} for role in known_roles()],
         "providers": sorted(({e.provider for e in server.endpoints()} & set(known_providers())) | {HUMAN_PROVIDER}),
         "formats": list(FORMATS),
@@ -102,7 +104,7 @@ def configurable(spec: SettingsSpec) -> dict[str, Any]:
     }
 
 
-def _agent(agent: AgentConfig) -> dict[str, Any]:
+def _agent(agent: AgentConfig, book: EndpointBook) -> dict[str, Any]:
     return {
         "id": agent.id,
         "name": agent.name,
@@ -110,4 +112,5 @@ def _agent(agent: AgentConfig) -> dict[str, Any]:
         "provider": agent.provider,
         "model": agent.model,
         "temperature": agent.temperature,
+        "endpoint": None if agent.is_human else book.id_of(endpoint_of(agent)),
     }

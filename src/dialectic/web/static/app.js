@@ -241,9 +241,17 @@
 
   let formChanged = { termination: false };
 
+  // The panel: every allowed endpoint of the server and the models it offers (GET /api/models).
+  let panel = null;
+  async function getPanel() {
+    if (!panel) panel = await api("/models");
+    return panel;
+  }
+
   async function showNewForm() {
     show("view-new", "New debate");
     const opts = await getOptions();
+    await getPanel();
     const form = $("new-debate");
     if (!form.dataset.ready) {
       fillSelect($("format"), opts.formats, opts.defaults.format);
@@ -257,6 +265,12 @@
       $("clarify").checked = opts.defaults.clarify;
       fillSelect($("add-role"), opts.roles.map((r) => r.role), null, (role) => opts.roles.find((r) => r.role === role).name);
       $("agent-rows").replaceChildren(...opts.agents.map((agent) => agentRow(agent, opts)));
+      $("judge-model-slot").replaceChildren(modelSelect("judge-model", opts.judge, false));
+      $("judge-temperature").value = opts.judge.temperature;
+      fillSelect($("judge-fallback"), ["auto", "off", ...opts.agents.map((a) => a.id)], opts.judge.fallback,
+        (value) => ({ auto: "Any participant (auto)", off: "None: the debate fails" })[value] || opts.agents.find((a) => a.id === value).name);
+      const unlisted = panel.endpoints.filter((e) => e.error);
+      showError($("panel-note"), unlisted.length ? `Could not list the models of ${unlisted.map((e) => `${e.id} (${e.error})`).join(", ")}: their configured models are offered.` : "");
       form.dataset.ready = "1";
     }
     $("problem").focus();
@@ -268,23 +282,36 @@
 
   let rowCount = 0;
 
+  // A model is picked from the endpoints' lists: an option's value is [endpoint id, model] as JSON.
+  // A seat a person plays (value "human") has no model: its turns are written in its card on the debate's page.
+  function modelSelect(id, chosen, withPerson) {
+    const select = el("select", { id });
+    for (const endpoint of panel.endpoints) {
+      select.append(el("optgroup", { label: endpoint.id },
+        endpoint.models.map((model) => el("option", {
+          value: JSON.stringify([endpoint.id, model]), text: model,
+          selected: chosen.endpoint === endpoint.id && chosen.model === model,
+        }))));
+    }
+    if (withPerson) select.append(el("option", { value: "human", text: "A person (human seat)", selected: chosen.provider === "human" }));
+    return select;
+  }
+
+  function modelChoice(select) {
+    if (select.value === "human") return { provider: "human", model: "person" };
+    const [endpoint, model] = JSON.parse(select.value);
+    return { endpoint, model };
+  }
+
   function agentRow(agent, opts) {
     const n = rowCount++;
     const row = el("div", { class: "agent-row", "data-id": agent.id || "", "data-role": agent.role });
-    const provider = el("select", { id: `agent-${n}-provider` });
-    fillSelect(provider, opts.providers, agent.provider);
-    // A seat a person plays (provider human) has no model: its turns are written in its card on the debate's page.
-    provider.addEventListener("change", () => {
-      if (provider.value === "human") $(`agent-${n}-model`).value = "person";
-    });
     row.append(
       el("div", { class: "who" },
         el("input", { type: "checkbox", id: `agent-${n}-on`, checked: true }),
         el("label", { for: `agent-${n}-on`, text: `${agent.name} (${agent.role})` }),
       ),
-      el("div", {}, el("label", { for: `agent-${n}-provider`, text: "Provider" }), provider),
-      el("div", {}, el("label", { for: `agent-${n}-model`, text: "Model" }),
-        el("input", { type: "text", id: `agent-${n}-model`, value: agent.model })),
+      el("div", {}, el("label", { for: `agent-${n}-model`, text: "Model" }), modelSelect(`agent-${n}-model`, agent, true)),
       el("div", {}, el("label", { for: `agent-${n}-temperature`, text: "Temperature" }),
         el("input", { type: "number", id: `agent-${n}-temperature`, min: 0, max: 2, step: 0.1, value: agent.temperature })),
     );
@@ -297,16 +324,18 @@
       .filter((row) => $(`agent-${row.dataset.index}-on`).checked)
       .map((row) => {
         const n = row.dataset.index;
-        const choice = {
-          role: row.dataset.role,
-          provider: $(`agent-${n}-provider`).value,
-          model: $(`agent-${n}-model`).value,
-        };
+        const choice = { role: row.dataset.role, ...modelChoice($(`agent-${n}-model`)) };
         if (row.dataset.id) choice.id = row.dataset.id;
         const temperature = $(`agent-${n}-temperature`).value;
         if (temperature !== "") choice.temperature = Number(temperature);
         return choice;
       });
+  }
+
+  function chosenJudge() {
+    const judge = { ...modelChoice($("judge-model")), fallback: $("judge-fallback").value };
+    if ($("judge-temperature").value !== "") judge.temperature = Number($("judge-temperature").value);
+    return judge;
   }
 
   async function submitNewDebate(event) {
@@ -315,6 +344,7 @@
     const body = {
       problem: $("problem").value,
       agents: chosenAgents(),
+      judge: chosenJudge(),
       format: $("format").value,
       clarify: $("clarify").checked,
     };
@@ -1089,6 +1119,7 @@
       const html = f.html || {};
       parts.push(el("section", { class: "solution", "aria-label": "The final solution" },
         el("h3", { text: "Final solution" }),
+        f.judgeFailure ? el("p", { class: "meta", id: "solution-fallback", text: `${agentName(s, f.synthesizedBy)} wrote the synthesis in the judge's place: the judge failed (${f.judgeFailure}).` }) : null,
         rendered("div", "body", html.description),
         html.implementation ? rendered("div", "body", html.implementation) : null,
         listOf("Tradeoffs", html.tradeoffs), listOf("Recommendations", html.recommendations),
@@ -1164,9 +1195,9 @@
     $("add-agent").addEventListener("click", async () => {
       const opts = await getOptions();
       const role = $("add-role").value;
-      const template = opts.agents[0] || opts.judge;
+      const template = opts.agents.find((a) => a.endpoint) || opts.judge;
       const name = opts.roles.find((r) => r.role === role).name;
-      $("agent-rows").append(agentRow({ role, name, provider: template.provider, model: template.model, temperature: template.temperature }, opts));
+      $("agent-rows").append(agentRow({ role, name, endpoint: template.endpoint, provider: template.provider, model: template.model, temperature: template.temperature }, opts));
     });
     $("answers-form").addEventListener("submit", submitAnswers);
     $("btn-pause").addEventListener("click", () => control("pause"));
