@@ -181,3 +181,56 @@ def test_comparison_table_has_the_costs_per_item() -> None:
     assert header.startswith("| Arm | n | Accuracy [95% CI] | Δ vs single | Δ vs self-consistency:3 |")
     assert single.startswith("| single | 4 | 50.0% [") and single.endswith("| 1.0 | 100 |")
     assert "· 2/0 · p=0.5 | — | 3.0 | 1,200 |" in sc
+
+
+def scored_item(index: int, arm: str, final: str, score: float, stated: float | None = None) -> ItemResult:
+    judge = Reply(who="judge", text=final, answer=final, method="tagged", score=score, stated=stated)
+    return ItemResult(
+        arm=arm,
+        item_id=f"countdown-{index:04d}",
+        index=index,
+        question="Make 10 from 2, 5.",
+        truth="2 * 5",
+        match="scored",
+        stages=["answers", "critiques"],
+        rounds=[[Reply(who="m1", text="x", answer=final, method="tagged", score=score)], []],
+        judge=judge,
+        final=final,
+        outcome="correct" if score == 1 else "wrong",
+        score=score,
+        calls=3,
+        input_tokens=0,
+        output_tokens=0,
+        wall_s=0.0,
+    )
+
+
+def test_scores_partial_credit_and_the_judges_brier_score() -> None:
+    arms = parse_arms("best-of:4,dialectic")
+    results = [
+        scored_item(0, "best-of:4", "5 * 2", 1.0),
+        scored_item(1, "best-of:4", "5 + 2", 0.05),
+        scored_item(0, "dialectic", "2 * 5", 1.0, stated=0.9),
+        scored_item(1, "dialectic", "2 + 5", 0.05, stated=0.7),
+    ]
+    spec = RunSpec(
+        id="r",
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        task="rg:countdown",
+        arms=[a.name for a in arms],
+        temperature=0.7,
+        agents=[],
+        dialectic_config={},
+        config_dir=".",
+        fingerprint="f",
+    )
+    summary = summarize(spec, "countdown", 2, arms, results)
+    best, debate = summary.arms
+    assert summary.self_consistency_arm == "best-of:4"  # the reference arm where there is no vote
+    assert (best.partial, best.mean_score) == (1, pytest.approx(0.525))
+    assert debate.judge_forecasts == 2 and debate.judge_brier == pytest.approx((0.1**2 + 0.7**2) / 2)
+    assert best.judge_brier is None
+    text = to_markdown(summary)
+    assert "### Scores" in text and "| best-of:4 | 0.525 | 1 |" in text
+    assert "### The judge's stated confidence" in text and "| dialectic | 2 | 0.250 | 0.250 |" in text
+    assert "critiques" not in "".join(t.label for t in debate.transitions)

@@ -109,4 +109,6 @@ def _judge_reply(state: DebateState, item: Item) -> Reply:
     if solution is None:
         return Reply(who=JUDGE, text="", answer=None, method="none", error=f"the debate ended {state.status}")
     text = solution.description + (f"\n\n{solution.implementation}" if solution.implementation else "")
-    return read_reply(item, JUDGE, text, solution.metadata.finish_reason, solution.metadata.truncated)
+    reply = read_reply(item, JUDGE, text, solution.metadata.finish_reason, solution.metadata.truncated)
+    stated = solution.confidence / 100 if solution.structured else None
+    return reply.model_copy(update={"stated": stated})

@@ -91,6 +91,8 @@ class Reply(BaseModel):
     judge's reply), or the engine recorded a failed contribution."""
     score: float | None = None
     """The task's scorer's 0–1 for this reply's answer (tasks that bring a scorer); ``None`` elsewhere."""
+    stated: float | None = None
+    """The confidence the judge stated in its solution (0–1), for calibration; ``None`` for other replies."""
 
     @property
     def unparsed(self) -> bool:

@@ -81,6 +81,31 @@ def to_markdown(summary: BenchSummary) -> str:
             "|---|--:|--:|--:|--:|--:|--:|",
         ]
         lines += [_decision_row(a.arm, a.decisions) for a in decided if a.decisions]
+    scored = [arm for arm in summary.arms if arm.mean_score is not None]
+    if scored:
+        lines += [
+            "",
+            "### Scores",
+            "",
+            "The task's own scorer gives each final answer 0–1; only 1 counts as correct above.",
+            "",
+            "| Arm | Mean score | Partial credit (items) |",
+            "|---|--:|--:|",
+        ]
+        lines += [f"| {a.arm} | {a.mean_score:.3f} | {a.partial} |" for a in scored if a.mean_score is not None]
+    forecast = [arm for arm in summary.arms if arm.judge_brier is not None]
+    if forecast:
+        lines += [
+            "",
+            "### The judge's stated confidence",
+            "",
+            "Brier score of the confidence the judge stated in its solution against the item's outcome (0 is "
+            "perfect; always stating the arm's accuracy scores the base rate).",
+            "",
+            "| Arm | Forecasts | Brier | Base rate |",
+            "|---|--:|--:|--:|",
+        ]
+        lines += [_brier_row(a) for a in forecast]
     lines += ["", "### Replies", "", "| Arm | Replies | Cut off | No answer | Failed | Final agreement |"]
     lines.append("|---|--:|--:|--:|--:|--:|")
     lines += [
@@ -115,6 +140,11 @@ def _row(a: ArmSummary) -> str:
         f"{a.wall_s:.1f}",
     ]
     return "| " + " | ".join(cells) + " |"
+
+
+def _brier_row(a: ArmSummary) -> str:
+    rate = a.correct / a.items if a.items else 0.0
+    return f"| {a.arm} | {a.judge_forecasts} | {a.judge_brier:.3f} | {rate * (1 - rate):.3f} |"
 
 
 def _decision_row(arm: str, d: Decisions) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from dialectic.bench.arms import ArmSpec
-from dialectic.bench.records import ItemResult, RunSpec
+from dialectic.bench.records import ItemResult, Reply, RunSpec
 from dialectic.bench.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -19,6 +19,11 @@ from dialectic.bench.stats import (
 from dialectic.core.answers import is_correct
 
 SINGLE = "single"
+REFERENCE_KINDS = ("self-consistency", "best-of")
+"""The arm every other is compared with beside ``single``: self-consistency where the run has it (questions with
+one right answer), else best-of-N (problems with many, where no vote is defined)."""
+NOT_ANSWERS = ("rankings", "critiques", "revisions")
+"""Stages whose replies judge or revise others' answers: no agent-by-agent change of mind to count there."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +83,14 @@ class ArmSummary:
     """Share of items whose last stage was unanimous (every agent gave the same answer)."""
     decisions: Decisions | None
     """``None`` when no item had two or more replies in its last stage (``single``)."""
+    partial: int = 0
+    """Items whose final answer the task's scorer gave partial credit (between 0 and 1)."""
+    mean_score: float | None = None
+    """The mean of the scorer's 0–1 over the items, partial credit included; ``None`` for tasks without a scorer."""
+    judge_brier: float | None = None
+    """The Brier score of the judge's stated confidence in its final answer against the item's outcome,
+    over the items where the judge stated one; ``None`` when it never did."""
+    judge_forecasts: int = 0
 
 
 @dataclass(frozen=True)
@@ -87,6 +100,7 @@ class BenchSummary:
     total_items: int
     arms: tuple[ArmSummary, ...]
     self_consistency_arm: str | None
+    """The reference arm: self-consistency, else best-of-N (:data:`REFERENCE_KINDS`)."""
     resamples: int
     confidence: float
 
@@ -103,7 +117,7 @@ def summarize(
     by_arm: dict[str, dict[str, ItemResult]] = {a.name: {} for a in arms}
     for r in results:
         by_arm.setdefault(r.arm, {})[r.item_id] = r
-    sc = next((a.name for a in arms if a.kind == "self-consistency"), None)
+    sc = next((a.name for kind in REFERENCE_KINDS for a in arms if a.kind == kind), None)
     summaries = tuple(
         _arm_summary(arm, by_arm[arm.name], by_arm, sc, seed=spec.seed, resamples=resamples) for arm in arms
     )
@@ -152,7 +166,28 @@ def _arm_summary(
         transitions=transitions(ordered),
         agreement=agreement(ordered),
         decisions=decisions(ordered),
+        partial=sum(r.score is not None and 0 < r.score < 1 for r in ordered),
+        mean_score=_mean([r.score for r in ordered if r.score is not None]),
+        judge_brier=judge_brier(ordered),
+        judge_forecasts=sum(r.judge is not None and r.judge.stated is not None for r in ordered),
     )
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def judge_brier(results: Sequence[ItemResult]) -> float | None:
+    """Brier score of the judge's stated confidences (0–1) against the items' outcomes (1 right, 0 wrong)."""
+    pairs = [(r.judge.stated, r.correct) for r in results if r.judge is not None and r.judge.stated is not None]
+    return _mean([(p - float(right)) ** 2 for p, right in pairs])
+
+
+def reply_right(reply: Reply, result: ItemResult) -> bool:
+    """Whether one reply's answer is right: the task's scorer's 1 where it has one, else a match with the truth."""
+    if reply.score is not None:
+        return reply.score >= 1.0
+    return is_correct(reply.answer, result.truth, result.match)
 
 
 def _paired(
@@ -182,11 +217,13 @@ def transitions(results: Sequence[ItemResult]) -> tuple[Transition, ...]:
     counts: dict[str, list[int]] = {}
     for r in results:
         for i in range(1, len(r.rounds)):
+            if r.stages[i - 1] in NOT_ANSWERS or r.stages[i] in NOT_ANSWERS:
+                continue
             label = f"{r.stages[i - 1]} → {r.stages[i]}"
             tally = counts.setdefault(label, [0, 0])
             for before, after in zip(r.rounds[i - 1], r.rounds[i], strict=False):
-                was = is_correct(before.answer, r.truth, r.match)
-                now = is_correct(after.answer, r.truth, r.match)
+                was = reply_right(before, r)
+                now = reply_right(after, r)
                 tally[0] += int(not was and now)
                 tally[1] += int(was and not now)
     return tuple(Transition(label, up, down) for label, (up, down) in counts.items())
@@ -206,10 +243,11 @@ def decisions(results: Sequence[ItemResult]) -> Decisions | None:
     final answer right? (A reply with no answer counts as wrong.)"""
     tally = [0] * 6
     for r in results:
-        last = r.rounds[-1] if r.rounds else []
+        answering = [stage for name, stage in zip(r.stages, r.rounds, strict=False) if name not in NOT_ANSWERS]
+        last = answering[-1] if answering else []
         if len(last) < 2:
             continue
-        right = sum(is_correct(reply.answer, r.truth, r.match) for reply in last)
+        right = sum(reply_right(reply, r) for reply in last)
         group = 0 if right == len(last) else 2 if right else 4
         tally[group + (0 if r.correct else 1)] += 1
     return Decisions(*tally) if any(tally) else None
