@@ -227,7 +227,7 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
             lines += [f"    {record.describe()}" for record in state.final_solution.tool_calls]
         lines += [
             "",
-            f"Solution (confidence {state.final_solution.confidence})",
+            f"Solution (confidence {state.final_solution.confidence_text()})",
             *_indented(state.final_solution.description),
         ]
     return lines

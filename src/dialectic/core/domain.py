@@ -398,6 +398,10 @@ class Solution(Model):
     unfulfilled_major_requirements: list[str] = Field(default_factory=list)
     open_questions: list[str] = Field(default_factory=list)
     confidence: int = Field(default=50, ge=0, le=100)
+    confidence_withheld: str | None = None
+    """Why ``confidence`` is not shown: the judge stated it, and its model's stated confidences have not earned
+    trust on the bench (:mod:`dialectic.core.stated_confidence`). ``None``: it may be shown (a vote's agreement
+    is a count, not a claim; a calibrated model's statement)."""
     synthesized_by: str = "judge"
     judge_failure: str | None = None
     """Why the judge did not write it: its error, when a participant wrote the synthesis in its place
@@ -407,6 +411,12 @@ class Solution(Model):
     metadata: ContributionMetadata = Field(default_factory=ContributionMetadata)
     tool_calls: list[ToolCallRecord] | None = None
     """The tools the judge called while writing it (``debate.context.judgeTools``); ``None``: it had none."""
+
+    def confidence_text(self) -> str:
+        """``"80/100"``, or why there is no number to show."""
+        return (
+            f"{self.confidence}/100" if self.confidence_withheld is None else f"not shown ({self.confidence_withheld})"
+        )
 
 
 class PromptSource(Model):

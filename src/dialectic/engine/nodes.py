@@ -48,12 +48,12 @@ from dialectic.engine.memory import recall_if_asked
 from dialectic.engine.personas_step import assign_if_asked
 from dialectic.engine.protocols import protocol
 from dialectic.engine.run_state import RunState, metadata_from
+from dialectic.engine.solution_checks import gate_confidence, unrestated
 from dialectic.engine.turns import run_turns
 from dialectic.engine.verdict_step import give_final_verdict, verdict_wanted
 from dialectic.engine.vote_step import hold_vote, vote_text
 from dialectic.engine.window_shapes import History, debate_shapes
 from dialectic.engine.work import DebateWork
-from dialectic.similarity.detectors import restatement
 
 
 class Node(ABC):
@@ -402,18 +402,13 @@ class SynthesisNode(Node):
             )
         if metadata.truncated:
             ctx.warn("the judge's solution was cut off by the token limit")
+        solution = gate_confidence(solution, judge.config.model)
         if judge.problem_kind == REASONING_KIND:
             # a judge that states no answer (or copies its instructions' placeholder) yields to the participants' vote
             solution = answered(ctx, solution, judge.synthesis_instructions())
         else:
-            # not on a question with one right answer: its solution is a line that reuses the question's numbers
-            check = restatement(solution.description, ctx.state.problem, instructions=judge.synthesis_instructions())
-            if check.restates:
-                ctx.warn(
-                    f"the judge's solution mostly restates the problem or its own instructions (only "
-                    f"{check.novelty:.0%} of its content words are in neither): read the agents' proposals in the "
-                    "report, or give the judge a larger model"
-                )
+            # not on a question with one right answer: a restated problem is never recorded as its solution
+            solution = unrestated(ctx, solution, judge.synthesis_instructions(), ctx.warn)
         ctx.defer(SolutionRecorded(solution=solution))  # saved with the next cursor move, in one transaction
         return VerdictNode() if verdict_wanted(ctx) else End()
 

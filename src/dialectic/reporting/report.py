@@ -404,7 +404,9 @@ def _dropped(state: DebateState, people: _People) -> list[str]:
 
 
 def _solution(solution: Solution, people: _People, verbose: bool) -> list[str]:
-    blocks = [f"**Confidence:** {solution.confidence}/100 · **Synthesized by:** {people.name(solution.synthesized_by)}"]
+    blocks = [
+        f"**Confidence:** {solution.confidence_text()} · **Synthesized by:** {people.name(solution.synthesized_by)}"
+    ]
     if solution.judge_failure is not None:
         blocks.append(
             f"_The judge failed after its retries ({_inline(solution.judge_failure)}): "

@@ -1104,7 +1104,10 @@
       fact("Tokens", tokensText(totals), "debate-tokens"),
       fact("Calls", callsText(totals), "debate-calls"),
     ];
-    if (s.finalSolution) facts.push(fact("Confidence", `${s.finalSolution.confidence}%`, "debate-confidence"));
+    if (s.finalSolution) {
+      const withheld = s.finalSolution.confidenceWithheld;
+      facts.push(fact("Confidence", withheld ? `not shown (${withheld})` : `${s.finalSolution.confidence}%`, "debate-confidence"));
+    }
     if (s.verdict) {
       const v = s.verdict;
       facts.push(fact("Verdict", `${v.winnerId ? `${agentName(s, v.winnerId)} won · ` : ""}quality ${v.quality} / 100`, "debate-verdict"));
@@ -1124,7 +1127,7 @@
         html.implementation ? rendered("div", "body", html.implementation) : null,
         listOf("Tradeoffs", html.tradeoffs), listOf("Recommendations", html.recommendations),
         listOf("Unfulfilled major requirements", html.unfulfilledMajorRequirements), listOf("Open questions", html.openQuestions),
-        el("p", {}, el("strong", { text: `Confidence: ${f.confidence}%` })),
+        el("p", {}, el("strong", { text: f.confidenceWithheld ? `Confidence: not shown (${f.confidenceWithheld})` : `Confidence: ${f.confidence}%` })),
         s.judge ? windowBlock(s, s.judge.id) : null,
         toolCallList(f.toolCalls)));
     }
