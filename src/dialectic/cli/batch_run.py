@@ -25,6 +25,7 @@ from dialectic.cli.hook_flags import HookFlags, checked_hook_flags
 from dialectic.cli.interruptions import Terminated
 from dialectic.cli.ray_cluster import joined_cluster
 from dialectic.cli.signals import StopSignals
+from dialectic.core.bounds import MAX_CONCURRENCY, check_range
 from dialectic.core.errors import EXIT_GENERAL_ERROR, InvalidArgumentsError
 from dialectic.front.debate import Debate
 from dialectic.llm.registry import ProviderPool
@@ -55,11 +56,12 @@ def run_batch_command(
     ray: str | None = None,
     notify: list[str] | None = None,
     on_complete: str | None = None,
+    lenient: bool = False,
 ) -> None:
     load_environment(env_file)
     checked_hook_flags(notify, on_complete)  # a bad URL is a usage error before anything is created
-    if concurrency is not None and concurrency < 1:
-        raise InvalidArgumentsError(f"--concurrency must be at least 1 (got {concurrency})")
+    if concurrency is not None:
+        check_range("--concurrency", concurrency, 1, MAX_CONCURRENCY)
     if ray is not None:
         from dialectic.cluster.connection import check_address, probe
 
@@ -83,7 +85,7 @@ def run_batch_command(
         else:
             run_id = new_run_id()
         concurrency = concurrency or DEFAULT_CONCURRENCY
-        prepared = prepare_config(config, Overrides())  # a bad configuration stops here, before any call
+        prepared = prepare_config(config, Overrides(lenient=lenient))  # a bad configuration stops here, before any call
         prepared = with_hook_flags(prepared, checked_hook_flags(notify, on_complete))
         settings = {
             "config": str(prepared.from_file.absolute()) if prepared.from_file is not None else None,

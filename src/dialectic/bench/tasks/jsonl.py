@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from dialectic.bench.tasks.base import Item, Task, make_task
+from dialectic.bench.tasks.base import Item, Task, check_count, make_task
 from dialectic.core.answers import MatchMode, canonical_number
 from dialectic.core.errors import InvalidArgumentsError
 from dialectic.core.files import DATASET_FILE, read_user_text
@@ -17,8 +17,8 @@ def jsonl_task(path: Path, n: int | None, match: MatchMode | None) -> Task:
     Without ``match`` an item is scored numerically when its answer parses as a number and by
     normalised exact match otherwise; ``--match numeric`` on a non-numeric answer is an error.
     """
-    if n is not None and n < 1:
-        raise InvalidArgumentsError(f"-n must be at least 1 (got {n})")
+    if n is not None:
+        check_count(n)
     lines = read_user_text(path, DATASET_FILE).splitlines()
     items: list[Item] = []
     seen: set[str] = set()
