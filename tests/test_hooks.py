@@ -20,10 +20,12 @@ from dialectic.reporting.hooks import (
     SIGNATURE_HEADER,
     SUMMARY_CHARS,
     deliver,
+    finish_command,
     fire,
     hook_payload,
     run_command,
     signature,
+    start_command,
     verify_signature,
     wait_pending,
 )
@@ -213,6 +215,28 @@ def test_the_command_gets_the_debate_in_its_environment_and_no_shell(tmp_path: P
 def test_a_command_past_its_timeout_is_stopped() -> None:
     problem = run_command(f"{sys.executable} -c 'import time; time.sleep(30)'", dict(os.environ), 0.2)
     assert problem is not None and "limit" in problem
+
+
+def test_a_command_past_its_timeout_is_stopped_with_every_process_it_started(tmp_path: Path) -> None:
+    """``sh -c 'sleep 120 & ...'``: the shell's own child is stopped too, not left running after dialectic exits."""
+    fifo = tmp_path / "pid.fifo"
+    os.mkfifo(fifo)
+    process = start_command(["sh", "-c", f"sleep 120 & echo $! > {fifo}; wait"], dict(os.environ))
+    with fifo.open(encoding="ascii") as reader:  # blocks until the shell has started its child and named it
+        grandchild = int(reader.read().strip())
+    assert alive(grandchild)
+    problem = finish_command(process, 0)  # its time is up at once: no clock in the test
+    assert problem is not None and "was stopped" in problem
+    assert not alive(grandchild)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting to be reaped by init has stopped)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text(encoding="ascii").rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
 
 
 def test_a_missing_command_is_a_warning_only() -> None:
