@@ -17,12 +17,13 @@ from typing import Any
 
 import typer
 
-from dialectic.batch.problems import read_problems
+from dialectic.batch.problems import check_problems, read_problems
 from dialectic.batch.runner import DEFAULT_CONCURRENCY, FAILED, BatchRun, ResultsFile, summary_lines
 from dialectic.batch.store import BATCH_FILENAME, BatchItem, BatchStore, new_run_id
 from dialectic.cli.command_setup import load_environment
 from dialectic.cli.hook_flags import HookFlags, checked_hook_flags
 from dialectic.cli.interruptions import Terminated
+from dialectic.cli.output import check_output
 from dialectic.cli.ray_cluster import joined_cluster
 from dialectic.cli.signals import StopSignals
 from dialectic.core.bounds import MAX_CONCURRENCY, check_range
@@ -87,6 +88,8 @@ def run_batch_command(
         concurrency = concurrency or DEFAULT_CONCURRENCY
         prepared = prepare_config(config, Overrides(lenient=lenient))  # a bad configuration stops here, before any call
         prepared = with_hook_flags(prepared, checked_hook_flags(notify, on_complete))
+        if items is not None and problems is not None:
+            check_problems(problems, items, prepared.config.limits)  # debate's rule, before the run exists
         settings = {
             "config": str(prepared.from_file.absolute()) if prepared.from_file is not None else None,
             "output": str(output.absolute()) if output is not None else None,
@@ -221,10 +224,15 @@ def _run(signals: StopSignals, work: Any) -> None:
 
 
 def _results_file(output: Path | None) -> ResultsFile | None:
+    """The ``-o`` file, checked as every output path is (:func:`~dialectic.cli.output.check_output`: not a
+    directory, a device or a system path) before the run is created, not when the first debate finishes."""
     if output is None:
         return None
+    target = check_output(output, "--output")
+    if target.discard:
+        return None
     try:
-        return ResultsFile(output)
+        return ResultsFile(target.path)
     except OSError as exc:
         raise InvalidArgumentsError(f"cannot write --output {output}: {exc.strerror or exc}") from None
 

@@ -22,7 +22,7 @@ from dialectic.cli.output import OutputTarget, check_output, write_output
 from dialectic.core.bounds import MAX_SAMPLES, check_range
 from dialectic.core.domain import DebateState
 from dialectic.core.errors import InvalidArgumentsError
-from dialectic.core.files import DEBATE_FILE, read_user_text
+from dialectic.core.files import DEBATE_FILE, parse_json, read_user_text
 from dialectic.eval.config import load_eval_config
 from dialectic.eval.evaluator import EvaluationPlan, EvaluationReport, SampleFailure, plan_evaluation, run_evaluation
 from dialectic.eval.output import (
@@ -88,7 +88,7 @@ def load_debate(debate: str, store: str | None) -> tuple[DebateState, str]:
 
 def _read_debate_file(path: Path) -> DebateState:
     try:
-        data = json.loads(read_user_text(path, DEBATE_FILE))
+        data = parse_json(read_user_text(path, DEBATE_FILE))
     except json.JSONDecodeError as exc:
         raise InvalidArgumentsError(
             f"invalid JSON in debate file {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}"

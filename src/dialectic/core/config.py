@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from pydantic.alias_generators import to_camel
 
 from dialectic.core.bounds import MAX_TOKENS
+from dialectic.core.errors import InvalidArgumentsError
 
 DEFAULT_PROVIDER = "openai"
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -563,6 +564,25 @@ class LimitsConfig(ConfigModel):
     max_agents: int = Field(
         default=12, ge=1, le=MAX_AGENTS, description="Agents that may take part (the judge not counted)."
     )
+
+
+def check_problem_length(text: str, limits: LimitsConfig) -> None:
+    """The one rule on a problem's length, for every way a problem comes in (the argument, ``--problem-file``,
+    a batch line, the web API, an MCP call, the Python API): ``InvalidArgumentsError`` past ``maxProblemChars``."""
+    if len(text) > limits.max_problem_chars:
+        raise InvalidArgumentsError(
+            f"the problem has {len(text):,} characters, more than the limit of {limits.max_problem_chars:,}; "
+            "shorten it, or raise limits.maxProblemChars in the config file"
+        )
+
+
+def problem_text(problem: str, limits: LimitsConfig) -> str:
+    """``problem`` trimmed, not empty and within ``limits`` (:func:`check_problem_length`)."""
+    text = problem.strip()
+    if not text:
+        raise InvalidArgumentsError("the problem is empty")
+    check_problem_length(text, limits)
+    return text
 
 
 DEFAULT_HOOK_SECRET_ENV = "DIALECTIC_HOOK_SECRET"

@@ -15,7 +15,7 @@ from pydantic import Field, ValidationError, field_validator
 
 from dialectic.core.config import AgentConfig, ConfigModel, unique_ids
 from dialectic.core.errors import ConfigError
-from dialectic.core.files import EVAL_CONFIG_FILE, read_user_text
+from dialectic.core.files import EVAL_CONFIG_FILE, parse_json, read_user_text
 from dialectic.llm.registry import known_providers, unknown_provider
 from dialectic.loading.config import describe_validation_error
 
@@ -95,7 +95,7 @@ def load_eval_config(path: Path) -> LoadedEvalConfig:
 def parse_eval_config(text: str, path: Path) -> EvalConfig:
     """Validate the JSON ``text`` of ``path`` (the path is only used in messages)."""
     try:
-        data: Any = json.loads(text)
+        data: Any = parse_json(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"invalid JSON in {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     if not isinstance(data, dict):

@@ -32,7 +32,7 @@ from dialectic.core.config import (
     too_few_rounds,
 )
 from dialectic.core.errors import ConfigError, DialecticError, InvalidArgumentsError
-from dialectic.core.files import CONFIG_FILE, PROMPT_FILE, read_user_bytes, read_user_text
+from dialectic.core.files import CONFIG_FILE, PROMPT_FILE, parse_json, read_user_bytes, read_user_text
 from dialectic.llm.registry import default_model_for, known_providers, unknown_provider
 from dialectic.loading.keys import UNKNOWN_KEY_ERROR, UnknownKey, unknown_key_message, unknown_keys
 
@@ -169,7 +169,7 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
             raise ConfigError(f"invalid TOML in {path}: {exc}") from None
     else:
         try:
-            data = json.loads(text)
+            data = parse_json(text)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"invalid JSON in {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     if not isinstance(data, dict):

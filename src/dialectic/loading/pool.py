@@ -17,7 +17,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from dialectic.core.config import MIN_TEAM_SIZE, AgentConfig, SystemConfig, TeamSettings, unique_ids
 from dialectic.core.errors import ConfigError, InvalidArgumentsError
-from dialectic.core.files import POOL_FILE, read_user_text
+from dialectic.core.files import POOL_FILE, parse_json, read_user_text
 from dialectic.loading.config import check_unknown_keys, describe_validation_error, known_provider_agent
 from dialectic.loading.keys import unknown_keys
 
@@ -28,7 +28,7 @@ def parse_pool(path: Path | str, text: str, *, lenient: bool = False) -> list[Ag
     """The pool file's agents (``path`` only names the file in messages); a key an agent configuration does not
     know is an error, as in a configuration file, unless ``lenient`` (then it is ignored)."""
     try:
-        data: Any = json.loads(text)
+        data: Any = parse_json(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"invalid JSON in pool file {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}"

@@ -33,6 +33,7 @@ from dialectic.core.config import (
     SystemConfig,
     TerminationCondition,
     TerminationType,
+    problem_text,
 )
 from dialectic.core.errors import ConfigError, DialecticError, InvalidArgumentsError
 from dialectic.engine import DebateRequest
@@ -141,19 +142,6 @@ class ServerConfig:
 class ResolvedDebate:
     request: DebateRequest
     warnings: list[str]
-
-
-def problem_text(problem: str, limits: LimitsConfig) -> str:
-    """The problem, trimmed and within the limit, with the messages ``dialectic debate`` gives."""
-    text = problem.strip()
-    if not text:
-        raise InvalidArgumentsError("the problem is empty")
-    if len(text) > limits.max_problem_chars:
-        raise InvalidArgumentsError(
-            f"the problem has {len(text):,} characters, more than the limit of {limits.max_problem_chars:,}; "
-            "shorten it, or raise limits.maxProblemChars in the config file"
-        )
-    return text
 
 
 def resolve(body: NewDebate, server: ServerConfig) -> ResolvedDebate:
