@@ -107,7 +107,8 @@ def run_batch_command(
             results.catch_up(saved)
         hint = _resume_hint(run_id, data_dir, store)
         done = sum(1 for item in saved if item.finished)
-        _note(f"batch {run_id}: {len(saved)} problems ({done} finished), {concurrency} at a time; resume with: {hint}")
+        at_once = max(1, min(concurrency, len(saved) - done))  # the workers: never more than the debates left
+        _note(f"batch {run_id}: {len(saved)} problems ({done} finished), {at_once} at a time; resume with: {hint}")
         progress = BatchProgress(len(saved), done)
         began = time.monotonic()
         signals = StopSignals()
