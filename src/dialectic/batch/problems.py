@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from dialectic.core.config import LimitsConfig, problem_text
@@ -18,7 +18,7 @@ PROBLEMS_FILE = FileKind("problems file", 64 * MB, InvalidArgumentsError)
 class Problem:
     id: str
     problem: str
-    line: int = 0
+    line: int = field(default=0, compare=False)
     """Its line in the problems file (for messages)."""
 
 
