@@ -402,3 +402,20 @@ def test_device_and_oversize_prompt_files_are_refused_even_when_allowed(tmp_path
     (tmp_path / "big.md").write_bytes(b"x" * (256 * 1024 + 1))
     with pytest.raises(ConfigError, match="is larger than 256 KB"):
         check_prompt_files(with_prompt("big.md"), tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        (
+            {"debate_format": "critque-refine"},
+            "--format critque-refine: unknown format — did you mean `critique-refine`?",
+        ),
+        ({"problem_kind": "reasonning"}, "--problem-kind reasonning: unknown kind — did you mean `reasoning`?"),
+        ({"provider": "opneai"}, "unknown provider 'opneai' given to --provider — did you mean `openai`? (known: "),
+    ],
+)
+def test_a_misspelt_name_gets_the_nearest_one(overrides: dict[str, Any], words: str) -> None:
+    with pytest.raises((InvalidArgumentsError, ConfigError)) as info:
+        apply_overrides(SystemConfig(), **overrides)
+    assert info.value.message.startswith(words), info.value.message

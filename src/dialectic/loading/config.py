@@ -33,6 +33,7 @@ from dialectic.core.config import (
 )
 from dialectic.core.errors import ConfigError, DialecticError, InvalidArgumentsError
 from dialectic.core.files import CONFIG_FILE, PROMPT_FILE, parse_json, read_user_bytes, read_user_text
+from dialectic.core.spelling import did_you_mean, nearest
 from dialectic.llm.registry import default_model_for, known_providers, unknown_provider
 from dialectic.loading.keys import UNKNOWN_KEY_ERROR, UnknownKey, unknown_key_message, unknown_keys
 
@@ -328,14 +329,16 @@ def apply_overrides(
         name = debate_format.strip().lower()
         if name not in FORMATS:
             raise InvalidArgumentsError(
-                f"{names.debate_format} {debate_format}: unknown format (known: {', '.join(FORMATS)})"
+                f"{names.debate_format} {debate_format}: unknown format{did_you_mean(nearest(name, FORMATS))} "
+                f"(known: {', '.join(FORMATS)})"
             )
         debate = debate.model_copy(update={"format": name})
     if problem_kind is not None:
         kind = problem_kind.strip().lower()
         if kind not in PROBLEM_KINDS:
             raise InvalidArgumentsError(
-                f"{names.problem_kind} {problem_kind}: unknown kind (known: {', '.join(PROBLEM_KINDS)})"
+                f"{names.problem_kind} {problem_kind}: unknown kind{did_you_mean(nearest(kind, PROBLEM_KINDS))} "
+                f"(known: {', '.join(PROBLEM_KINDS)})"
             )
         debate = debate.model_copy(update={"problem_kind": kind})
     if max_answers is not None:
@@ -454,7 +457,10 @@ def with_context_flags(
     if mode is not None:
         name = mode.strip().lower()
         if name not in CONTEXT_MODES:
-            raise InvalidArgumentsError(f"--context-mode {mode}: unknown mode (known: {', '.join(CONTEXT_MODES)})")
+            raise InvalidArgumentsError(
+                f"--context-mode {mode}: unknown mode{did_you_mean(nearest(name, CONTEXT_MODES))} "
+                f"(known: {', '.join(CONTEXT_MODES)})"
+            )
         update["mode"] = name
     if directory is not None:
         update["dir"] = str(_context_directory(directory, "context directory"))
