@@ -14,5 +14,8 @@ binary="${DIALECTIC_LLAMA_SERVER:-$(ls -d "$cache"/llama-server/*/llama-server 2
 test -x "$binary" || { echo "llama-server is not built: run make llama-server" >&2; exit 4; }
 test -f "$model" || { echo "no model at $model: run make demo (or dialectic models pull)" >&2; exit 4; }
 threads="${DIALECTIC_LLAMA_THREADS:-$(nproc)}"
+# --poll 0: idle threads sleep instead of spinning, so the server leaves the cores to whatever else runs (tests,
+# a second server) between batches; on a machine it has to itself, set DIALECTIC_LLAMA_POLL=50 (llama.cpp's default).
+poll="${DIALECTIC_LLAMA_POLL:-0}"
 exec "$binary" -m "$model" -a "$(basename "$model" .gguf)" --host 127.0.0.1 --port "$port" \
-  -c $((3072 * slots)) -np "$slots" -t "$threads" -tb "$threads" --jinja --no-webui -n 1024
+  -c $((3072 * slots)) -np "$slots" -t "$threads" -tb "$threads" --jinja --no-webui -n 1024 --poll "$poll"

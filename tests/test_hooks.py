@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import sys
 from pathlib import Path
 
@@ -20,10 +21,12 @@ from dialectic.reporting.hooks import (
     SIGNATURE_HEADER,
     SUMMARY_CHARS,
     deliver,
+    finish_command,
     fire,
     hook_payload,
     run_command,
     signature,
+    start_command,
     verify_signature,
     wait_pending,
 )
@@ -213,6 +216,29 @@ def test_the_command_gets_the_debate_in_its_environment_and_no_shell(tmp_path: P
 def test_a_command_past_its_timeout_is_stopped() -> None:
     problem = run_command(f"{sys.executable} -c 'import time; time.sleep(30)'", dict(os.environ), 0.2)
     assert problem is not None and "limit" in problem
+
+
+def test_a_command_past_its_timeout_is_stopped_with_every_process_it_started(tmp_path: Path) -> None:
+    """``sh -c 'sleep 120 & ...'``: the shell's own child is stopped too, not left running after dialectic exits."""
+    fifo = tmp_path / "pid.fifo"
+    os.mkfifo(fifo)
+    process = start_command(["sh", "-c", f"sleep 120 & echo $! > {fifo}; wait"], dict(os.environ))
+    with fifo.open(encoding="ascii") as reader:  # blocks until the shell has started its child and named it
+        grandchild = int(reader.read().strip())
+    ended = os.pidfd_open(grandchild)  # readable once the process has ended
+    try:
+        assert not ended_yet(ended, 0)
+        problem = finish_command(process, 0)  # its time is up at once: no clock in the test
+        assert problem is not None and "was stopped" in problem
+        assert ended_yet(ended, 60)  # a bound on the wait for the kernel, not a measure: it ends at once
+    finally:
+        os.close(ended)
+
+
+def ended_yet(pidfd: int, wait_s: float) -> bool:
+    """Whether the process of ``pidfd`` has ended, waiting at most ``wait_s`` for it."""
+    readable, _, _ = select.select([pidfd], [], [], wait_s)
+    return bool(readable)
 
 
 def test_a_missing_command_is_a_warning_only() -> None:

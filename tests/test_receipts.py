@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import pytest
@@ -179,8 +180,39 @@ def test_a_file_that_is_not_a_private_key_is_a_config_error(tmp_path: Path) -> N
     junk.write_text("not a key\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="not an unencrypted Ed25519 private key"):
         load_signer(junk)
-    with pytest.raises(ConfigError, match="cannot read"):
+    with pytest.raises(ConfigError, match="receipt signing key not found: .*absent.pem"):
         load_signer(tmp_path / "absent.pem")
+
+
+def test_a_key_file_is_read_as_every_named_file_is(tmp_path: Path) -> None:
+    """A device, a FIFO or a huge file is refused without being read (it was read whole: ``/dev/zero`` never ends)."""
+    pytest.importorskip("cryptography")
+    fifo = tmp_path / "key.fifo"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.pem"
+    big.write_bytes(b"x" * (1024 * 1024))
+    for load in (load_signer, load_public_key):
+        with pytest.raises(ConfigError, match="/dev/zero is a device, not a regular file"):
+            load(Path("/dev/zero"))
+        with pytest.raises(ConfigError, match="is a FIFO, not a regular file"):
+            load(fifo)
+        with pytest.raises(ConfigError, match="is larger than 64 KB"):
+            load(big)
+
+
+def test_a_key_of_another_kind_is_a_config_error_not_a_crash(tmp_path: Path) -> None:
+    """The private key where the public one belongs, or words the SSH loader takes for an unknown algorithm
+    (``UnsupportedAlgorithm``, which is not a ``ValueError``): exit 4 as any file that is not the key."""
+    pytest.importorskip("cryptography")
+    private, public = write_keys(tmp_path, "operator")
+    words = tmp_path / "words.pem"
+    words.write_text("not a key at all\n", encoding="utf-8")
+    for path in (private, words):
+        with pytest.raises(ConfigError, match="is not an Ed25519 public key"):
+            load_public_key(path)
+    for path in (public, words):
+        with pytest.raises(ConfigError, match="is not an unencrypted Ed25519 private key"):
+            load_signer(path)
 
 
 def test_signing_without_cryptography_names_the_extra(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -162,3 +162,14 @@ def test_an_inline_pool_is_checked_like_a_file(tmp_path: Path) -> None:
     good = write(tmp_path / "good.json", {"debate": {"team": {"agents": pool_agents(3), "size": 2}}})
     team = prepare_config(good, check=False).config.debate.team
     assert team is not None and team.pool is None and len(team.pool_agents()) == 3
+
+
+def test_a_misspelt_key_in_a_pool_is_an_error_unless_lenient() -> None:
+    agents = pool_agents(2)
+    agents[1]["temprature"] = 0.9
+    with pytest.raises(ConfigError) as info:
+        parse_pool("pool.json", json.dumps(agents))
+    assert info.value.message.startswith(
+        "invalid pool file pool.json: `agents[1].temprature`: unknown key — did you mean `agents[1].temperature`?"
+    )
+    assert len(parse_pool("pool.json", json.dumps(agents), lenient=True)) == 2

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
 from dialectic.batch.problems import Problem, read_problems
-from dialectic.batch.runner import ResultsFile, empty_record, summary_lines
-from dialectic.batch.store import BatchStore, new_run_id
+from dialectic.batch.runner import BatchRun, ResultsFile, empty_record, summary_lines
+from dialectic.batch.store import BatchItem, BatchStore, new_run_id
+from dialectic.core.config import LimitsConfig
 from dialectic.core.errors import InvalidArgumentsError
 
 
@@ -33,6 +35,36 @@ def test_a_bad_line_is_named(tmp_path: Path, content: str, message: str) -> None
     path.write_text(content, encoding="utf-8")
     with pytest.raises(InvalidArgumentsError, match=message):
         read_problems(path)
+
+
+def test_a_problem_is_held_to_the_limit_debate_holds_it_to(tmp_path: Path) -> None:
+    path = tmp_path / "p.jsonl"
+    path.write_text('{"id": "a", "problem": "short"}\n\n{"id": "b", "problem": "%s"}\n' % ("x" * 51), encoding="utf-8")
+    assert len(read_problems(path)) == 2  # without limits, only the shape is checked
+    with pytest.raises(InvalidArgumentsError) as info:
+        read_problems(path, LimitsConfig(max_problem_chars=50))
+    assert info.value.message == (
+        f"{path}, line 3: the problem has 51 characters, more than the limit of 50; "
+        "shorten it, or raise limits.maxProblemChars in the config file"
+    )
+
+
+class CountingRun(BatchRun):
+    """A batch whose workers only count themselves (and take no problem)."""
+
+    workers = 0
+
+    async def _worker(self, queue: asyncio.Queue[BatchItem]) -> None:
+        CountingRun.workers += 1
+
+
+def test_a_batch_starts_no_more_workers_than_problems(tmp_path: Path) -> None:
+    """``-k`` is a ceiling: one worker per unit of it (``-k 1000000000``: 15 GB before any call) is never made."""
+    with BatchStore(tmp_path / "batch.sqlite3") as store:
+        store.create("batch-x", [Problem("a", "one"), Problem("b", "two"), Problem("c", "three")], {})
+        run = CountingRun("batch-x", store, debate=None, concurrency=1000)  # type: ignore[arg-type]
+        asyncio.run(run.run())
+    assert CountingRun.workers == 3
 
 
 def test_the_results_file_drops_a_cut_line_and_never_repeats_an_id(tmp_path: Path) -> None:

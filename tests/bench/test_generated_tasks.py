@@ -83,8 +83,10 @@ def test_arithmetic_through_the_registry_is_the_arithmetic_task() -> None:
 
 @pytest.mark.parametrize("name", NEW_KINDS)
 def test_n_must_be_positive(name: str) -> None:
-    with pytest.raises(InvalidArgumentsError, match="-n must be at least 1"):
+    with pytest.raises(InvalidArgumentsError, match="-n must be between 1 and 100,000 .got 0."):
         generated_task(name, 0, 0)
+    with pytest.raises(InvalidArgumentsError, match="-n must be between 1 and 100,000 .got 1000000000."):
+        generated_task(name, 1_000_000_000, 0)  # refused before a single item is made
 
 
 # --- word problems, solved by reading the question -------------------------------------------------

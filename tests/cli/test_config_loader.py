@@ -124,27 +124,68 @@ def test_oversize_config_is_refused(tmp_path: Path) -> None:
         load_config(path, explicit=True)
 
 
-def test_unknown_keys_are_warned_about_with_the_nearest_known_key(tmp_path: Path) -> None:
-    data = {
-        "agents": [{**AGENTS[0], "temprature": 0.3}, {**AGENTS[1], "api_key_env": "K", "colour": "red"}],
-        "judge": JUDGE,
-        "debate": {"round": 2, "summarization": {"maxLenght": 5}, "timeout_per_round": 1000},
-        "rounds": 4,
-        "limit": {"maxRounds": 3},
-    }
-    loaded = load_config(write(tmp_path, "c.json", json.dumps(data)), explicit=True)
+TYPOS = {
+    "agents": [{**AGENTS[0], "temprature": 0.3}, {**AGENTS[1], "api_key_env": "K", "colour": "red"}],
+    "judge": JUDGE,
+    "debate": {"round": 2, "summarization": {"maxLenght": 5}, "timeout_per_round": 1000},
+    "rounds": 4,
+}
+TYPO_MESSAGES = [
+    "`agents[0].temprature`: unknown key — did you mean `agents[0].temperature`?",
+    "`agents[1].colour`: unknown key",
+    "`debate.round`: unknown key — did you mean `debate.rounds`?",
+    "`debate.summarization.maxLenght`: unknown key — did you mean `debate.summarization.maxLength`?",
+    "`rounds`: unknown key — did you mean `debate.rounds`?",
+]
+
+
+def test_unknown_keys_are_one_error_naming_every_one_with_the_nearest_known_key(tmp_path: Path) -> None:
+    path = write(tmp_path, "c.json", json.dumps(TYPOS))
+    with pytest.raises(ConfigError) as info:
+        load_config(path, explicit=True)
+    assert info.value.exit_code == EXIT_CONFIG_ERROR
+    assert info.value.message == (
+        f"invalid configuration in {path}: {'; '.join(TYPO_MESSAGES)} (to take unknown keys as warnings instead, "
+        'give --lenient or set "strict": false in the file; never under budget or limits)'
+    )
+
+
+@pytest.mark.parametrize("how", ["flag", "file"])
+def test_lenient_loading_warns_about_unknown_keys_as_before(tmp_path: Path, how: str) -> None:
+    data = {**TYPOS, "strict": False} if how == "file" else TYPOS
+    loaded = load_config(write(tmp_path, "c.json", json.dumps(data)), explicit=True, lenient=how == "flag")
     messages = [w.split(": ", 1)[1] for w in loaded.warnings]
-    assert messages == [
-        "`agents[0].temprature`: unknown key — did you mean `agents[0].temperature`?",
-        "`agents[1].colour`: unknown key (ignored)",
-        "`debate.round`: unknown key — did you mean `debate.rounds`?",
-        "`debate.summarization.maxLenght`: unknown key — did you mean `debate.summarization.maxLength`?",
-        "`rounds`: unknown key — did you mean `debate.rounds`?",
-        "`limit`: unknown key — did you mean `limits`?",
-    ]
+    assert messages == [message if "did you mean" in message else f"{message} (ignored)" for message in TYPO_MESSAGES]
     assert all(w.startswith(f"{tmp_path / 'c.json'}: ") for w in loaded.warnings)
     assert loaded.config.agents[1].api_key_env == "K"  # snake_case spelling is accepted, not warned about
     assert loaded.config.debate.timeout_per_round == 1000
+
+
+@pytest.mark.parametrize(
+    ("typo", "named"),
+    [
+        (
+            {"debate": {"budget": {"maxCostUSD": 0.0001}}},
+            "`debate.budget.maxCostUSD`: unknown key — did you mean `debate.budget.maxCostUsd`?",
+        ),
+        ({"limits": {"maxRound": 3}}, "`limits.maxRound`: unknown key — did you mean `limits.maxRounds`?"),
+        ({"limit": {"maxRounds": 3}}, "`limit`: unknown key — did you mean `limits`?"),
+        ({"debate": {"budgt": {"maxTokens": 5}}}, "`debate.budgt`: unknown key — did you mean `debate.budget`?"),
+    ],
+)
+def test_a_misspelt_ceiling_is_an_error_even_when_lenient(tmp_path: Path, typo: dict[str, Any], named: str) -> None:
+    """An ignored key under budget or limits would remove a cap: the debate would run, and spend, without it."""
+    path = write(tmp_path, "c.json", json.dumps({"agents": AGENTS, "judge": JUDGE, **typo}))
+    for lenient in (False, True):
+        with pytest.raises(ConfigError) as info:
+            load_config(path, explicit=True, lenient=lenient)
+        assert info.value.message == f"invalid configuration in {path}: {named}"
+
+
+def test_strict_must_be_a_boolean(tmp_path: Path) -> None:
+    path = write(tmp_path, "c.json", json.dumps({"agents": AGENTS, "strict": "no"}))
+    with pytest.raises(ConfigError, match=r"strict: must be true or false \(got 'no'\)"):
+        load_config(path, explicit=True)
 
 
 def test_a_config_file_cannot_allow_outside_prompts_itself(tmp_path: Path) -> None:
@@ -361,3 +402,20 @@ def test_device_and_oversize_prompt_files_are_refused_even_when_allowed(tmp_path
     (tmp_path / "big.md").write_bytes(b"x" * (256 * 1024 + 1))
     with pytest.raises(ConfigError, match="is larger than 256 KB"):
         check_prompt_files(with_prompt("big.md"), tmp_path)
+
+
+@pytest.mark.parametrize(
+    ("overrides", "words"),
+    [
+        (
+            {"debate_format": "critque-refine"},
+            "--format critque-refine: unknown format — did you mean `critique-refine`?",
+        ),
+        ({"problem_kind": "reasonning"}, "--problem-kind reasonning: unknown kind — did you mean `reasoning`?"),
+        ({"provider": "opneai"}, "unknown provider 'opneai' given to --provider — did you mean `openai`? (known: "),
+    ],
+)
+def test_a_misspelt_name_gets_the_nearest_one(overrides: dict[str, Any], words: str) -> None:
+    with pytest.raises((InvalidArgumentsError, ConfigError)) as info:
+        apply_overrides(SystemConfig(), **overrides)
+    assert info.value.message.startswith(words), info.value.message

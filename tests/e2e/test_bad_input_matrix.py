@@ -494,9 +494,9 @@ def test_resume_answers_with_unknown_ids_or_nothing_pending_are_warnings(
     )
 
 
-def test_unknown_config_keys_and_roles_are_warnings(workspace: Workspace, server: FakeLLMServer) -> None:
+def test_unknown_config_keys_when_lenient_and_roles_are_warnings(workspace: Workspace, server: FakeLLMServer) -> None:
     edit_config(workspace, server, lambda data: data["debate"].update({"round": 2}))
-    result = workspace.run(*DEBATE, "--agents", "architect,nosuchrole")
+    result = workspace.run(*DEBATE, "--agents", "architect,nosuchrole", "--lenient")
     assert result.returncode == 0, result.stderr
     assert warnings_of(result.stderr) == [
         "warning: debate-config.json: `debate.round`: unknown key — did you mean `debate.rounds`?",

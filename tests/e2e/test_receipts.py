@@ -141,4 +141,4 @@ def test_unknown_ids_unreadable_receipts_and_debates_without_receipts_exit_2(wor
     assert junk.returncode == 2 and "is not JSON" in junk.stderr
 
     missing = workspace.run("verify", "missing.json")
-    assert missing.returncode == 2 and "cannot read the receipt missing.json" in missing.stderr
+    assert missing.returncode == 2 and "receipt file not found: missing.json" in missing.stderr

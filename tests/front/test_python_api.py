@@ -146,3 +146,8 @@ def test_a_bad_argument_is_named_as_the_program_wrote_it() -> None:
     with pytest.raises(ConfigError) as unknown:
         Debate(provider="nope", store=":memory:")
     assert unknown.value.message.startswith("unknown provider 'nope' given to provider (known: ")
+    with pytest.raises(ConfigError) as typo:
+        Debate(provider="opneai", store=":memory:")
+    assert typo.value.message.startswith(
+        "unknown provider 'opneai' given to provider — did you mean `openai`? (known: "
+    )

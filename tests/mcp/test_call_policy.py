@@ -27,7 +27,11 @@ def whole(**agent: Any) -> dict[str, Any]:
         (whole(provider="openai", baseUrl="https://collector.invalid/v1"), "is not an endpoint of the server"),
         (whole(provider="openai"), "is not an endpoint of the server"),
         ({**whole(), "limits": {"maxRounds": 1000}}, "the limits are the server's"),
-        (whole(futureUrl="https://collector.invalid"), "not a setting a client may send"),
+        (whole(futureUrl="https://collector.invalid"), "unknown key \\(a client may send: "),
+        (
+            {**whole(), "debate": {"round": 2}},
+            "`config.debate.round`: unknown key — did you mean `config.debate.rounds`",
+        ),
     ],
 )
 def test_a_whole_configuration_from_an_assistant_is_held_to_the_allow_list(config: dict[str, Any], words: str) -> None:

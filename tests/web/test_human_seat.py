@@ -70,7 +70,11 @@ def test_bad_turns_are_refused_with_the_right_status(serve: Callable[..., None])
         missing = await api.client.post("/api/debates/deb-20250101-000000-0000/turns/x", json={"text": "hi"})
         assert missing.status_code == 404
         malformed = await api.client.post(f"{url}/{KEY}", json={"words": "hi"})
-        assert malformed.status_code == 422
+        assert malformed.status_code == 422 and malformed.json()["fields"]["words"] == "`words`: unknown key"
+        nul = await api.client.post(f"{url}/{KEY}", json={"text": "A turn\u0000with a NUL"})
+        assert nul.status_code == 422 and "NUL byte" in nul.json()["fields"]["text"]
+        huge = await api.client.post(f"{url}/{KEY}", json={"text": "x" * (256 * 1024 + 1)})
+        assert huge.status_code == 422 and "more than the limit of 256 KB" in huge.json()["fields"]["text"]
         assert api.ctx.store.load(debate_id).pending_turns()  # nothing changed
         assert (await api.client.post(f"{url}/{ALICE}", json={"text": "By the seat's id."})).status_code == 202
         assert await api.finished(debate_id) == "completed"

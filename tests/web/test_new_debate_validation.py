@@ -78,7 +78,13 @@ def test_the_servers_limits_hold(serve: Callable[..., None]) -> None:
         ({"termination": {"type": "quality", "threshold": 150}}, "termination", "less than or equal to 100"),
         ({"termination": {"type": "whenever"}}, "termination", "Input should be"),
         ({"rounds": "many"}, "rounds", "valid integer"),
-        ({"surprise": 1}, "surprise", "Extra inputs are not permitted"),
+        ({"surprise": 1}, "surprise", "`surprise`: unknown key"),
+        ({"rouds": 1}, "rouds", "`rouds`: unknown key — did you mean `rounds`?"),
+        (
+            {"agents": [{"role": "architect", "temprature": 1}]},
+            "agents",
+            "`agents[0].temprature`: unknown key — did you mean `agents[0].temperature`?",
+        ),
         (
             {"agents": [{"role": "architect", "provider": "openai"}]},
             "agents",

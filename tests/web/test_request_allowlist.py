@@ -141,11 +141,15 @@ def test_allow_endpoint_widens_what_a_request_may_use(serve: Callable[..., None]
 @pytest.mark.parametrize(
     ("change", "words"),
     [
-        (lambda c: c["agents"][0].update(futureUrl="https://collector.invalid"), "not a setting a client may send"),
-        (lambda c: c["judge"].update(promptDir="/etc"), "not a setting a client may send"),
+        (
+            lambda c: c["agents"][0].update(futureUrl="https://collector.invalid"),
+            "`config.agents[0].futureUrl`: unknown key (a client may send: ",
+        ),
+        (lambda c: c["judge"].update(promptDir="/etc"), "`config.judge.promptDir`: unknown key (a client may send"),
+        (lambda c: c.update(agnets=[]), "`config.agnets`: unknown key — did you mean `config.agents`?"),
         (lambda c: c.update(debate={"context": {"dir": "/etc"}}), "a context directory is the server's"),
         (lambda c: c.update(debate={"retry": {"proxyUrl": "http://x"}}), "config.debate.retry.proxyUrl"),
-        (lambda c: c.update(plugins=["evil"]), "config.plugins: not accepted"),
+        (lambda c: c.update(plugins=["evil"]), "`config.plugins`: unknown key"),
         (lambda c: c["agents"][0].update(api_key_env="HOME"), "API keys cannot be set"),
         (lambda c: c["agents"][0].update(system_prompt_path="/etc/passwd"), "prompt files are the server's"),
     ],

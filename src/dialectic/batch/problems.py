@@ -3,30 +3,31 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from dialectic.core.config import LimitsConfig, problem_text
 from dialectic.core.errors import InvalidArgumentsError
+from dialectic.core.files import MB, FileKind, parse_json, read_user_text
+
+PROBLEMS_FILE = FileKind("problems file", 64 * MB, InvalidArgumentsError)
+"""A batch's JSONL file, read as every file the user names is (:mod:`dialectic.core.files`)."""
 
 
 @dataclass(frozen=True)
 class Problem:
     id: str
     problem: str
+    line: int = field(default=0, compare=False)
+    """Its line in the problems file (for messages)."""
 
 
-def read_problems(path: Path) -> list[Problem]:
-    """Every problem in ``path``; :class:`InvalidArgumentsError` naming the first bad line (blank lines skipped)."""
-    if not path.exists():
-        raise InvalidArgumentsError(f"no such problems file: {path}")
-    if not path.is_file():
-        raise InvalidArgumentsError(f"the problems file is not a regular file: {path}")
-    try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InvalidArgumentsError(
-            f"cannot read problems file {path}: {getattr(exc, 'strerror', None) or exc}"
-        ) from None
+def read_problems(path: Path, limits: LimitsConfig | None = None) -> list[Problem]:
+    """Every problem in ``path``; :class:`InvalidArgumentsError` naming the first bad line (blank lines skipped).
+
+    With ``limits``, a problem is held to ``limits.maxProblemChars`` as ``dialectic debate``'s is
+    (:func:`check_problems`)."""
+    text = read_user_text(path, PROBLEMS_FILE)
     problems: list[Problem] = []
     seen: dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), start=1):
@@ -34,7 +35,7 @@ def read_problems(path: Path) -> list[Problem]:
             continue
         where = f"{path}, line {number}"
         try:
-            item = json.loads(line)
+            item = parse_json(line)
         except json.JSONDecodeError as exc:
             raise InvalidArgumentsError(f"{where}: not JSON ({exc.msg})") from None
         if not isinstance(item, dict):
@@ -49,7 +50,19 @@ def read_problems(path: Path) -> list[Problem]:
         if ident in seen:
             raise InvalidArgumentsError(f"{where}: id {ident!r} repeats line {seen[ident]}")
         seen[ident] = number
-        problems.append(Problem(ident, problem))
+        problems.append(Problem(ident, problem, number))
     if not problems:
         raise InvalidArgumentsError(f"{path}: no problems")
+    if limits is not None:
+        check_problems(path, problems, limits)
     return problems
+
+
+def check_problems(path: Path, problems: list[Problem], limits: LimitsConfig) -> None:
+    """Every problem within ``limits.maxProblemChars`` (the rule ``dialectic debate`` applies); the first that is not
+    is an :class:`InvalidArgumentsError` naming its line."""
+    for item in problems:
+        try:
+            problem_text(item.problem, limits)
+        except InvalidArgumentsError as exc:
+            raise InvalidArgumentsError(f"{path}, line {item.line}: {exc.message}") from None

@@ -128,16 +128,17 @@ class RayBatchRun:
         ray = import_ray()
         endpoints = endpoint_keys(debate_agents(self.job.config))
         self._limiters = await start_limiters(ray, endpoints, self.job.config.debate.max_concurrency)
-        count = self.workers or worker_count(ray, self.concurrency)
-        per_worker = math.ceil(self.concurrency / count)
-        self._workers = await start_workers(ray, DebateWorker, (self.job, self._limiters.names), count, per_worker)
-        self.note(f"ray: {describe(self._workers)}; {self._limiters.describe()}")
         queue: asyncio.Queue[BatchItem] = asyncio.Queue()
         for item in self.store.items(self.run_id):
             if not item.finished:
                 queue.put_nowait(item)
+        concurrency = max(1, min(self.concurrency, queue.qsize()))  # never more slots than debates to run
+        count = self.workers or worker_count(ray, concurrency)
+        per_worker = math.ceil(concurrency / count)
+        self._workers = await start_workers(ray, DebateWorker, (self.job, self._limiters.names), count, per_worker)
+        self.note(f"ray: {describe(self._workers)}; {self._limiters.describe()}")
         self._in_flight: set[Any] = set()
-        slots = [asyncio.ensure_future(self._slot(self._workers[i % count], queue)) for i in range(self.concurrency)]
+        slots = [asyncio.ensure_future(self._slot(self._workers[i % count], queue)) for i in range(concurrency)]
         try:
             await asyncio.gather(*slots)
         finally:

@@ -91,7 +91,10 @@ class BatchRun:
         for item in self.store.items(self.run_id):
             if not item.finished:
                 queue.put_nowait(item)
-        workers = [asyncio.ensure_future(self._worker(queue)) for _ in range(max(1, self.concurrency))]
+        # never more workers than debates to run: -k is a ceiling, not a number of tasks to make
+        workers = [
+            asyncio.ensure_future(self._worker(queue)) for _ in range(max(1, min(self.concurrency, queue.qsize())))
+        ]
         try:
             await asyncio.gather(*workers)
         finally:

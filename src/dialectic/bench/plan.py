@@ -36,6 +36,7 @@ from dialectic.bench.tasks import (
     rg_task,
 )
 from dialectic.core.answers import MATCH_MODES, MatchMode
+from dialectic.core.bounds import MAX_SEED, MAX_TOKENS, check_range
 from dialectic.core.config import SystemConfig
 from dialectic.core.errors import ConfigError, InvalidArgumentsError
 from dialectic.loading.config import apply_overrides, load_config
@@ -58,6 +59,8 @@ class BenchOptions:
     provider: str | None = None
     model: str | None = None
     config: Path | None = None
+    lenient: bool = False
+    """``--lenient``: unknown keys in the config file are warnings, not an error."""
 
 
 @dataclass(frozen=True)
@@ -78,7 +81,7 @@ def load_models(options: BenchOptions) -> Models:
     if options.config is not None:
         if not options.config.exists():
             raise ConfigError(f"config file {options.config} not found")
-        loaded = load_config(options.config, explicit=True)
+        loaded = load_config(options.config, explicit=True, lenient=options.lenient)
         base, directory, warnings = loaded.config, loaded.directory, list(loaded.warnings)
     else:
         base, directory = SystemConfig(), Path.cwd()
@@ -91,8 +94,10 @@ def new_spec(options: BenchOptions) -> tuple[RunSpec, Task, list[str]]:
     match = _match(options.match)
     if options.temperature is not None and not 0.0 <= options.temperature <= 2.0:
         raise InvalidArgumentsError(f"--temperature must be between 0 and 2 (got {options.temperature})")
-    if options.max_tokens is not None and options.max_tokens < 1:
-        raise InvalidArgumentsError(f"--max-tokens must be at least 1 (got {options.max_tokens})")
+    if options.max_tokens is not None:
+        check_range("--max-tokens", options.max_tokens, 1, MAX_TOKENS)
+    if options.seed is not None:
+        check_range("--seed", options.seed, 0, MAX_SEED)
     arms = [a.name for a in parse_arms(options.arms or DEFAULT_ARMS)]
     seed = options.seed if options.seed is not None else 0
     operands = options.operands if options.operands is not None else MAX_OPERANDS

@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from dialectic.bench.records import ItemResult, RunSpec
 from dialectic.core.errors import InvalidArgumentsError
-from dialectic.core.files import MB, FileKind, read_user_text
+from dialectic.core.files import MB, FileKind, parse_json, read_user_text
 
 RESULTS_FILE = FileKind("bench results file", 512 * MB, InvalidArgumentsError)
 RESULTS_SUFFIX = ".json"
@@ -46,7 +46,7 @@ def read_results(path: Path) -> ResultsFile:
     """The run and its finished results; a file that is not a bench results file raises a one-line error."""
     text = read_user_text(path, RESULTS_FILE)
     try:
-        document = json.loads(text)
+        document = parse_json(text)
     except json.JSONDecodeError as exc:
         raise InvalidArgumentsError(f"{path} is not JSON ({exc.msg}, line {exc.lineno})") from None
     spec, results = parse_document(document, str(path))

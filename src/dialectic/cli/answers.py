@@ -21,7 +21,7 @@ from dialectic.cli.console import Terminal
 from dialectic.cli.wording import plural
 from dialectic.core.domain import AgentClarifications, ClarificationItem, DebateState
 from dialectic.core.errors import InvalidArgumentsError
-from dialectic.core.files import ANSWERS_FILE, read_user_text
+from dialectic.core.files import ANSWERS_FILE, parse_json, read_user_text
 
 SKIPPED_ANSWER = "NA"
 
@@ -30,7 +30,7 @@ def load_answers_file(path: Path) -> dict[str, str]:
     """A JSON object mapping question ids to answers; anything else is an invalid argument."""
     text = read_user_text(path, ANSWERS_FILE)
     try:
-        data = json.loads(text)
+        data = parse_json(text)
     except json.JSONDecodeError as exc:
         raise InvalidArgumentsError(
             f"answers file {path} is not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from dialectic.cli.options import EnvFileOption, NotifyOption, OnCompleteOption, StoreOption
+from dialectic.cli.options import EnvFileOption, LenientOption, NotifyOption, OnCompleteOption, StoreOption
 
 DEFAULT_CONCURRENCY = 4
 """As the help states it: :data:`dialectic.batch.runner.DEFAULT_CONCURRENCY` (a test holds them equal)."""
@@ -26,6 +26,7 @@ def batch(
         Path | None,
         typer.Option("--config", "-c", help="Configuration file every debate runs (default: ./debate-config.json)."),
     ] = None,
+    lenient: LenientOption = False,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -69,6 +70,7 @@ def batch(
     run_batch_command(
         problems=problems,
         config=config,
+        lenient=lenient,
         output=output,
         concurrency=concurrency,
         resume=resume,

@@ -17,14 +17,16 @@ from typing import Any
 
 import typer
 
-from dialectic.batch.problems import read_problems
+from dialectic.batch.problems import check_problems, read_problems
 from dialectic.batch.runner import DEFAULT_CONCURRENCY, FAILED, BatchRun, ResultsFile, summary_lines
 from dialectic.batch.store import BATCH_FILENAME, BatchItem, BatchStore, new_run_id
 from dialectic.cli.command_setup import load_environment
 from dialectic.cli.hook_flags import HookFlags, checked_hook_flags
 from dialectic.cli.interruptions import Terminated
+from dialectic.cli.output import check_output
 from dialectic.cli.ray_cluster import joined_cluster
 from dialectic.cli.signals import StopSignals
+from dialectic.core.bounds import MAX_CONCURRENCY, check_range
 from dialectic.core.errors import EXIT_GENERAL_ERROR, InvalidArgumentsError
 from dialectic.front.debate import Debate
 from dialectic.llm.registry import ProviderPool
@@ -55,11 +57,12 @@ def run_batch_command(
     ray: str | None = None,
     notify: list[str] | None = None,
     on_complete: str | None = None,
+    lenient: bool = False,
 ) -> None:
     load_environment(env_file)
     checked_hook_flags(notify, on_complete)  # a bad URL is a usage error before anything is created
-    if concurrency is not None and concurrency < 1:
-        raise InvalidArgumentsError(f"--concurrency must be at least 1 (got {concurrency})")
+    if concurrency is not None:
+        check_range("--concurrency", concurrency, 1, MAX_CONCURRENCY)
     if ray is not None:
         from dialectic.cluster.connection import check_address, probe
 
@@ -83,8 +86,10 @@ def run_batch_command(
         else:
             run_id = new_run_id()
         concurrency = concurrency or DEFAULT_CONCURRENCY
-        prepared = prepare_config(config, Overrides())  # a bad configuration stops here, before any call
+        prepared = prepare_config(config, Overrides(lenient=lenient))  # a bad configuration stops here, before any call
         prepared = with_hook_flags(prepared, checked_hook_flags(notify, on_complete))
+        if items is not None and problems is not None:
+            check_problems(problems, items, prepared.config.limits)  # debate's rule, before the run exists
         settings = {
             "config": str(prepared.from_file.absolute()) if prepared.from_file is not None else None,
             "output": str(output.absolute()) if output is not None else None,
@@ -102,7 +107,8 @@ def run_batch_command(
             results.catch_up(saved)
         hint = _resume_hint(run_id, data_dir, store)
         done = sum(1 for item in saved if item.finished)
-        _note(f"batch {run_id}: {len(saved)} problems ({done} finished), {concurrency} at a time; resume with: {hint}")
+        at_once = max(1, min(concurrency, len(saved) - done))  # the workers: never more than the debates left
+        _note(f"batch {run_id}: {len(saved)} problems ({done} finished), {at_once} at a time; resume with: {hint}")
         progress = BatchProgress(len(saved), done)
         began = time.monotonic()
         signals = StopSignals()
@@ -219,10 +225,15 @@ def _run(signals: StopSignals, work: Any) -> None:
 
 
 def _results_file(output: Path | None) -> ResultsFile | None:
+    """The ``-o`` file, checked as every output path is (:func:`~dialectic.cli.output.check_output`: not a
+    directory, a device or a system path) before the run is created, not when the first debate finishes."""
     if output is None:
         return None
+    target = check_output(output, "--output")
+    if target.discard:
+        return None
     try:
-        return ResultsFile(output)
+        return ResultsFile(target.path)
     except OSError as exc:
         raise InvalidArgumentsError(f"cannot write --output {output}: {exc.strerror or exc}") from None
 

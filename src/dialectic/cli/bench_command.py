@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from dialectic.cli.options import EnvFileOption
+from dialectic.cli.options import EnvFileOption, LenientOption
 
 DEFAULT_ARMS = "single,majority:3,self-consistency,debate:3x2,dialectic"
 """The arms the help names as the default: the same as :data:`dialectic.bench.arms.DEFAULT_ARMS`
@@ -92,6 +92,7 @@ def bench(
         Path | None,
         typer.Option("--config", "-c", help="Config file: its agents answer; the dialectic arm runs it whole."),
     ] = None,
+    lenient: LenientOption = False,
     concurrency: Annotated[
         int | None,
         typer.Option(
@@ -164,6 +165,7 @@ def bench(
         provider=provider,
         model=model,
         config=config,
+        lenient=lenient,
         concurrency=concurrency,
         output=output,
         report=report,

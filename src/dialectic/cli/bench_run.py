@@ -40,6 +40,7 @@ from dialectic.cli.interruptions import Terminated
 from dialectic.cli.output import OutputTarget, check_output, write_output
 from dialectic.cli.ray_cluster import joined_cluster
 from dialectic.cli.signals import StopSignals
+from dialectic.core.bounds import MAX_CONCURRENCY, check_range
 from dialectic.core.config import AgentConfig
 from dialectic.core.errors import DialecticError, InvalidArgumentsError
 from dialectic.llm.registry import ProviderPool
@@ -74,12 +75,13 @@ def run_bench_command(
     store: str | None,
     env_file: Path | None,
     ray: str | None = None,
+    lenient: bool = False,
 ) -> None:
     """``dialectic bench``: the flags are described in :func:`dialectic.cli.bench_command.bench`."""
     term = Terminal()
     load_environment(env_file)
-    if concurrency is not None and concurrency < 1:
-        raise InvalidArgumentsError(f"--concurrency must be at least 1 (got {concurrency})")
+    if concurrency is not None:
+        check_range("--concurrency", concurrency, 1, MAX_CONCURRENCY)
     if ray is not None:
         from dialectic.cluster.connection import check_address, probe
 
@@ -103,6 +105,7 @@ def run_bench_command(
         provider=provider,
         model=model,
         config=config,
+        lenient=lenient,
     )
     resume_file = read_results(Path(resume).expanduser()) if resume and names_results_file(resume) else None
     if resume_file is not None and output is None:

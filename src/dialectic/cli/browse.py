@@ -12,6 +12,7 @@ from typing import Annotated
 import typer
 
 from dialectic.cli.options import StoreOption, VerboseOption
+from dialectic.core.bounds import MAX_LISTED, check_range
 from dialectic.core.errors import InvalidArgumentsError
 
 IdArgument = Annotated[str, typer.Argument(metavar="ID", help="The debate's id (see dialectic list).")]
@@ -41,8 +42,8 @@ def list_debates(
     """List stored debates, newest first."""
     if status is not None and status not in STATUSES:
         raise InvalidArgumentsError(f"unknown status '{status}' (known: {', '.join(STATUSES)})")
-    if limit is not None and limit < 1:
-        raise InvalidArgumentsError(f"--limit must be at least 1 (got {limit})")
+    if limit is not None:
+        check_range("--limit", limit, 1, MAX_LISTED)
     from dialectic.cli.stored_views import print_listing
 
     print_listing(status=status, limit=limit, store=store, as_json=as_json)

@@ -18,6 +18,7 @@ from dialectic.cli.options import (
     BudgetUsdOption,
     EditorOption,
     EnvFileOption,
+    LenientOption,
     NotifyOption,
     OnCompleteOption,
     OutputOption,
@@ -79,6 +80,7 @@ def debate(
     config: Annotated[
         Path | None, typer.Option("--config", "-c", help=f"Configuration file (default: ./{DEFAULT_CONFIG_FILENAME}).")
     ] = None,
+    lenient: LenientOption = False,
     output: OutputOption = None,
     report: ReportOption = None,
     clarify: Annotated[bool, typer.Option("--clarify", help="Let the agents ask clarifying questions first.")] = False,
@@ -158,6 +160,7 @@ def debate(
         problem_kind=problem_kind,
         max_answers=max_answers,
         config=config,
+        lenient=lenient,
         output=output,
         report=report,
         clarify=clarify,

@@ -76,6 +76,7 @@ def run_debate(
     on_complete: str | None = None,
     pool: Path | None = None,
     team: int | None = None,
+    lenient: bool = False,
 ) -> None:
     """``dialectic debate``: the flags are described in :func:`dialectic.cli.commands.debate`."""
     term = Terminal()
@@ -101,6 +102,7 @@ def run_debate(
         cache="read" if cache else None,
         team_pool=pool,
         team_size=team,
+        lenient=lenient,
     )
     prepared = prepare_config(config, overrides, size_local=True, check=False)
     resolved = prepared.config

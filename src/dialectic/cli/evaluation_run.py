@@ -19,9 +19,10 @@ from rich.console import Console
 from dialectic.cli.command_setup import load_environment, open_debate_store
 from dialectic.cli.console import Terminal
 from dialectic.cli.output import OutputTarget, check_output, write_output
+from dialectic.core.bounds import MAX_SAMPLES, check_range
 from dialectic.core.domain import DebateState
 from dialectic.core.errors import InvalidArgumentsError
-from dialectic.core.files import DEBATE_FILE, read_user_text
+from dialectic.core.files import DEBATE_FILE, parse_json, read_user_text
 from dialectic.eval.config import load_eval_config
 from dialectic.eval.evaluator import EvaluationPlan, EvaluationReport, SampleFailure, plan_evaluation, run_evaluation
 from dialectic.eval.output import (
@@ -50,8 +51,7 @@ def run_eval(
 ) -> None:
     """``dialectic eval``: the flags are described in :func:`dialectic.cli.eval_command.evaluate`."""
     load_environment(env_file)
-    if samples < 1:
-        raise InvalidArgumentsError(f"--samples must be at least 1 (got {samples})")
+    check_range("--samples", samples, 1, MAX_SAMPLES)
     fmt = output_format(output) if output is not None else None
     loaded = load_eval_config(config)
     state, source = load_debate(debate, store)
@@ -88,7 +88,7 @@ def load_debate(debate: str, store: str | None) -> tuple[DebateState, str]:
 
 def _read_debate_file(path: Path) -> DebateState:
     try:
-        data = json.loads(read_user_text(path, DEBATE_FILE))
+        data = parse_json(read_user_text(path, DEBATE_FILE))
     except json.JSONDecodeError as exc:
         raise InvalidArgumentsError(
             f"invalid JSON in debate file {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
-from dialectic.core.config import LimitsConfig
+from dialectic.core.config import LimitsConfig, check_problem_length
 from dialectic.core.errors import InvalidArgumentsError
 from dialectic.core.files import ENV_FILE, PROBLEM_FILE, read_user_text
 
@@ -34,11 +34,7 @@ def resolve_problem(problem: str | None, problem_file: Path | None, limits: Limi
         text = (problem or "").strip()
         if not text:
             raise InvalidArgumentsError("the problem is empty")
-    if len(text) > limits.max_problem_chars:
-        raise InvalidArgumentsError(
-            f"the problem has {len(text):,} characters, more than the limit of {limits.max_problem_chars:,}; "
-            "shorten it, or raise limits.maxProblemChars in the config file"
-        )
+    check_problem_length(text, limits)
     return text
 
 

@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from dialectic.cli.options import EnvFileOption, StoreOption
+from dialectic.cli.options import EnvFileOption, LenientOption, StoreOption
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -24,6 +24,7 @@ def mcp(
         Path | None,
         typer.Option("--config", "-c", help="Configuration debates start from (default: ./debate-config.json)."),
     ] = None,
+    lenient: LenientOption = False,
     transport: Annotated[
         str,
         typer.Option(
@@ -69,6 +70,7 @@ def mcp(
 
     run_mcp(
         config=config,
+        lenient=lenient,
         transport=transport,
         host=host if host is not None else DEFAULT_HOST,
         port=port if port is not None else DEFAULT_PORT,

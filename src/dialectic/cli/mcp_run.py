@@ -17,8 +17,8 @@ from pathlib import Path
 
 from dialectic.cli.command_setup import load_environment, open_debate_store
 from dialectic.cli.console import Terminal
-from dialectic.core.binding import TOKEN_ENV, check_bind, listen
-from dialectic.loading.setup import prepare_config
+from dialectic.core.binding import TOKEN_ENV, check_bind, check_port, listen
+from dialectic.loading.setup import Overrides, prepare_config
 
 
 def run_mcp(
@@ -30,6 +30,7 @@ def run_mcp(
     token: str | None,
     store: str | None,
     env_file: Path | None,
+    lenient: bool = False,
 ) -> None:
     """``dialectic mcp``: the flags are described in :func:`dialectic.cli.mcp_command.mcp`."""
     term = Terminal()
@@ -38,7 +39,8 @@ def run_mcp(
     if http:
         token = token or os.environ.get(TOKEN_ENV) or None
         check_bind(host, token)
-    prepared = prepare_config(config)
+        check_port(port)  # before the configuration: a wrong flag is said first
+    prepared = prepare_config(config, Overrides(lenient=lenient))
     for line in prepared.notes:
         term.line(line)
     for warning in prepared.warnings:

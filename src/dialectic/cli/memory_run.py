@@ -10,9 +10,10 @@ import json
 import sys
 
 from dialectic.cli.command_setup import open_debate_store
+from dialectic.core.bounds import MAX_LISTED, check_range
 from dialectic.core.changes import MemoryForgotten
 from dialectic.core.domain import DebateState
-from dialectic.core.errors import DebateStateError, InvalidArgumentsError
+from dialectic.core.errors import DebateStateError
 from dialectic.engine.memory import memories_text, memory_of, past_debates, usable
 from dialectic.store.base import cut_line
 
@@ -21,8 +22,8 @@ PROBLEM_CHARS = 70
 
 def list_memories(*, limit: int | None, store: str | None, as_json: bool) -> None:
     """``dialectic memory list``: the debates usable as memory, newest first."""
-    if limit is not None and limit < 1:
-        raise InvalidArgumentsError(f"--limit must be at least 1 (got {limit})")
+    if limit is not None:
+        check_range("--limit", limit, 1, MAX_LISTED)
     debate_store, _ = open_debate_store(store, create=False)
     try:
         states = list(past_debates(debate_store))

@@ -28,6 +28,14 @@ EnvFileOption = Annotated[
     Path | None,
     typer.Option("--env-file", help=f"KEY=VALUE file loaded into the environment (default: {DEFAULT_ENV_FILE})."),
 ]
+LenientOption = Annotated[
+    bool,
+    typer.Option(
+        "--lenient",
+        help="Take unknown keys in the configuration file as warnings, not an error (never under budget or "
+        "limits, where an ignored key would remove a ceiling).",
+    ),
+]
 VerboseOption = Annotated[
     bool, typer.Option("--verbose", "-v", help="Show prompt sources and per-contribution details.")
 ]

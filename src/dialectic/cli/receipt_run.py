@@ -5,7 +5,6 @@ Imported when one of those commands runs, never while the app is built.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -15,6 +14,7 @@ from pydantic import ValidationError
 from dialectic.cli.command_setup import open_debate_store
 from dialectic.core.domain import Receipt
 from dialectic.core.errors import DialecticError, InvalidArgumentsError
+from dialectic.core.files import RECEIPT_FILE, parse_json, read_user_text
 from dialectic.core.receipts import (
     KEY_ENV_VAR,
     ReceiptSigner,
@@ -77,12 +77,10 @@ def _is_file_target(target: str) -> bool:
 
 def _receipt_file(target: str) -> Receipt:
     """The receipt in a JSON file: a receipt itself, or an export (``dialectic export``) that carries one."""
-    path = Path(target).expanduser()
+    text = read_user_text(Path(target).expanduser(), RECEIPT_FILE)  # never a device, a FIFO, nor 10 GB
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise InvalidArgumentsError(f"cannot read the receipt {target}: {exc.strerror or exc}") from exc
-    except (ValueError, UnicodeDecodeError) as exc:
+        data = parse_json(text)
+    except ValueError as exc:
         raise InvalidArgumentsError(f"the receipt {target} is not JSON: {exc}") from exc
     if isinstance(data, dict) and isinstance(data.get("receipt"), dict):
         data = data["receipt"]

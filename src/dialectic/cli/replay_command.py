@@ -14,6 +14,7 @@ import typer
 from dialectic.cli.browse import IdArgument
 from dialectic.cli.options import (
     EnvFileOption,
+    LenientOption,
     NotifyOption,
     OnCompleteOption,
     OutputOption,
@@ -31,6 +32,7 @@ def replay(
         Path | None,
         typer.Option("--config", "-c", help="Configuration file to replay with (default: the debate's own, as saved)."),
     ] = None,
+    lenient: LenientOption = False,
     judge: Annotated[
         str | None, typer.Option("--judge", metavar="MODEL", help="The judge's model for the replay.")
     ] = None,
@@ -55,6 +57,7 @@ def replay(
     replay_debate(
         debate_id=debate_id,
         config=config,
+        lenient=lenient,
         judge=judge,
         judge_provider=judge_provider,
         output=output,

@@ -28,6 +28,7 @@ def replay_debate(
     trace_content: bool = False,
     notify: list[str] | None = None,
     on_complete: str | None = None,
+    lenient: bool = False,
 ) -> None:
     """``dialectic replay``: the flags are described in :func:`dialectic.cli.replay_command.replay`."""
     term = Terminal()
@@ -36,7 +37,7 @@ def replay_debate(
     debate_store, store_flag = open_debate_store(store, create=False)
     try:
         original = debate_store.load(debate_id)
-        replayed = replay_request(original, config, judge_provider=judge_provider, judge_model=judge)
+        replayed = replay_request(original, config, judge_provider=judge_provider, judge_model=judge, lenient=lenient)
         for warning in replayed.warnings:
             term.warning(warning)
         check_ready(replayed.request.config, replayed.request.config_dir)

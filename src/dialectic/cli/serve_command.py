@@ -12,7 +12,7 @@ from typing import Annotated
 
 import typer
 
-from dialectic.cli.options import EnvFileOption, StoreOption
+from dialectic.cli.options import EnvFileOption, LenientOption, StoreOption
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -31,6 +31,7 @@ def serve(
         Path | None,
         typer.Option("--config", "-c", help="Configuration new debates start from (default: ./debate-config.json)."),
     ] = None,
+    lenient: LenientOption = False,
     token: Annotated[
         str | None,
         typer.Option(
@@ -86,6 +87,7 @@ def serve(
         port=port,
         store=store,
         config=config,
+        lenient=lenient,
         token=token,
         cors=tuple(cors or ()),
         resume_orphans=resume_orphans,

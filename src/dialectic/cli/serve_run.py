@@ -21,7 +21,7 @@ from dialectic.cli.console import Terminal
 from dialectic.core.binding import TOKEN_ENV, check_bind, listen
 from dialectic.core.errors import InvalidArgumentsError
 from dialectic.loading.client_config import parse_endpoint
-from dialectic.loading.setup import prepare_config
+from dialectic.loading.setup import Overrides, prepare_config
 from dialectic.store import DebateStore
 from dialectic.web.new_debate import NamedConfig, ServerConfig
 from dialectic.web.state import ServeSettings, build_context
@@ -45,6 +45,7 @@ def run_server(
     allow_endpoints: tuple[str, ...],
     env_file: Path | None,
     models: tuple[str, ...] = (),
+    lenient: bool = False,
 ) -> None:
     """``dialectic serve``: the flags are described in :func:`dialectic.cli.serve_command.serve`."""
     term = Terminal()
@@ -52,7 +53,7 @@ def run_server(
     token = token or os.environ.get(TOKEN_ENV) or None
     _check_flags(host, port, token, cors, max_running, max_body)
     extra_endpoints = frozenset(parse_endpoint(value) for value in allow_endpoints)
-    prepared = prepare_config(config)
+    prepared = prepare_config(config, Overrides(lenient=lenient))
     for line in prepared.notes:
         term.line(line)
     for warning in prepared.warnings:

@@ -32,10 +32,11 @@ from typing import TextIO
 from dialectic.cli.console import Terminal
 from dialectic.core.domain import DebateState, HumanTurn, utc_now
 from dialectic.core.errors import InvalidArgumentsError
-from dialectic.core.files import KB, FileKind, read_user_text
-from dialectic.engine.seats import deadline_passed, turn_texts
+from dialectic.core.files import FileKind, read_user_text
+from dialectic.engine.seats import MAX_TURN_BYTES, deadline_passed, turn_texts
 
-TURN_FILE = FileKind("turn file", 256 * KB, InvalidArgumentsError)
+TURN_FILE = FileKind("turn file", MAX_TURN_BYTES, InvalidArgumentsError)
+"""A turn file's cap is a turn's (:func:`~dialectic.engine.seats.check_turn_text`, the one home of the rules)."""
 END_OF_TURN = "."
 """A line holding only this ends a turn typed or piped."""
 EDIT_COMMAND = ":edit"

@@ -26,12 +26,20 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+MAKE_TOKEN = 'python -c "import secrets; print(secrets.token_urlsafe(24))"'
+
+
 def check_bind(host: str, token: str | None) -> None:
-    """Refuse to serve on a non-loopback address without a token, or with a token too short to be one."""
+    """Refuse to serve on a non-loopback address without a token, or with one that is not a token: too short,
+    or holding a space or a control character (no client could send it in an ``Authorization`` header, so a
+    blank token would be a server nobody can use, not a secret)."""
+    if token is not None and any(char.isspace() or not char.isprintable() for char in token):
+        raise InvalidArgumentsError(
+            f"the token must not hold spaces or control characters; make one with: {MAKE_TOKEN}"
+        )
     if token is not None and len(token) < MIN_TOKEN_CHARS:
         raise InvalidArgumentsError(
-            f"the token must have at least {MIN_TOKEN_CHARS} characters; make one with: "
-            'python -c "import secrets; print(secrets.token_urlsafe(24))"'
+            f"the token must have at least {MIN_TOKEN_CHARS} characters; make one with: {MAKE_TOKEN}"
         )
     if token is None and not is_loopback(host):
         raise InvalidArgumentsError(
@@ -40,10 +48,15 @@ def check_bind(host: str, token: str | None) -> None:
         )
 
 
-def listen(host: str, port: int, *, backlog: int = 128) -> socket.socket:
-    """The listening socket, bound before anything else starts (so a taken port fails at once, exit 2)."""
+def check_port(port: int) -> None:
+    """``--port``: 0 (any free port) to 65535."""
     if not 0 <= port <= 65535:
         raise InvalidArgumentsError(f"--port must be between 0 and 65535 (got {port})")
+
+
+def listen(host: str, port: int, *, backlog: int = 128) -> socket.socket:
+    """The listening socket, bound before anything else starts (so a taken port fails at once, exit 2)."""
+    check_port(port)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)

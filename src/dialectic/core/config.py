@@ -10,6 +10,9 @@ from typing import Any, Literal, Protocol, TypeVar, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from dialectic.core.bounds import MAX_TOKENS
+from dialectic.core.errors import InvalidArgumentsError
+
 DEFAULT_PROVIDER = "openai"
 DEFAULT_MODEL = "gpt-4o-mini"
 DEFAULT_MODELS: dict[str, str] = {
@@ -28,8 +31,19 @@ against it and fills a plugin provider's default model.
 """
 
 
+MAX_WAIT_MS = 86_400_000
+"""The longest time in milliseconds a configuration may give a call, a round or a retry: one day."""
+MAX_DEADLINE_MS = 30 * MAX_WAIT_MS
+"""The longest time a person may be given for a turn: thirty days."""
+MAX_COUNT = 1_000
+"""The most a count of attempts, questions or concurrent calls may be."""
+
+
 class ConfigModel(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
+    """Every configuration section: camelCase keys, and numbers that are finite (``Infinity`` in a file is an
+    error, never "no limit"); each number has a range, so a typo cannot ask for a billion of anything."""
+
+    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore", allow_inf_nan=False)
 
     def to_json_dict(self) -> dict[str, object]:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
@@ -37,8 +51,8 @@ class ConfigModel(BaseModel):
 
 class SummarizationConfig(ConfigModel):
     enabled: bool = True
-    threshold: int = Field(default=5000, ge=0, description="Characters of history before summarizing.")
-    max_length: int = Field(default=2500, ge=1, description="Characters the summary is cut to.")
+    threshold: int = Field(default=5000, ge=0, le=100_000_000, description="Characters of history before summarizing.")
+    max_length: int = Field(default=2500, ge=1, le=10_000_000, description="Characters the summary is cut to.")
     method: Literal["length-based"] = "length-based"
 
 
@@ -46,13 +60,20 @@ class SummarizationOverride(ConfigModel):
     """Per-agent summarization settings; unset fields fall back to the debate's."""
 
     enabled: bool | None = None
-    threshold: int | None = Field(default=None, ge=0)
-    max_length: int | None = Field(default=None, ge=1)
+    threshold: int | None = Field(default=None, ge=0, le=100_000_000)
+    max_length: int | None = Field(default=None, ge=1, le=10_000_000)
     method: Literal["length-based"] | None = None
 
     def apply_to(self, base: SummarizationConfig) -> SummarizationConfig:
         return base.model_copy(update={k: v for k, v in self.model_dump().items() if v is not None})
 
+
+MAX_PROBLEM_CHARS = 10_000_000
+"""The highest ``limits.maxProblemChars`` may go: a problem is sent whole in every prompt."""
+MAX_ROUNDS = 1_000
+"""The highest ``limits.maxRounds`` (and ``debate.rounds``) may go."""
+MAX_AGENTS = 256
+"""The highest ``limits.maxAgents`` (and a team's size) may go."""
 
 MIN_CONTEXT_WINDOW = 256
 """The smallest ``contextWindow`` taken (tokens): below it not even a system prompt fits."""
@@ -74,8 +95,8 @@ class FallbackModel(ConfigModel):
     temperature: float | None = Field(default=None, ge=0.0, le=2.0, description="Unset: the seat's temperature.")
     base_url: str | None = None
     api_key_env: str | None = None
-    max_tokens: int | None = Field(default=None, ge=1)
-    timeout: int | None = Field(default=None, ge=1, description="Per-call timeout in milliseconds.")
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
+    timeout: int | None = Field(default=None, ge=1, le=MAX_WAIT_MS, description="Per-call timeout in milliseconds.")
     api: WireApi = "auto"
 
     @field_validator("provider")
@@ -103,11 +124,13 @@ class AgentConfig(ConfigModel):
     clarification_prompt_path: str | None = None
     summarization: SummarizationOverride | None = None
     enabled: bool = True
-    max_tokens: int | None = Field(default=None, ge=1)
-    timeout: int | None = Field(default=None, ge=1, description="Per-call timeout in milliseconds.")
+    max_tokens: int | None = Field(default=None, ge=1, le=MAX_TOKENS)
+    timeout: int | None = Field(default=None, ge=1, le=MAX_WAIT_MS, description="Per-call timeout in milliseconds.")
     position: str | None = Field(default=None, description="The stance the agent argues: for, against, or words.")
     persona: str | None = Field(default=None, description="A short character description for the agent.")
-    vote_weight: float = Field(default=1.0, ge=0, description="The weight of the agent's vote (rule weighted).")
+    vote_weight: float = Field(
+        default=1.0, ge=0, le=1_000_000, description="The weight of the agent's vote (rule weighted)."
+    )
     api: WireApi = Field(
         default="auto",
         description="Which OpenAI API to speak: auto (Responses on OpenAI's own endpoint, Chat Completions "
@@ -115,11 +138,13 @@ class AgentConfig(ConfigModel):
     )
     context_window: int | None = Field(
         default=None,
+        le=1_000_000_000,
         description="Tokens the model's context window holds for one request; unset: learned from the server.",
     )
     deadline: int | None = Field(
         default=None,
         ge=1,
+        le=MAX_DEADLINE_MS,
         description="A human seat's time to write each turn, in milliseconds; when it passes, the fallback "
         "model plays the turn.",
     )
@@ -293,18 +318,32 @@ class AnswerSettings(ConfigModel):
 class RetrySettings(ConfigModel):
     """How a failed LLM call is retried: exponential backoff with jitter (``llm.retry.RetryPolicy``)."""
 
-    max_attempts: int = Field(default=4, ge=1, description="Calls per request, the first one included.")
-    base_delay_ms: int = Field(default=500, ge=0, description="Wait after the first failure; doubles each time.")
-    max_delay_ms: int = Field(default=20_000, ge=0, description="Cap of the exponential wait.")
-    jitter_ms: int = Field(default=250, ge=0, description="Random extra wait, so retries spread out.")
-    max_retry_after_ms: int = Field(default=60_000, ge=0, description="Cap on a server's Retry-After hint.")
+    max_attempts: int = Field(default=4, ge=1, le=100, description="Calls per request, the first one included.")
+    base_delay_ms: int = Field(
+        default=500, ge=0, le=MAX_WAIT_MS, description="Wait after the first failure; doubles each time."
+    )
+    max_delay_ms: int = Field(default=20_000, ge=0, le=MAX_WAIT_MS, description="Cap of the exponential wait.")
+    jitter_ms: int = Field(default=250, ge=0, le=MAX_WAIT_MS, description="Random extra wait, so retries spread out.")
+    max_retry_after_ms: int = Field(
+        default=60_000, ge=0, le=MAX_WAIT_MS, description="Cap on a server's Retry-After hint."
+    )
+
+
+MAX_BUDGET_USD = 1_000_000.0
+"""The largest budget in US dollars a configuration or ``--budget-usd`` may set."""
+MAX_BUDGET_TOKENS = 1_000_000_000_000
+"""The largest budget in tokens a configuration or ``--budget-tokens`` may set."""
 
 
 class BudgetSettings(ConfigModel):
     """Ceilings on what a debate may spend: a call that could pass one is not made (:mod:`dialectic.engine.budget`)."""
 
-    max_cost_usd: float | None = Field(default=None, gt=0, description="US dollars the debate may spend in all.")
-    max_tokens: int | None = Field(default=None, ge=1, description="Tokens (input + output) the debate may use in all.")
+    max_cost_usd: float | None = Field(
+        default=None, gt=0, le=MAX_BUDGET_USD, description="US dollars the debate may spend in all."
+    )
+    max_tokens: int | None = Field(
+        default=None, ge=1, le=MAX_BUDGET_TOKENS, description="Tokens (input + output) the debate may use in all."
+    )
 
     @property
     def limited(self) -> bool:
@@ -314,9 +353,9 @@ class BudgetSettings(ConfigModel):
 class ModelPrice(ConfigModel):
     """US dollars per million tokens; ``cachedInput`` defaults to the input price."""
 
-    input: float = Field(ge=0)
-    output: float = Field(ge=0)
-    cached_input: float | None = Field(default=None, ge=0)
+    input: float = Field(ge=0, le=1_000_000)
+    output: float = Field(ge=0, le=1_000_000)
+    cached_input: float | None = Field(default=None, ge=0, le=1_000_000)
 
 
 ContextMode = Literal["tools", "paste", "off"]
@@ -363,7 +402,9 @@ class TeamSettings(ConfigModel):
         min_length=1,
         description="A JSON file of agent configurations to pick from (relative: to the config file).",
     )
-    size: int = Field(ge=MIN_TEAM_SIZE, description="How many agents of the pool take part (at least 2).")
+    size: int = Field(
+        ge=MIN_TEAM_SIZE, le=MAX_AGENTS, description="How many agents of the pool take part (at least 2)."
+    )
     agents: list[AgentConfig] = Field(
         default_factory=list,
         description="The pool itself, inline; filled from the pool file when the configuration is loaded.",
@@ -389,18 +430,19 @@ class TeamSettings(ConfigModel):
 
 
 class DebateSettings(ConfigModel):
-    rounds: int = Field(default=3, ge=1)
+    rounds: int = Field(default=3, ge=1, le=MAX_ROUNDS)
     termination_condition: TerminationCondition = Field(default_factory=TerminationCondition)
     synthesis_method: Literal["judge"] = "judge"
     include_full_history: bool = True
-    timeout_per_round: int = Field(default=600_000, ge=1, description="Milliseconds a round may take.")
+    timeout_per_round: int = Field(default=600_000, ge=1, le=MAX_WAIT_MS, description="Milliseconds a round may take.")
     summarization: SummarizationConfig = Field(default_factory=SummarizationConfig)
     interactive_clarifications: bool = False
-    clarifications_max_per_agent: int = Field(default=5, ge=1)
-    clarifications_max_iterations: int = Field(default=3, ge=1)
+    clarifications_max_per_agent: int = Field(default=5, ge=1, le=100)
+    clarifications_max_iterations: int = Field(default=3, ge=1, le=100)
     max_concurrency: int = Field(
         default=64,
         ge=1,
+        le=MAX_COUNT,
         description=(
             "Concurrent calls per provider endpoint: generous, so a debate runs at the speed of its "
             "dependencies; rate limits are met by backing off on the provider's Retry-After."
@@ -409,10 +451,14 @@ class DebateSettings(ConfigModel):
     min_agents: int = Field(
         default=2,
         ge=1,
+        le=MAX_AGENTS,
         description="Agents that must remain for the debate to go on when failing agents are dropped.",
     )
     max_continuations: int = Field(
-        default=1, ge=0, description="Times a reply cut off by maxTokens is continued before it is marked truncated."
+        default=1,
+        ge=0,
+        le=100,
+        description="Times a reply cut off by maxTokens is continued before it is marked truncated.",
     )
     retry: RetrySettings = Field(default_factory=RetrySettings)
     format: DebateFormat = Field(
@@ -524,9 +570,32 @@ class LimitsConfig(ConfigModel):
     Raise them in the config file's ``limits`` section when a debate really needs more.
     """
 
-    max_problem_chars: int = Field(default=100_000, ge=1, description="Characters a problem may have.")
-    max_rounds: int = Field(default=20, ge=1, description="Rounds a debate may run.")
-    max_agents: int = Field(default=12, ge=1, description="Agents that may take part (the judge not counted).")
+    max_problem_chars: int = Field(
+        default=100_000, ge=1, le=MAX_PROBLEM_CHARS, description="Characters a problem may have."
+    )
+    max_rounds: int = Field(default=20, ge=1, le=MAX_ROUNDS, description="Rounds a debate may run.")
+    max_agents: int = Field(
+        default=12, ge=1, le=MAX_AGENTS, description="Agents that may take part (the judge not counted)."
+    )
+
+
+def check_problem_length(text: str, limits: LimitsConfig) -> None:
+    """The one rule on a problem's length, for every way a problem comes in (the argument, ``--problem-file``,
+    a batch line, the web API, an MCP call, the Python API): ``InvalidArgumentsError`` past ``maxProblemChars``."""
+    if len(text) > limits.max_problem_chars:
+        raise InvalidArgumentsError(
+            f"the problem has {len(text):,} characters, more than the limit of {limits.max_problem_chars:,}; "
+            "shorten it, or raise limits.maxProblemChars in the config file"
+        )
+
+
+def problem_text(problem: str, limits: LimitsConfig) -> str:
+    """``problem`` trimmed, not empty and within ``limits`` (:func:`check_problem_length`)."""
+    text = problem.strip()
+    if not text:
+        raise InvalidArgumentsError("the problem is empty")
+    check_problem_length(text, limits)
+    return text
 
 
 DEFAULT_HOOK_SECRET_ENV = "DIALECTIC_HOOK_SECRET"

@@ -16,10 +16,12 @@ env file is an invalid argument (exit 2), a config or prompt file a configuratio
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from dialectic.core.errors import ConfigError, DialecticError, InvalidArgumentsError
 
@@ -57,6 +59,19 @@ CONFIG_FILE = FileKind("config file", 1 * MB, ConfigError)
 EVAL_CONFIG_FILE = FileKind("eval config file", 1 * MB, ConfigError)
 PROMPT_FILE = FileKind("prompt file", 256 * KB, ConfigError)
 POOL_FILE = FileKind("pool file", 1 * MB, ConfigError)
+KEY_FILE = FileKind("key file", 64 * KB, ConfigError)
+"""A receipt's signing key (``--sign-key``) or public key (``--public-key``): a few hundred bytes of PEM."""
+RECEIPT_FILE = FileKind("receipt file", 64 * MB, InvalidArgumentsError)
+"""``dialectic verify RECEIPT.json``: a receipt, or a whole export that carries one."""
+
+
+def parse_json(text: str) -> Any:
+    """``json.loads`` for a file the user named: a document nested past the parser's depth (``[[[[…``) is a
+    ``json.JSONDecodeError`` as any other malformed JSON is, never a ``RecursionError``."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
 
 
 class _Refused(Exception):

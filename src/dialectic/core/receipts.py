@@ -35,6 +35,7 @@ from dialectic.core.changes import (
 from dialectic.core.domain import Receipt, utc_now
 from dialectic.core.errors import ConfigError
 from dialectic.core.extras import EXTRA_MODULES, MissingExtraError, missing_module
+from dialectic.core.files import KEY_FILE, read_user_bytes
 
 ALGORITHM = "sha256-chain"
 """The receipt's algorithm: SHA-256 links over canonical JSON changes (this module's docstring)."""
@@ -244,18 +245,22 @@ def _cryptography() -> Any:
 
 
 def _read_key_file(path: Path, what: str) -> bytes:
-    try:
-        return path.expanduser().read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read the {what} {path}: {exc.strerror or exc}") from exc
+    """The key file, read as every file the user names is (:mod:`dialectic.core.files`): a device, a FIFO or a
+    file larger than a key is refused (exit 4) without being read."""
+    return read_user_bytes(path.expanduser(), replace(KEY_FILE, label=what))
 
 
 def _first_parse(data: bytes, *loaders: Callable[[bytes], Any]) -> Any:
-    """What the first of ``loaders`` that understands ``data`` makes of it (``None``: none does)."""
+    """What the first of ``loaders`` that understands ``data`` makes of it (``None``: none does).
+
+    A loader refuses what it cannot read with ``ValueError`` or ``TypeError``, and a key of a kind the
+    library does not support (a PEM of some other algorithm, text that names one) with ``UnsupportedAlgorithm``."""
+    from cryptography.exceptions import UnsupportedAlgorithm
+
     for loader in loaders:
         try:
             return loader(data)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, UnsupportedAlgorithm):
             continue
     return None
 

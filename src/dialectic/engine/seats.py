@@ -36,11 +36,33 @@ from dialectic.core import events as ev
 from dialectic.core.changes import Change, TurnAnswered, TurnAwaited
 from dialectic.core.domain import DebateState, HumanTurn, PlayedBy, TurnMessage, Usage, utc_now
 from dialectic.core.errors import DebateStateError, InvalidArgumentsError, ProviderError, RetriesExhausted
+from dialectic.core.files import KB, describe_size
 from dialectic.engine.calls import CallInfo
 from dialectic.llm.base import FINISH_STOP, Completion, CompletionRequest
 from dialectic.llm.human import HumanTurnWanted
 
 T = TypeVar("T")
+
+MAX_TURN_BYTES = 256 * KB
+"""The most a human turn may hold, as UTF-8: the same for a ``--turn-file``, the web form and the ``submit_turn``
+tool (:func:`check_turn_text`)."""
+
+
+def check_turn_text(text: str) -> None:
+    """The rules every human turn is held to, however it is sent: text (no NUL byte, no lone surrogate), not
+    blank, and at most :data:`MAX_TURN_BYTES`; an :class:`InvalidArgumentsError` (one line) otherwise."""
+    if not text.strip():
+        raise InvalidArgumentsError("the turn's text is empty: write what the seat says")
+    if "\x00" in text:
+        raise InvalidArgumentsError("the turn's text holds a NUL byte: a turn is text")
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        raise InvalidArgumentsError("the turn's text is not valid Unicode (it holds a lone surrogate)") from None
+    if size > MAX_TURN_BYTES:
+        raise InvalidArgumentsError(
+            f"the turn's text is {size:,} bytes, more than the limit of {describe_size(MAX_TURN_BYTES)}"
+        )
 
 
 class TurnChannel(Protocol):
@@ -105,8 +127,9 @@ def turn_texts(state: DebateState, texts: Sequence[tuple[str | None, str]]) -> d
     ``wanted`` is a turn's key, or the id of a seat with one turn waiting; ``None`` takes the next
     turn waiting, in the order they were asked, once the turns named have theirs. A debate that waits
     for no human turn is a
-    :class:`~dialectic.core.errors.DebateStateError`; a key it does not wait for, an empty text or
-    more texts than turns an :class:`~dialectic.core.errors.InvalidArgumentsError`, each one line.
+    :class:`~dialectic.core.errors.DebateStateError`; a key it does not wait for, a text that breaks
+    :func:`check_turn_text`'s rules or more texts than turns an
+    :class:`~dialectic.core.errors.InvalidArgumentsError`, each one line.
     """
     pending = state.pending_turns()
     if not pending:
@@ -114,8 +137,8 @@ def turn_texts(state: DebateState, texts: Sequence[tuple[str | None, str]]) -> d
             raise DebateStateError(f"debate {state.id} is already completed; it waits for no human turn")
         raise DebateStateError(f"debate {state.id} is not waiting for a human turn (status {state.status})")
     waiting = ", ".join(turn.key for turn in pending)
-    if any(not text.strip() for _, text in texts):
-        raise InvalidArgumentsError("the turn's text is empty: write what the seat says")
+    for _, text in texts:
+        check_turn_text(text)
     chosen: dict[str, str] = {}
     for wanted, text in texts:  # the texts for a turn named first, then the others in the order asked
         if wanted is None:

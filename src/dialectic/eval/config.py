@@ -15,8 +15,8 @@ from pydantic import Field, ValidationError, field_validator
 
 from dialectic.core.config import AgentConfig, ConfigModel, unique_ids
 from dialectic.core.errors import ConfigError
-from dialectic.core.files import EVAL_CONFIG_FILE, read_user_text
-from dialectic.llm.registry import describe_known_providers, known_providers
+from dialectic.core.files import EVAL_CONFIG_FILE, parse_json, read_user_text
+from dialectic.llm.registry import known_providers, unknown_provider
 from dialectic.loading.config import describe_validation_error
 
 EVALUATOR_ROLE = "evaluator"
@@ -44,7 +44,7 @@ class EvaluatorConfig(ConfigModel):
     def _known_provider(cls, value: str) -> str:
         name = value.strip().lower()
         if name not in known_providers():
-            raise ValueError(f"unknown provider '{value}' ({describe_known_providers()})")
+            raise ValueError(unknown_provider(value))
         return name
 
     def agent_config(self) -> AgentConfig:
@@ -95,7 +95,7 @@ def load_eval_config(path: Path) -> LoadedEvalConfig:
 def parse_eval_config(text: str, path: Path) -> EvalConfig:
     """Validate the JSON ``text`` of ``path`` (the path is only used in messages)."""
     try:
-        data: Any = json.loads(text)
+        data: Any = parse_json(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"invalid JSON in {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     if not isinstance(data, dict):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from dialectic.core.config import AgentConfig, FallbackModel, SystemConfig
+from dialectic.core.config import AgentConfig, FallbackModel, SystemConfig, problem_text
 from dialectic.core.domain import DebateState
 from dialectic.core.errors import InvalidArgumentsError
 from dialectic.core.events import DebateStarted, Event, EventBus
@@ -225,9 +225,7 @@ class Debate:
             return store.list(status=status, limit=limit)
 
     def _request(self, problem: str, clarify: bool) -> DebateRequest:
-        text = problem.strip()
-        if not text:
-            raise InvalidArgumentsError("the problem is empty")
+        text = problem_text(problem, self.config.limits)  # every front door's rule: the CLI's, the web API's
         return DebateRequest(problem=text, config=self.config, config_dir=self.config_dir, clarify=clarify)
 
     async def _with_engine(self, run: Callable[[DebateEngine], Awaitable[DebateState]]) -> DebateResult:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from dialectic.core.config import DEFAULT_MODELS, AgentConfig, WireApi
 from dialectic.core.errors import ConfigError, MissingApiKeyError
 from dialectic.core.redaction import note_key_env
+from dialectic.core.spelling import did_you_mean, nearest
 from dialectic.llm.base import LLMProvider
 
 if TYPE_CHECKING:
@@ -184,7 +185,13 @@ class ProviderRegistry:
         try:
             return specs[_normal(name)]
         except KeyError:
-            raise ConfigError(f"unknown provider '{name}' ({self.describe_known()})") from None
+            raise ConfigError(self.unknown(name)) from None
+
+    def unknown(self, name: str, given_to: str = "") -> str:
+        """``unknown provider 'NAME'`` (``given_to``: where it was given, e.g. `` given to --provider``), the
+        nearest known name and the known ones: the one wording of this refusal."""
+        suggestion = did_you_mean(nearest(name.strip(), self.names()))
+        return f"unknown provider '{name}'{given_to}{suggestion} ({self.describe_known()})"
 
     def describe_known(self) -> str:
         """``known: a, b, c`` plus any plugin that failed to load, for error messages."""
@@ -245,6 +252,11 @@ def known_providers() -> tuple[str, ...]:
 
 def describe_known_providers() -> str:
     return registry().describe_known()
+
+
+def unknown_provider(name: str, given_to: str = "") -> str:
+    """The refusal of provider ``name``: ``unknown provider 'opneai' — did you mean `openai`? (known: …)``."""
+    return registry().unknown(name, given_to)
 
 
 def default_model_for(name: str) -> str | None:

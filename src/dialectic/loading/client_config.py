@@ -24,7 +24,9 @@ from urllib.parse import urlsplit
 
 from dialectic.core.config import AgentConfig
 from dialectic.core.errors import ConfigError, InvalidArgumentsError
-from dialectic.llm.registry import base_url_for, describe_known_providers, known_providers
+from dialectic.core.spelling import nearest
+from dialectic.llm.registry import base_url_for, known_providers, unknown_provider
+from dialectic.loading.keys import UnknownKey
 
 SettingsSpec = Mapping[str, "SettingsSpec | str | None"]
 """Per key: ``None`` (a client may set it), a nested spec (a section, checked key by key), or the
@@ -125,25 +127,34 @@ LISTS = frozenset({"agents"})
 
 
 def check_settings(data: Mapping[str, Any], spec: SettingsSpec = CLIENT_SETTINGS, where: str = "config") -> None:
-    """``ConfigError`` naming the first key of ``data`` a client may not set (a ``null`` sets nothing).
+    """``ConfigError`` naming every key of ``data`` a client may not set (a ``null`` sets nothing): an unknown
+    key with the nearest known one, a key of the server's with the reason.
 
     Only the keys are checked here, and only as deep as the spec goes: the values are the
     configuration models' to validate. The walk is linear in the keys sent."""
+    refused = _refused(data, spec, where)
+    if refused:
+        raise ConfigError("; ".join(refused))
+
+
+def _refused(data: Mapping[str, Any], spec: SettingsSpec, where: str) -> list[str]:
+    refused: list[str] = []
     for key, value in data.items():
         path = f"{where}.{key}"
         rule = _rule(spec, key)
         if value is None or rule is None:
             continue
-        if isinstance(rule, str):
-            raise ConfigError(f"{path}: not accepted over the API ({rule})")
         if rule is _UNKNOWN:
-            raise ConfigError(f"{path}: not accepted over the API ({_unknown_reason(key, spec)})")
-        if isinstance(value, list) and key in LISTS and where == "config":
+            refused.append(_unknown(str(key), spec, where))
+        elif isinstance(rule, str):
+            refused.append(f"{path}: not accepted over the API ({rule})")
+        elif isinstance(value, list) and key in LISTS and where == "config":
             for index, item in enumerate(value):
                 if isinstance(item, Mapping):
-                    check_settings(item, rule, f"{path}[{index}]")
+                    refused += _refused(item, rule, f"{path}[{index}]")
         elif isinstance(value, Mapping):
-            check_settings(value, rule, path)
+            refused += _refused(value, rule, path)
+    return refused
 
 
 _UNKNOWN: SettingsSpec = {}
@@ -160,11 +171,17 @@ def _rule(spec: SettingsSpec, key: str) -> SettingsSpec | str | None:
     return _UNKNOWN
 
 
-def _unknown_reason(key: str, spec: SettingsSpec) -> str:
+def _unknown(key: str, spec: SettingsSpec, where: str) -> str:
+    """An unknown key in the wording of a file's (:class:`~dialectic.loading.keys.UnknownKey`); without a close
+    spelling, what a client may send there instead."""
     if "apikey" in key.replace("_", "").replace("-", "").lower():
-        return KEYS
+        return f"{where}.{key}: not accepted over the API ({KEYS})"
+    close = nearest(key, spec)
+    described = UnknownKey(f"{where}.{key}", f"{where}.{close}" if close else None).describe()
+    if close:
+        return described
     settable = sorted(name for name, rule in spec.items() if not isinstance(rule, str))
-    return f"not a setting a client may send; it may send: {', '.join(settable)}"
+    return f"{described} (a client may send: {', '.join(settable)})"
 
 
 @dataclass(frozen=True, order=True)
@@ -194,8 +211,7 @@ def parse_endpoint(text: str) -> Endpoint:
     provider = provider.strip().lower()
     if provider not in known_providers():
         raise InvalidArgumentsError(
-            f"--allow-endpoint {text}: unknown provider '{provider}' ({describe_known_providers()}); "
-            "give PROVIDER or PROVIDER=URL"
+            f"--allow-endpoint {text}: {unknown_provider(provider)}; give PROVIDER or PROVIDER=URL"
         )
     if not equals:
         return usual_endpoint(provider)

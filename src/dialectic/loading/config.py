@@ -32,9 +32,10 @@ from dialectic.core.config import (
     too_few_rounds,
 )
 from dialectic.core.errors import ConfigError, DialecticError, InvalidArgumentsError
-from dialectic.core.files import CONFIG_FILE, PROMPT_FILE, read_user_bytes, read_user_text
-from dialectic.llm.registry import default_model_for, describe_known_providers, known_providers
-from dialectic.loading.keys import unknown_key_warnings
+from dialectic.core.files import CONFIG_FILE, PROMPT_FILE, parse_json, read_user_bytes, read_user_text
+from dialectic.core.spelling import did_you_mean, nearest
+from dialectic.llm.registry import default_model_for, known_providers, unknown_provider
+from dialectic.loading.keys import UNKNOWN_KEY_ERROR, UnknownKey, unknown_key_message, unknown_keys
 
 DEFAULT_CONFIG_FILENAME = "debate-config.json"
 FLAG_ONLY_KEYS: dict[str, str] = {
@@ -91,23 +92,58 @@ class LoadedConfig:
     warnings: list[str] = field(default_factory=list)
 
 
-def load_config(path: Path, *, explicit: bool) -> LoadedConfig:
+def load_config(path: Path, *, explicit: bool, lenient: bool = False) -> LoadedConfig:
     """Load ``path``; ``explicit`` says the user named it (``--config``) rather than the default.
 
     A missing default file gives the built-in defaults and a warning, as in the seed; a
     missing file the user named is an error, so their problem never goes to an endpoint
-    their configuration did not name. Unknown keys are warned about with the nearest known key.
+    their configuration did not name. Unknown keys are an error naming every one with the
+    nearest known key (:func:`check_unknown_keys`); ``lenient`` (``--lenient``, or ``"strict": false``
+    in the file) makes them warnings, except under ``budget`` and ``limits``.
     """
     directory = path.expanduser().absolute().parent
     if not explicit and not path.exists() and not path.is_symlink():
         return LoadedConfig(SystemConfig(), None, directory, [f"no config file at {path}; using the built-in defaults"])
     data = _parse(path, read_user_text(path, CONFIG_FILE))
-    warnings = [f"{path}: {warning}" for warning in unknown_key_warnings(SystemConfig, _without_flag_keys(data))]
+    lenient = _strict_switch(path, data) is False or lenient
+    unknown = unknown_keys(SystemConfig, _without_flag_keys(data))
+    warnings = [
+        f"{path}: {warning}" for warning in check_unknown_keys(unknown, f"invalid configuration in {path}", lenient)
+    ]
     warnings += _drop_flag_only_keys(path, data)
     warnings += _fill_missing_sections(data)
     config = _with_known_providers(path, _validate(path, data))
     warnings += unknown_role_warnings(config)
     return LoadedConfig(config, path, directory, warnings)
+
+
+STRICT_KEY = "strict"
+"""The file's own switch: ``"strict": false`` makes its unknown keys warnings (as ``--lenient`` does)."""
+LENIENCY_HINT = (
+    'to take unknown keys as warnings instead, give --lenient or set "strict": false in the file; '
+    "never under budget or limits"
+)
+
+
+def check_unknown_keys(unknown: Sequence[UnknownKey], where: str, lenient: bool = False) -> list[str]:
+    """The warnings for ``unknown`` when ``lenient``; otherwise (and for any key under ``budget`` or ``limits``,
+    where an ignored key removes a ceiling) a :class:`ConfigError` starting with ``where`` that names every one."""
+    refused = [key for key in unknown if key.guarded or not lenient]
+    if refused:
+        described = "; ".join(key.describe() for key in refused)
+        hint = f" ({LENIENCY_HINT})" if any(not key.guarded for key in refused) else ""
+        raise ConfigError(f"{where}: {described}{hint}")
+    return [f"{key.describe()}{'' if key.suggestion else ' (ignored)'}" for key in unknown]
+
+
+def _strict_switch(path: Path, data: dict[str, Any]) -> bool | None:
+    """The file's ``strict`` (taken out of ``data``), ``None`` when it has none."""
+    if STRICT_KEY not in data:
+        return None
+    value = data.pop(STRICT_KEY)
+    if not isinstance(value, bool):
+        raise ConfigError(f"invalid configuration in {path}: strict: must be true or false (got {value!r})")
+    return value
 
 
 def _without_flag_keys(data: dict[str, Any]) -> dict[str, Any]:
@@ -134,7 +170,7 @@ def _parse(path: Path, text: str) -> dict[str, Any]:
             raise ConfigError(f"invalid TOML in {path}: {exc}") from None
     else:
         try:
-            data = json.loads(text)
+            data = parse_json(text)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"invalid JSON in {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     if not isinstance(data, dict):
@@ -197,7 +233,7 @@ def known_provider_agent(agent: AgentConfig, where: str) -> AgentConfig:
     """``agent`` on a known provider (``ConfigError`` starting with ``where`` otherwise), with a plugin
     provider's default model when it names none."""
     if agent.provider not in known_providers():
-        raise ConfigError(f"{where}.provider: unknown provider '{agent.provider}' ({describe_known_providers()})")
+        raise ConfigError(f"{where}.provider: {unknown_provider(agent.provider)}")
     agent = _with_known_fallback(agent, where)
     if "model" in agent.model_fields_set or agent.provider in DEFAULT_MODELS:
         return agent
@@ -216,9 +252,7 @@ def _with_known_fallback(agent: AgentConfig, where: str) -> AgentConfig:
     if fallback is None:
         return agent
     if fallback.provider not in known_providers():
-        raise ConfigError(
-            f"{where}.fallback.provider: unknown provider '{fallback.provider}' ({describe_known_providers()})"
-        )
+        raise ConfigError(f"{where}.fallback.provider: {unknown_provider(fallback.provider)}")
     if fallback.model is not None:
         return agent
     model = default_model_for(fallback.provider)
@@ -237,6 +271,8 @@ def describe_validation_error(exc: ValidationError) -> str:
     location = field_path(first["loc"])
     message = _one_line(first["msg"]).removeprefix("Value error, ")
     text = f"{location}: {message}" if location else message
+    if first["type"] == UNKNOWN_KEY_ERROR:
+        text = unknown_key_message(location, first["loc"], first.get("ctx"))
     if len(errors) > 1:
         text += f" (and {len(errors) - 1} more)"
     return text
@@ -293,14 +329,16 @@ def apply_overrides(
         name = debate_format.strip().lower()
         if name not in FORMATS:
             raise InvalidArgumentsError(
-                f"{names.debate_format} {debate_format}: unknown format (known: {', '.join(FORMATS)})"
+                f"{names.debate_format} {debate_format}: unknown format{did_you_mean(nearest(name, FORMATS))} "
+                f"(known: {', '.join(FORMATS)})"
             )
         debate = debate.model_copy(update={"format": name})
     if problem_kind is not None:
         kind = problem_kind.strip().lower()
         if kind not in PROBLEM_KINDS:
             raise InvalidArgumentsError(
-                f"{names.problem_kind} {problem_kind}: unknown kind (known: {', '.join(PROBLEM_KINDS)})"
+                f"{names.problem_kind} {problem_kind}: unknown kind{did_you_mean(nearest(kind, PROBLEM_KINDS))} "
+                f"(known: {', '.join(PROBLEM_KINDS)})"
             )
         debate = debate.model_copy(update={"problem_kind": kind})
     if max_answers is not None:
@@ -419,7 +457,10 @@ def with_context_flags(
     if mode is not None:
         name = mode.strip().lower()
         if name not in CONTEXT_MODES:
-            raise InvalidArgumentsError(f"--context-mode {mode}: unknown mode (known: {', '.join(CONTEXT_MODES)})")
+            raise InvalidArgumentsError(
+                f"--context-mode {mode}: unknown mode{did_you_mean(nearest(name, CONTEXT_MODES))} "
+                f"(known: {', '.join(CONTEXT_MODES)})"
+            )
         update["mode"] = name
     if directory is not None:
         update["dir"] = str(_context_directory(directory, "context directory"))
@@ -486,7 +527,7 @@ def _parse_roles(roles: str | None, name: str = FLAG_NAMES.roles) -> list[str]:
 def _checked_provider(provider: str, flag: str) -> str:
     name = provider.strip().lower()
     if name not in known_providers():
-        raise ConfigError(f"unknown provider '{provider}' given to {flag} ({describe_known_providers()})")
+        raise ConfigError(unknown_provider(provider, f" given to {flag}"))
     return name
 
 

@@ -17,16 +17,18 @@ from pydantic import TypeAdapter, ValidationError
 
 from dialectic.core.config import MIN_TEAM_SIZE, AgentConfig, SystemConfig, TeamSettings, unique_ids
 from dialectic.core.errors import ConfigError, InvalidArgumentsError
-from dialectic.core.files import POOL_FILE, read_user_text
-from dialectic.loading.config import describe_validation_error, known_provider_agent
+from dialectic.core.files import POOL_FILE, parse_json, read_user_text
+from dialectic.loading.config import check_unknown_keys, describe_validation_error, known_provider_agent
+from dialectic.loading.keys import unknown_keys
 
 _AGENTS: TypeAdapter[list[AgentConfig]] = TypeAdapter(list[AgentConfig])
 
 
-def parse_pool(path: Path | str, text: str) -> list[AgentConfig]:
-    """The pool file's agents (``path`` only names the file in messages)."""
+def parse_pool(path: Path | str, text: str, *, lenient: bool = False) -> list[AgentConfig]:
+    """The pool file's agents (``path`` only names the file in messages); a key an agent configuration does not
+    know is an error, as in a configuration file, unless ``lenient`` (then it is ignored)."""
     try:
-        data: Any = json.loads(text)
+        data: Any = parse_json(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(
             f"invalid JSON in pool file {path} at line {exc.lineno}, column {exc.colno}: {exc.msg}"
@@ -35,6 +37,14 @@ def parse_pool(path: Path | str, text: str) -> list[AgentConfig]:
         data = data["agents"]
     if not isinstance(data, list) or not data:
         raise ConfigError(f'pool file {path} must hold a list of agents, or {{"agents": [...]}}')
+    if not lenient:
+        unknown = [
+            key
+            for index, item in enumerate(data)
+            if isinstance(item, dict)
+            for key in unknown_keys(AgentConfig, item, f"agents[{index}].")
+        ]
+        check_unknown_keys(unknown, f"invalid pool file {path}")
     try:
         agents = _AGENTS.validate_python(data)
     except ValidationError as exc:
@@ -46,13 +56,18 @@ def parse_pool(path: Path | str, text: str) -> list[AgentConfig]:
     return [known_provider_agent(agent, f"invalid pool file {path}: agents[{i}]") for i, agent in enumerate(agents)]
 
 
-def read_pool(path: Path, shown: str | None = None) -> list[AgentConfig]:
+def read_pool(path: Path, shown: str | None = None, *, lenient: bool = False) -> list[AgentConfig]:
     """The agents of the pool file ``path`` (``shown``: how messages name it, default ``path``)."""
-    return parse_pool(shown or path, read_user_text(path, POOL_FILE))
+    return parse_pool(shown or path, read_user_text(path, POOL_FILE), lenient=lenient)
 
 
 def with_team(
-    config: SystemConfig, config_dir: Path, *, pool: Path | None = None, size: int | None = None
+    config: SystemConfig,
+    config_dir: Path,
+    *,
+    pool: Path | None = None,
+    size: int | None = None,
+    lenient: bool = False,
 ) -> SystemConfig:
     """``config`` with ``debate.team`` set from the flags (``--pool``, ``--team``) over the file's, its pool read.
 
@@ -69,9 +84,9 @@ def with_team(
     wanted = size if size is not None else team.size if team is not None else MIN_TEAM_SIZE
     named = str(pool) if pool is not None else team.pool if team is not None else None
     if pool is not None:
-        agents = read_pool(pool, named)
+        agents = read_pool(pool, named, lenient=lenient)
     elif team is not None and team.pool is not None:
-        agents = read_pool(config_dir / team.pool, named)
+        agents = read_pool(config_dir / team.pool, named, lenient=lenient)
     else:
         inline = team.agents if team is not None else []
         agents = [known_provider_agent(a, f"debate.team.agents[{i}]") for i, a in enumerate(inline)]

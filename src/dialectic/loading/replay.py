@@ -17,7 +17,7 @@ from dialectic.core.domain import DebateState
 from dialectic.core.errors import DebateStateError
 from dialectic.engine.api import DebateRequest
 from dialectic.loading.config import with_judge
-from dialectic.loading.setup import prepare_config
+from dialectic.loading.setup import Overrides, prepare_config
 
 
 @dataclass(frozen=True)
@@ -33,13 +33,14 @@ def replay_request(
     *,
     judge_provider: str | None = None,
     judge_model: str | None = None,
+    lenient: bool = False,
 ) -> Replay:
     """The new debate that replays ``original``: with ``config_path``'s configuration, else the saved one;
     ``DebateStateError`` when there is neither (a debate saved before configurations were kept)."""
     warnings: list[str] = []
     pasted: str | None = None
     if config_path is not None:
-        prepared = prepare_config(config_path, check=False)
+        prepared = prepare_config(config_path, Overrides(lenient=lenient), check=False)
         config, directory, warnings = prepared.config, prepared.directory, list(prepared.warnings)
     elif original.config:
         config, directory = SystemConfig.model_validate(original.config), original.config_dir()

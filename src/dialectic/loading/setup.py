@@ -60,6 +60,9 @@ class Overrides:
     """``--team``: how many agents of the pool take part (``debate.team.size``)."""
     names: OverrideNames = FLAG_NAMES
     """How the errors spell the overrides: the CLI's flags, or a front door's arguments."""
+    lenient: bool = False
+    """``--lenient``: unknown keys in the file (and its pool) are warnings, not an error (never under
+    ``budget`` or ``limits``)."""
 
 
 @dataclass(frozen=True)
@@ -89,7 +92,7 @@ def prepare_config(
     nothing is created before they pass. ``check=False`` leaves :func:`check_ready` to the caller
     (the CLI checks the problem first, so that a mistake in it is the first thing said)."""
     wanted = overrides or Overrides()
-    loaded = load_config(path or Path(DEFAULT_CONFIG_FILENAME), explicit=path is not None)
+    loaded = load_config(path or Path(DEFAULT_CONFIG_FILENAME), explicit=path is not None, lenient=wanted.lenient)
     warnings = list(loaded.warnings)
     notes: list[str] = []
     provider, model = wanted.provider, wanted.model
@@ -118,7 +121,9 @@ def prepare_config(
     resolved = with_context_flags(resolved, wanted.context_dir, wanted.context_mode, config_dir=loaded.directory)
     if wanted.cache is not None:
         resolved = with_cache(resolved, wanted.cache)
-    resolved = with_team(resolved, loaded.directory, pool=wanted.team_pool, size=wanted.team_size)
+    resolved = with_team(
+        resolved, loaded.directory, pool=wanted.team_pool, size=wanted.team_size, lenient=wanted.lenient
+    )
     if check:
         check_ready(resolved, loaded.directory)
     return PreparedConfig(resolved, loaded.directory, loaded.path, warnings + override_warnings, notes)

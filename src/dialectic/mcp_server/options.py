@@ -20,21 +20,20 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from dialectic.core.config import HUMAN_PROVIDER, AgentConfig, SystemConfig
 from dialectic.core.errors import ConfigError, InvalidArgumentsError
 from dialectic.front.debate import Agent
 from dialectic.loading.client_config import check_endpoints, check_settings, endpoints_of
 from dialectic.loading.config import ARGUMENT_NAMES, apply_overrides, describe_validation_error, with_local_limits
+from dialectic.loading.keys import KnownKeysModel
 
 Transport = Literal["stdio", "http"]
 
 
-class AgentChoice(BaseModel):
+class AgentChoice(KnownKeysModel):
     """A participant a call asks for: what it leaves out comes from the server's first agent."""
-
-    model_config = ConfigDict(extra="forbid")
 
     role: str = Field(min_length=1, description="The agent's role, e.g. architect, security, performance, kiss.")
     provider: str | None = Field(

@@ -31,11 +31,13 @@ from dialectic.core.domain import DebateState, DebateStatus
 from dialectic.core.errors import DebateBusyError, DebateNotFoundError, DebateStateError, DialecticError
 from dialectic.core.events import Event
 from dialectic.core.redaction import redact
+from dialectic.core.spelling import nearest
 from dialectic.engine.seats import turn_texts
 from dialectic.front.debate import Debate
 from dialectic.front.results import DebateResult
 from dialectic.llm.registry import ProviderPool
 from dialectic.loading.config import describe_validation_error
+from dialectic.loading.keys import UnknownKey
 from dialectic.mcp_server.jobs import Job, Jobs
 from dialectic.mcp_server.options import AgentChoice, CallOptions, Transport, call_config
 from dialectic.mcp_server.views import (
@@ -117,11 +119,18 @@ def reported() -> Iterator[None]:
 
 class OneLineServer(MCPServer[Any]):
     """The SDK's server, saying arguments that fail a tool's schema on one line, as every other error is
-    (the SDK gives pydantic's multi-line dump, with a link)."""
+    (the SDK gives pydantic's multi-line dump, with a link), and refusing an argument a tool does not take
+    (the SDK would drop it: ``round`` for ``rounds`` would run the server's rounds without a word)."""
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
     ) -> CallToolResult | InputRequiredResult:
+        tool = next((tool for tool in await self.list_tools() if tool.name == name), None)
+        if tool is not None:
+            taken = list(tool.input_schema.get("properties", {}))
+            unknown = [UnknownKey(str(key), nearest(str(key), taken)) for key in arguments if key not in taken]
+            if unknown:
+                raise ToolError(f"Error executing tool {name}: {'; '.join(key.describe() for key in unknown)}")
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:

@@ -13,7 +13,7 @@ retried with exponential back-off on a connection error, a timeout, 429 and 5xx,
 ``hooks.waitMs`` for all its attempts. The command (``hooks.onCompleteCommand``, ``--on-complete``)
 is split like a shell line but run without a shell; it learns the debate from its environment
 (``DIALECTIC_DEBATE_ID``, ``DIALECTIC_STATUS``, ``DIALECTIC_EXPORT``, ``DIALECTIC_REPORT``) and is
-stopped after ``hooks.commandTimeoutMs``.
+stopped after ``hooks.commandTimeoutMs``, with every process it started (it runs in a process group of its own).
 
 A process waits for its hooks at exit, for at most their own bounds (:func:`wait_pending`, called
 at interpreter exit and by the CLI before it leaves), so a dead receiver costs seconds, not a hang.
@@ -28,6 +28,7 @@ import json
 import logging
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -175,7 +176,10 @@ def command_environment(state: DebateState, links: Mapping[str, str]) -> dict[st
 
 
 def run_command(command: str, env: Mapping[str, str], timeout_s: float) -> str | None:
-    """Run ``command`` (split like a shell line, run without a shell); ``None`` when it exits 0, else why not."""
+    """Run ``command`` (split like a shell line, run without a shell); ``None`` when it exits 0, else why not.
+
+    The command runs in a process group of its own: past ``timeout_s`` the whole group is stopped
+    (:func:`finish_command`), so a ``sh -c 'sleep 120; ...'`` leaves no ``sleep`` behind."""
     try:
         argv = shlex.split(command)
     except ValueError as exc:
@@ -183,23 +187,46 @@ def run_command(command: str, env: Mapping[str, str], timeout_s: float) -> str |
     if not argv:
         return "the command is empty"
     try:
-        done = subprocess.run(
-            argv,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            timeout=timeout_s,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return f"it ran past its {timeout_s:g}s limit and was stopped"
+        process = start_command(argv, env)
     except OSError as exc:
         return exc.strerror or str(exc)
-    if done.returncode != 0:
-        last = (done.stderr or b"").decode("utf-8", "replace").strip().splitlines()
-        return f"exit code {done.returncode}" + (f": {last[-1][:200]}" if last else "")
+    return finish_command(process, timeout_s)
+
+
+def start_command(argv: list[str], env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+    """``argv`` started as the leader of a new session (and so of a new process group), stdin and stdout closed."""
+    return subprocess.Popen(
+        argv,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def finish_command(process: subprocess.Popen[bytes], timeout_s: float) -> str | None:
+    """Wait for ``process`` (from :func:`start_command`) at most ``timeout_s``; past it, stop its whole group."""
+    try:
+        _, stderr = process.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        stop_group(process)
+        return f"it ran past its {timeout_s:g}s limit and was stopped"
+    if process.returncode != 0:
+        last = (stderr or b"").decode("utf-8", "replace").strip().splitlines()
+        return f"exit code {process.returncode}" + (f": {last[-1][:200]}" if last else "")
     return None
+
+
+def stop_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL every process of ``process``'s group (its children and theirs), then reap ``process``."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:  # the group is gone already
+        pass
+    process.wait()
+    if process.stderr is not None:
+        process.stderr.close()
 
 
 @dataclass

@@ -14,7 +14,7 @@ from sse_starlette import EventSourceResponse, ServerSentEvent
 from dialectic.core.config import SystemConfig
 from dialectic.core.domain import DebateState, utc_now
 from dialectic.core.errors import DebateStateError, InvalidArgumentsError
-from dialectic.engine.seats import deadline_passed, turn_texts
+from dialectic.engine.seats import check_turn_text, deadline_passed, turn_texts
 from dialectic.loading.setup import check_ready
 from dialectic.web.endpoint_models import list_models
 from dialectic.web.errors import ApiError, ErrorScrubber, field_error
@@ -233,10 +233,18 @@ async def submit_turn(debate_id: str, key: str, body: TurnText, ctx: Ctx) -> Acc
         except DebateStateError:
             raise
         except InvalidArgumentsError as exc:
-            raise field_error("text" if not body.text.strip() else "key", exc) from None
+            raise field_error("text" if _breaks_turn_rules(body.text) else "key", exc) from None
         _check_resumable(ctx, state)
         await ctx.runs.resume(debate_id, turns=turns)
     return Accepted(id=debate_id, status="running")
+
+
+def _breaks_turn_rules(text: str) -> bool:
+    try:
+        check_turn_text(text)
+    except InvalidArgumentsError:
+        return True
+    return False
 
 
 @router.post("/debates/{debate_id}/pause", status_code=202, response_model=Accepted, tags=["steering"])

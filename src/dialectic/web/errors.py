@@ -35,6 +35,7 @@ from dialectic.core.errors import (
     StoreError,
 )
 from dialectic.loading.config import field_path
+from dialectic.loading.keys import UNKNOWN_KEY_ERROR, unknown_key_message
 
 log = logging.getLogger(__name__)
 
@@ -186,5 +187,8 @@ def validation_error(exc: RequestValidationError) -> ApiError:
         location = [part for part in error.get("loc", ()) if part not in ("body", "query", "path", "header")]
         name = field_path(location) or "body"
         message = str(error.get("msg", "invalid")).removeprefix("Value error, ")
-        fields.setdefault(name, f"{name}: {message}")
+        if error.get("type") == UNKNOWN_KEY_ERROR:
+            fields.setdefault(name, unknown_key_message(name, location, error.get("ctx")))
+        else:
+            fields.setdefault(name, f"{name}: {message}")
     return fields_error(fields)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
 from pydantic.alias_generators import to_camel
 
 from dialectic.agents.participants import ROLE_TITLES
@@ -33,10 +33,11 @@ from dialectic.core.config import (
     SystemConfig,
     TerminationCondition,
     TerminationType,
+    problem_text,
 )
 from dialectic.core.errors import ConfigError, DialecticError, InvalidArgumentsError
 from dialectic.engine import DebateRequest
-from dialectic.llm.registry import default_model_for, describe_known_providers, known_providers
+from dialectic.llm.registry import default_model_for, known_providers, unknown_provider
 from dialectic.loading.client_config import Endpoint, check_endpoints, check_settings, endpoints_of, url_for
 from dialectic.loading.config import (
     FIELD_NAMES,
@@ -45,6 +46,7 @@ from dialectic.loading.config import (
     describe_validation_error,
     with_local_limits,
 )
+from dialectic.loading.keys import KnownKeysModel
 from dialectic.loading.setup import check_providers
 from dialectic.web.endpoint_models import EndpointBook, endpoint_book
 from dialectic.web.errors import fields_error
@@ -57,9 +59,9 @@ MAX_NAME_CHARS = 200
 """The most characters of a short text in a request (a role, an id, a name, a provider, a model)."""
 
 
-class ApiModel(BaseModel):
+class ApiModel(KnownKeysModel):
     """A request body. Text with a lone surrogate (JSON's ``"\\ud800"``) is refused (422 naming the field):
-    it could be neither saved nor sent back."""
+    it could be neither saved nor sent back. An unknown key is refused with the nearest known one."""
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="forbid")
 
@@ -183,19 +185,6 @@ class ResolvedDebate:
     warnings: list[str]
 
 
-def problem_text(problem: str, limits: LimitsConfig) -> str:
-    """The problem, trimmed and within the limit, with the messages ``dialectic debate`` gives."""
-    text = problem.strip()
-    if not text:
-        raise InvalidArgumentsError("the problem is empty")
-    if len(text) > limits.max_problem_chars:
-        raise InvalidArgumentsError(
-            f"the problem has {len(text):,} characters, more than the limit of {limits.max_problem_chars:,}; "
-            "shorten it, or raise limits.maxProblemChars in the config file"
-        )
-    return text
-
-
 def resolve(body: NewDebate, server: ServerConfig) -> ResolvedDebate:
     """The engine request for ``body``; an :class:`ApiError` naming every field that is wrong."""
     _check_counts(body, server.limits)
@@ -310,10 +299,7 @@ def submitted_config(data: dict[str, Any], server: ServerConfig) -> SystemConfig
     for index, agent in enumerate([*config.agents, config.judge]):
         if agent.provider not in known:
             where = f"agents[{index}]" if index < len(config.agents) else "judge"
-            raise ConfigError(
-                f"invalid configuration: {where}.provider: unknown provider '{agent.provider}' "
-                f"({describe_known_providers()})"
-            )
+            raise ConfigError(f"invalid configuration: {where}.provider: {unknown_provider(agent.provider)}")
     return config
 
 
@@ -393,9 +379,7 @@ def _edited(
     elif choice.provider is not None and choice.provider.strip().lower() != base.provider:
         provider = choice.provider.strip().lower()
         if provider not in known_providers():
-            raise InvalidArgumentsError(
-                f"agents[{index}].provider: unknown provider '{choice.provider}' ({describe_known_providers()})"
-            )
+            raise InvalidArgumentsError(f"agents[{index}].provider: {unknown_provider(choice.provider)}")
         values.update(
             provider=provider,
             base_url=url_for(provider, endpoints),

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from dialectic.core.answers import Extraction, MatchMode, extract_answer, is_correct
-from dialectic.core.errors import InvalidArgumentsError
+from dialectic.core.bounds import MAX_BENCH_ITEMS, check_range
 
 TaskName = str
 """One of :data:`TASK_NAMES`, or ``rg:NAME`` for a reasoning-gym dataset (:func:`is_task_name`)."""
@@ -68,8 +68,8 @@ def fingerprint(items: Iterable[Item]) -> str:
 
 
 def check_count(n: int) -> None:
-    if n < 1:
-        raise InvalidArgumentsError(f"-n must be at least 1 (got {n})")
+    """``-n``: at least one item, at most :data:`~dialectic.core.bounds.MAX_BENCH_ITEMS` (they are made up front)."""
+    check_range("-n", n, 1, MAX_BENCH_ITEMS)
 
 
 def item_rng(kind: str, seed: int, difficulty: int, index: int) -> random.Random:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from dialectic.bench.tasks.base import Item, Task, make_task
+from dialectic.bench.tasks.base import Item, Task, check_count, make_task
 from dialectic.core.answers import MatchMode, canonical_number
 from dialectic.core.errors import InvalidArgumentsError
-from dialectic.core.files import DATASET_FILE, read_user_text
+from dialectic.core.files import DATASET_FILE, parse_json, read_user_text
 
 
 def jsonl_task(path: Path, n: int | None, match: MatchMode | None) -> Task:
@@ -17,8 +16,8 @@ def jsonl_task(path: Path, n: int | None, match: MatchMode | None) -> Task:
     Without ``match`` an item is scored numerically when its answer parses as a number and by
     normalised exact match otherwise; ``--match numeric`` on a non-numeric answer is an error.
     """
-    if n is not None and n < 1:
-        raise InvalidArgumentsError(f"-n must be at least 1 (got {n})")
+    if n is not None:
+        check_count(n)
     lines = read_user_text(path, DATASET_FILE).splitlines()
     items: list[Item] = []
     seen: set[str] = set()
@@ -40,7 +39,7 @@ def jsonl_task(path: Path, n: int | None, match: MatchMode | None) -> Task:
 def _parse_line(path: Path, number: int, line: str, index: int, match: MatchMode | None) -> Item:
     where = f"{path}:{number}"
     try:
-        data = json.loads(line)
+        data = parse_json(line)
     except ValueError as exc:
         raise InvalidArgumentsError(f"{where}: not JSON ({exc})") from None
     if not isinstance(data, dict):
