@@ -233,6 +233,8 @@ DebateFormat = Literal[
     "convergence-seeking",
     "simultaneous",
     "vote",
+    "council",
+    "correction",
 ]
 PROBLEM_KINDS: tuple[str, ...] = ("auto", "design", "reasoning")
 """``debate.problemKind`` (see :mod:`dialectic.engine.problem_kind`)."""
@@ -441,7 +443,8 @@ class DebateSettings(ConfigModel):
     )
     verdict: Literal["auto", "on", "off"] = Field(
         default="auto",
-        description="The judge's final verdict beside the solution (auto: every format but critique-refine).",
+        description="The judge's final verdict beside the solution (auto: every format but critique-refine, "
+        "adaptive, council and correction).",
     )
     vote: VoteSettings = Field(default_factory=VoteSettings)
     answers: AnswerSettings = Field(default_factory=AnswerSettings)
