@@ -183,6 +183,10 @@ class PersonasNode(Node):
         return RoundManagerNode()
 
 
+ONE_ROUND = {"answer": "answers", "council": "council", "correction": "correction"}
+"""The families that hold one round of their own, whatever ``debate.rounds`` says, and that round's phase."""
+
+
 class RoundManagerNode(Node):
     """Starts the next round in the protocol's way, or leads to the vote / the synthesis after the last."""
 
@@ -193,13 +197,13 @@ class RoundManagerNode(Node):
     ) -> SummarizationNode | TurnsNode | AnswerNode | CouncilNode | CorrectionNode | VoteNode | SynthesisNode:
         settings = ctx.roster.settings
         chosen = protocol(settings.format)
-        one_round = {"answer": ("answers", AnswerNode), "council": ("council", CouncilNode)}
-        one_round["correction"] = ("correction", CorrectionNode)
-        if chosen.family in one_round:
-            phase, node = one_round[chosen.family]
+        if chosen.family in ONE_ROUND:
             if ctx.state.current_round == 0:
-                ctx.defer(RoundStarted(round_number=1, phase=phase), ev.RoundBegan(ctx.debate_id, 1, 1))
-            return node()
+                started = RoundStarted(round_number=1, phase=ONE_ROUND[chosen.family])
+                ctx.defer(started, ev.RoundBegan(ctx.debate_id, 1, 1))
+            if chosen.family == "council":
+                return CouncilNode()
+            return CorrectionNode() if chosen.family == "correction" else AnswerNode()
         if ctx.state.current_round >= settings.rounds:
             return VoteNode() if chosen.votes else SynthesisNode()
         number = ctx.state.current_round + 1

@@ -115,8 +115,8 @@ def scripted_judge(*, should_continue: bool = True, score: int = 6) -> Responder
             return "FINAL RANKING:\n" + "\n".join(f"{place}. {label}" for place, label in enumerate(labels, 1))
         if request.tag.startswith("check"):
             checked = prompt.split("## An answer to check\n", 1)[-1].split("\n\n## Task", 1)[0]
-            first = next((line.strip() for line in checked.splitlines() if line.strip()), "")
-            return f"A step is wrong.\nViolation: the first step\nEvidence: {first}"
+            quoted = next((line.strip() for line in checked.splitlines() if line.strip()), "")
+            return f"A step is wrong.\nViolation: the first step\nEvidence: {quoted}"
         if request.tag.startswith("assessment"):
             value = assessment_value(should_continue=should_continue, score=score)
         elif request.tag.startswith("vote"):
