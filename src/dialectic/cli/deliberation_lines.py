@@ -78,9 +78,16 @@ def correction_line(outcome: CorrectionOutcome, names: Mapping[str, str]) -> str
     if outcome.winner is None:
         result = "no answer was stated"
     else:
-        holder = f" ({names.get(outcome.winner_id, outcome.winner_id)})" if outcome.winner_id else ""
-        result = f"{_short(outcome.winner)} wins{holder}"
+        result = f"{_short(outcome.winner)} wins{_holder(outcome, names)}"
     return f"correction: {corrected} of {len(outcome.checks)} checks corrected; points {points or 'none'} — {result}"
+
+
+def _holder(outcome: CorrectionOutcome, names: Mapping[str, str]) -> str:
+    """`` (Alice)``: whose the winning answer is, unless the winner already names it (on a design)."""
+    if outcome.winner_id is None or outcome.winner is None:
+        return ""
+    holder = names.get(outcome.winner_id, outcome.winner_id)
+    return "" if outcome.winner.startswith(holder) else f" ({holder})"
 
 
 def correction_lines(outcome: CorrectionOutcome, names: Mapping[str, str]) -> list[str]:

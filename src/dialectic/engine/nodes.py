@@ -184,7 +184,7 @@ class PersonasNode(Node):
 
 
 ONE_ROUND = {"answer": "answers", "council": "council", "correction": "correction"}
-"""The families that hold one round of their own, whatever ``debate.rounds`` says, and that round's phase."""
+"""The phase of the one round each one-round family holds (see :attr:`Protocol.one_round`)."""
 
 
 class RoundManagerNode(Node):
@@ -197,7 +197,7 @@ class RoundManagerNode(Node):
     ) -> SummarizationNode | TurnsNode | AnswerNode | CouncilNode | CorrectionNode | VoteNode | SynthesisNode:
         settings = ctx.roster.settings
         chosen = protocol(settings.format)
-        if chosen.family in ONE_ROUND:
+        if chosen.one_round:
             if ctx.state.current_round == 0:
                 started = RoundStarted(round_number=1, phase=ONE_ROUND[chosen.family])
                 ctx.defer(started, ev.RoundBegan(ctx.debate_id, 1, 1))

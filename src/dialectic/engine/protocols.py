@@ -52,6 +52,11 @@ class Protocol:
     judge_driven: bool = False
     """The judge's per-round assessment is part of the protocol (not only of early termination)."""
 
+    @property
+    def one_round(self) -> bool:
+        """It holds one round of its own (adaptive, council, correction), whatever ``debate.rounds`` says."""
+        return self.family in ("answer", "council", "correction")
+
     def turn_plan(self, round_number: int, total_rounds: int) -> TurnPlan:
         """The plan of a turn format's round ``round_number`` of ``total_rounds``."""
         if self.family != "turns":

@@ -156,8 +156,9 @@ def correction_blocks(outcome: CorrectionOutcome, name: Name) -> list[str]:
     if outcome.winner is None:
         result = "**No answer:** no reply stated one; the judge synthesized the solution"
     else:
-        holder = f" ({_cell(name(outcome.winner_id))})" if outcome.winner_id else ""
-        result = f"**Winner:** {_cell(outcome.winner)}{holder}"
+        holder = name(outcome.winner_id) if outcome.winner_id else None
+        shown = f" ({_cell(holder)})" if holder is not None and not outcome.winner.startswith(holder) else ""
+        result = f"**Winner:** {_cell(outcome.winner)}{shown}"
     revised = ", ".join(_cell(name(agent)) for agent in outcome.revised) or "none"
     return [
         "## Correction",

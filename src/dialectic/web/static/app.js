@@ -1119,7 +1119,8 @@
   // The correction-biased critique (format: correction): each check's verdict, the points, the winner.
   function correctionResult(s, c) {
     if (!c.winner) return "no answer was stated";
-    return `${c.winner} won${c.winnerId ? ` (${agentName(s, c.winnerId)})` : ""} · ${c.points[c.winner]} points`;
+    const holder = c.winnerId ? agentName(s, c.winnerId) : null; // on a design the winner is already a name
+    return `${c.winner} won${holder && !c.winner.startsWith(holder) ? ` (${holder})` : ""} · ${c.points[c.winner]} points`;
   }
 
   function correctionSection(s, c) {
