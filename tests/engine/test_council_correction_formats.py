@@ -351,3 +351,23 @@ def test_show_report_and_export_show_the_correction(harness: Callable[..., Harne
     assert "## Correction" in report and "| 55 | 1.5 |" in report and "**Winner:** 55 (Kiss)" in report
     assert "- Performance → Kiss: holds" in report and "**Revised:** Architect, Performance" in report
     assert '"correction"' in export_json(state)
+
+
+def test_the_python_api_runs_both_formats_by_name_and_its_result_carries_their_outcome() -> None:
+    from dialectic import Agent, Debate, Judge
+    from dialectic.llm.registry import ProviderPool
+
+    agents = [Agent("architect"), Agent("performance"), Agent("kiss")]
+    council = ProviderPool(overrides={"scripted": ScriptedProvider(council_reply())})
+    debate = Debate(
+        agents=agents, judge=Judge(), provider="scripted", format="council", store=":memory:", providers=council
+    )
+    result = debate.run_sync(QUESTION)
+    assert result.council is not None and len(result.council.chosen) == 2 and result.correction is None
+    assert result.solution is not None and result.solution.startswith("**Answer: 55**")
+    correction = ProviderPool(overrides={"scripted": ScriptedProvider(correction_reply)})
+    debate = Debate(
+        agents=agents, judge=Judge(), provider="scripted", format="correction", store=":memory:", providers=correction
+    )
+    result = debate.run_sync(QUESTION)
+    assert result.correction is not None and result.correction.winner == "55" and result.council is None
