@@ -30,10 +30,11 @@ from dialectic.engine.answer_step import answer_of
 from dialectic.engine.correction import Critique, Trajectory, decide, read_critique
 from dialectic.engine.dropping import active_agents
 from dialectic.engine.first_answers import (
+    ROUND,
     answer_round,
     attempt,
     enough_answers,
-    members_of,
+    need_two,
     reasoning,
     saved,
 )
@@ -53,16 +54,16 @@ async def run_correction(ctx: RunState) -> CorrectionOutcome:
     if ctx.state.correction is not None:
         return ctx.state.correction
     members = active_agents(ctx)
-    members_of(ctx, members, "correction")
+    need_two(members, "correction")
     failures: list[ProviderError] = []
     await answer_round(ctx, members, failures)
     answers = enough_answers(ctx, failures)
-    checks = [(critic, target) for critic, target in pairs(members) if target.id in answers]
+    checks = [(critic, target) for critic, target in pairs(members) if _checkable(ctx, answers.get(target.id))]
     todo = [(critic, target) for critic, target in checks if _critique(ctx, critic.id, target.id) is None]
     if todo:
-        ctx.emit(ev.PhaseStarted(ctx.debate_id, 1, "critique", len(todo)))
+        ctx.emit(ev.PhaseStarted(ctx.debate_id, ROUND, "critique", len(todo)))
         await asyncio.gather(*(_check(ctx, critic, target, answers[target.id], failures) for critic, target in todo))
-        ctx.emit(ev.PhaseCompleted(ctx.debate_id, 1, "critique"))
+        ctx.emit(ev.PhaseCompleted(ctx.debate_id, ROUND, "critique"))
     critiques = {t.id: c for critic, t in checks if (c := _critique(ctx, critic.id, t.id)) is not None}
     if not critiques and failures:
         raise failures[0]  # not one answer was checked: the debate fails, resumably, its answers kept
@@ -71,25 +72,36 @@ async def run_correction(ctx: RunState) -> CorrectionOutcome:
     revisions = _revisions(ctx)
     waiting = [m for m in corrected if m.id not in revisions]
     if waiting:
-        ctx.emit(ev.PhaseStarted(ctx.debate_id, 1, "refinement", len(waiting)))
+        ctx.emit(ev.PhaseStarted(ctx.debate_id, ROUND, "refinement", len(waiting)))
         await asyncio.gather(*(_revise(ctx, m, answers[m.id], read[m.id], failures) for m in waiting))
-        ctx.emit(ev.PhaseCompleted(ctx.debate_id, 1, "refinement"))
+        ctx.emit(ev.PhaseCompleted(ctx.debate_id, ROUND, "refinement"))
         revisions = _revisions(ctx)
-    outcome = _decision(ctx, members, answers, read, revisions)
-    outcome.checks = [
-        CorrectionCheck(
-            critic_id=c.agent_id,
-            target_id=target,
-            corrects=read[target].corrects,
-            violation=read[target].violation,
-            evidence=read[target].evidence,
-        )
-        for target, c in critiques.items()
-    ]
-    outcome.revised = [m.id for m in corrected]
+    points, winner, winner_id = _decision(ctx, members, answers, read, revisions)
+    outcome = CorrectionOutcome(
+        checks=[
+            CorrectionCheck(
+                critic_id=c.agent_id,
+                target_id=target,
+                corrects=read[target].corrects,
+                violation=read[target].violation,
+                evidence=read[target].evidence,
+            )
+            for target, c in critiques.items()
+        ],
+        revised=[m.id for m in corrected],
+        points=points,
+        winner=winner,
+        winner_id=winner_id,
+    )
     ctx.record(CorrectionDecided(outcome=outcome))
     ctx.emit(ev.TrajectoryDecided(ctx.debate_id, outcome))
     return outcome
+
+
+def _checkable(ctx: RunState, answer: Contribution | None) -> bool:
+    """Whether an answer is checked: one was given, and on a question with one right answer it states one
+    (an answer that states none earns no points whatever is said of it, so the bench's arm skips it too)."""
+    return answer is not None and (not reasoning(ctx) or answer_of(answer) is not None)
 
 
 def _critique(ctx: RunState, critic_id: str, target_id: str) -> Contribution | None:
@@ -145,9 +157,10 @@ def _decision(
     answers: dict[str, Contribution],
     read: dict[str, Critique],
     revisions: dict[str, Contribution],
-) -> CorrectionOutcome:
-    """The trajectory's decision. On a question with one right answer the points go to the answers stated;
-    on a design, to whose text each is (a revision that changed the text is a text of its own)."""
+) -> tuple[dict[str, float], str | None, str | None]:
+    """The trajectory's decision: the points per answer, the winner, and the member whose it is. On a question
+    with one right answer the points go to the answers stated; on a design, to whose text each is (a revision
+    that changed the text is a text of its own)."""
     paths: list[Trajectory] = []
     finals: dict[str, str] = {}
     firsts: dict[str, str] = {}
@@ -174,7 +187,7 @@ def _decision(
     decision = decide(paths)
     winner = decision.winner
     winner_id = (finals.get(winner) or firsts.get(winner)) if winner is not None else None
-    return CorrectionOutcome(points=decision.points, winner=winner, winner_id=winner_id)
+    return decision.points, winner, winner_id
 
 
 def _labels(agents: Sequence[Participant]) -> dict[str, str]:
@@ -187,7 +200,7 @@ def winning_text(ctx: RunState, outcome: CorrectionOutcome) -> Contribution | No
     """The winner's worked text: the winning member's revision when it reached the winner, else its answer."""
     if outcome.winner_id is None:
         return None
-    found = ctx.state.find_round(1)
+    found = ctx.state.find_round(ROUND)
     own = [c for c in found.contributions if c.agent_id == outcome.winner_id and c.ok] if found is not None else []
     revision = next((c for c in reversed(own) if c.type == "refinement"), None)
     answer = next((c for c in reversed(own) if c.type == "proposal" and c.content.strip()), None)

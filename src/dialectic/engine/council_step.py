@@ -44,7 +44,7 @@ from dialectic.engine.first_answers import (
     answers_of,
     attempt,
     enough_answers,
-    members_of,
+    need_two,
     saved,
 )
 from dialectic.engine.fitting import gated
@@ -66,7 +66,7 @@ async def run_council(ctx: RunState) -> CouncilOutcome:
     if ctx.state.council is not None:
         return ctx.state.council
     members = active_agents(ctx)
-    members_of(ctx, members, "council")
+    need_two(members, "council")
     failures: list[ProviderError] = []
     if not latest_rankings(ctx):
         await answer_round(ctx, members, failures)

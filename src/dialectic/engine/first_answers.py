@@ -48,7 +48,7 @@ def answers_of(ctx: RunState) -> dict[str, Contribution]:
     return {c.agent_id: c for c in saved(ctx, "proposal") if c.content.strip()}
 
 
-def members_of(ctx: RunState, members: Sequence[DebateAgent], name: str) -> None:
+def need_two(members: Sequence[DebateAgent], name: str) -> None:
     """Refuse, before any call, a format that needs two members and has fewer."""
     if len(members) < LEAST_ANSWERS:
         raise ConfigError(f"format {name} needs at least {LEAST_ANSWERS} agents ({len(members)} take part)")
