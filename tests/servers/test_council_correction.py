@@ -28,7 +28,7 @@ def run(llama_server: RunningServer, workspace: Workspace, name: str) -> tuple[d
             debate_config(proxy.base_url, agents=AGENTS, rounds=1, max_tokens=160, judge_max_tokens=256),
         )
         result = workspace.run(
-            "debate", QUESTION, "--config", str(config), "--format", name, "--store", str(workspace.store), timeout=540
+            "debate", QUESTION, "--config", str(config), "--format", name, "--store", str(workspace.store), timeout=840
         )
     assert result.returncode == 0, explain(result)
     sent = sum(proxy.paths().values())
@@ -38,7 +38,7 @@ def run(llama_server: RunningServer, workspace: Workspace, name: str) -> tuple[d
     return workspace.export(debate_id), sent, shown
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)
 def test_a_council_makes_two_calls_per_member_and_the_chairs(llama_server: RunningServer, workspace: Workspace) -> None:
     state, sent, shown = run(llama_server, workspace, "council")
     print(f"council on {llama_server.kind}: {sent} requests; {state['council']}")
@@ -51,7 +51,7 @@ def test_a_council_makes_two_calls_per_member_and_the_chairs(llama_server: Runni
     assert isinstance(solution, dict) and solution["description"].strip()
 
 
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)
 def test_a_correction_revises_only_the_corrected_and_asks_no_judge(
     llama_server: RunningServer, workspace: Workspace
 ) -> None:
