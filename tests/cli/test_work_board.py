@@ -89,3 +89,18 @@ def test_the_estimate_comes_from_this_runs_rate() -> None:
 
 def test_durations_read_naturally() -> None:
     assert [duration(s) for s in (0.2, 44.6, 61, 3599, 3660)] == ["1 s", "45 s", "1 min", "1 h 00 min", "1 h 01 min"]
+
+
+def test_a_council_round_counts_rankings_and_a_correction_round_one_check_each() -> None:
+    council = WorkBoard()
+    council.track(ev.DebateStarted(DEBATE, "p", 1, AGENTS, JUDGE, format="council"))
+    for agent in ("a1", "a2", "a3"):
+        saved(council, 1, "proposal", agent)
+    call(council, 1, "ranking", "a2")
+    assert council.round_line(1) == "Round 1/1  proposals 3/3 · rankings 0/3 (1 running)"
+    assert council.calls_expected() == 7  # 2N + 1
+    correction = WorkBoard()
+    correction.track(ev.DebateStarted(DEBATE, "p", 1, AGENTS, JUDGE, format="correction"))
+    saved(correction, 1, "critique", "a1", "a2")
+    saved(correction, 1, "refinement", "a2")
+    assert correction.round_line(1) == "Round 1/1  proposals 0/3 · critiques 1/3 · refinements 1/1"

@@ -226,3 +226,17 @@ def test_over_http_a_call_cannot_bring_a_configuration_an_endpoint_or_another_pr
         assert allowed["status"] == "completed"
 
     run(tmp_path, session, transport="http")
+
+
+@pytest.mark.parametrize("name", ["council", "correction"])
+def test_the_result_carries_the_council_or_the_correction(tmp_path: Path, name: str) -> None:
+    async def session(client: Client, service: DebateService) -> None:
+        done = await finished(client, format=name)
+        assert done["status"] == "completed"
+        result = structured(await client.call_tool("get_result", {"debate_id": done["debate_id"]}))
+        other = "correction" if name == "council" else "council"
+        assert result[name] is not None and result.get(other) is None
+        key = "standings" if name == "council" else "checks"
+        assert len(result[name][key]) == 2
+
+    run(tmp_path, session)

@@ -52,7 +52,7 @@ def test_every_wrong_field_is_named_with_its_message_and_nothing_is_created(serv
         "rounds": "rounds must be at least 1 (got 0)",
         "maxAnswers": "maxAnswers must be between 2 and 64 (got 65)",
         "format": "format shouting: unknown format (known: auto, adaptive, critique-refine, free-form, "
-        "round-limited, structured, convergence-seeking, simultaneous, vote)",
+        "round-limited, structured, convergence-seeking, simultaneous, vote, council, correction)",
         "roles": "roles poet: no enabled agent has that role (roles available: architect, performance)",
     }
     assert body["detail"] == "the problem is empty"

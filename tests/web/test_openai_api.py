@@ -252,3 +252,21 @@ def test_a_debate_left_waiting_for_a_person_is_a_409_naming_it(serve: Callable[.
         assert api.ctx.store.load(debate_id).pending_turns()
 
     serve(scenario, config=SystemConfig.model_validate(data))
+
+
+def test_a_correction_decided_on_a_question_answers_its_winner(serve: Callable[..., None]) -> None:
+    def respond(request: CompletionRequest) -> str:
+        if request.tag.startswith("answer"):
+            return "25 + 6 = 31, 31 + 24 = 55.\n\n\\boxed{55}"
+        return "I checked every step; nothing is wrong."
+
+    async def scenario(api: Api) -> None:
+        ask = {"model": "dialectic/correction", "messages": [{"role": "user", "content": "What is 25+2*3+24?"}]}
+        response = await api.client.post("/v1/chat/completions", json=ask)
+        assert response.status_code == 200, response.text
+        state = api.ctx.store.load(response.json()["id"])
+        assert state.correction is not None and state.correction.winner == "55"
+        assert response.json()["choices"][0]["message"]["content"] == "55"
+        assert [c.tag.split(":")[0] for c in api.provider.calls] == ["answer"] * 2 + ["check"] * 2  # no judge
+
+    serve(scenario, provider=ScriptedProvider(respond))

@@ -71,6 +71,67 @@ async def review_answers(
     return AgentReply(await agent.client.complete(request, on_retry=on_retry))
 
 
+BOXED_ANSWER = "End with your final answer, written inside \\boxed{}."
+"""How the council's chair and a correction's revision are asked for the answer on a question with one right
+answer (the bench's instruction for a boxed answer, word for word)."""
+
+
+@dataclass(frozen=True)
+class LabelledAnswer:
+    """An answer as a council's ranker sees it: its label (``A`` for "Response A"…), and the text."""
+
+    label: str
+    text: str
+
+
+async def rank_answers(
+    agent: DebateAgent, *, problem: str, responses: Sequence[LabelledAnswer], on_retry: RetryHook | None = None
+) -> AgentReply:
+    """A council member's ranking of every answer, anonymised (``council_rank.md.j2``)."""
+    user = render("council_rank.md.j2", problem=problem, responses=responses)
+    return AgentReply(await agent.client.complete(agent.request(user, "ranking"), on_retry=on_retry))
+
+
+async def chair_council(
+    judge: Judge, *, problem: str, responses: Sequence[str], answer_instruction: str, on_retry: RetryHook | None = None
+) -> AgentReply:
+    """The council's chair writes the final answer from the top-ranked answers, best first (``council_chair.md.j2``)."""
+    user = render("council_chair.md.j2", problem=problem, responses=responses, answer_instruction=answer_instruction)
+    return AgentReply(await judge.client.complete(judge.request(user, "chair"), on_retry=on_retry))
+
+
+async def check_answer(
+    agent: DebateAgent, *, problem: str, answer: str, on_retry: RetryHook | None = None
+) -> AgentReply:
+    """A correction-biased critique of one answer: a violation named with evidence, or none
+    (``correction_critique.md.j2``)."""
+    user = render("correction_critique.md.j2", problem=problem, answer=answer)
+    return AgentReply(await agent.client.complete(agent.request(user, "check"), on_retry=on_retry))
+
+
+async def revise_answer(
+    agent: DebateAgent,
+    *,
+    problem: str,
+    answer: str,
+    violation: str,
+    evidence: str,
+    answer_instruction: str,
+    on_retry: RetryHook | None = None,
+) -> AgentReply:
+    """An answer sent back with the violation a critique named: fixed, or kept with a reason
+    (``correction_revise.md.j2``)."""
+    user = render(
+        "correction_revise.md.j2",
+        problem=problem,
+        answer=answer,
+        violation=violation,
+        evidence=evidence,
+        answer_instruction=answer_instruction,
+    )
+    return AgentReply(await agent.client.complete(agent.request(user, "revision"), on_retry=on_retry))
+
+
 @dataclass(frozen=True)
 class LabelledText:
     label: str

@@ -32,7 +32,8 @@ from dialectic.cli.options import (
 )
 
 FORMATS_HELP = (
-    "auto, adaptive, critique-refine, free-form, round-limited, structured, convergence-seeking, simultaneous, vote"
+    "auto, adaptive, critique-refine, free-form, round-limited, structured, convergence-seeking, simultaneous, vote, "
+    "council, correction"
 )
 """The formats as ``--format``'s help lists them (a test holds them equal to :data:`dialectic.core.config.FORMATS`)."""
 DEFAULT_CONFIG_FILENAME = "debate-config.json"

@@ -22,7 +22,13 @@ from rich.table import Table
 from rich.text import Text
 
 from dialectic.cli.console import Terminal
-from dialectic.cli.deliberation_lines import assessment_line, verdict_line, vote_line
+from dialectic.cli.deliberation_lines import (
+    assessment_line,
+    correction_line,
+    council_line,
+    verdict_line,
+    vote_line,
+)
 from dialectic.cli.wording import plural
 from dialectic.cli.work_board import Running, WorkBoard, duration
 from dialectic.core import events as ev
@@ -97,6 +103,8 @@ class ProgressReporter:
             | ev.AssessmentAdded
             | ev.GuardRaised
             | ev.VoteCompleted
+            | ev.CouncilStandings
+            | ev.TrajectoryDecided
             | ev.VerdictAdded
             | ev.PersonasGiven,
         )
@@ -136,6 +144,10 @@ class ProgressReporter:
             return f"consensus guard after round {event.guard.round_number}: {short}"
         if isinstance(event, ev.VoteCompleted):
             return vote_line(event.outcome, self._names)
+        if isinstance(event, ev.CouncilStandings):
+            return council_line(event.outcome, self._names)
+        if isinstance(event, ev.TrajectoryDecided):
+            return correction_line(event.outcome, self._names)
         if isinstance(event, ev.VerdictAdded):
             return verdict_line(event.verdict, self._names)
         if isinstance(event, ev.PersonasGiven):

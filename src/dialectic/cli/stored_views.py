@@ -20,7 +20,13 @@ from rich.table import Table
 from dialectic.cli.answers import question_line
 from dialectic.cli.command_setup import open_debate_store
 from dialectic.cli.console import Terminal
-from dialectic.cli.deliberation_lines import assessment_line, verdict_line, vote_line
+from dialectic.cli.deliberation_lines import (
+    assessment_line,
+    correction_lines,
+    council_lines,
+    verdict_line,
+    vote_line,
+)
 from dialectic.cli.output import check_output, check_report, write_output, write_report
 from dialectic.cli.session import resume_command
 from dialectic.cli.turns import turn_heading
@@ -187,7 +193,11 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
         if a.position or a.persona
     ]
     for rnd in state.rounds:
-        kinds = [k for k in ("proposal", "critique", "refinement", *TURN_KINDS) if rnd.of_type(k, include_failed=True)]
+        kinds = [
+            k
+            for k in ("proposal", "critique", "refinement", "ranking", *TURN_KINDS)
+            if rnd.of_type(k, include_failed=True)
+        ]
         counts = ", ".join(
             f"{len(rnd.of_type(kind))} {kind}s" for kind in kinds or ["proposal", "critique", "refinement"]
         )
@@ -207,6 +217,12 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
         lines.append(f"Stopped early after round {state.stopped_early.round_number}: {state.stopped_early.reason}")
     if state.vote is not None:
         lines.append(vote_line(state.vote, names).capitalize())
+    if state.council is not None:
+        first, *rest = council_lines(state.council, names)
+        lines += [first[0].upper() + first[1:], *rest]
+    if state.correction is not None:
+        first, *rest = correction_lines(state.correction, names)
+        lines += [first[0].upper() + first[1:], *rest]
     if state.answer_tally is not None and state.answer_tally.answer is not None:
         lines.append(f"Answer {state.answer_tally.answer}: {state.answer_tally.agreement}")
     if state.verdict is not None:

@@ -24,7 +24,10 @@ KIND_TITLES = {
     "opening": "openings",
     "rebuttal": "rebuttals",
     "closing": "closings",
+    "ranking": "rankings",
 }
+FAMILY_KINDS = {"council": ("proposal", "ranking")}
+"""What a one-round format's round makes, where it is not proposals, critiques and refinements."""
 MIN_CALLS_FOR_ESTIMATE = 2
 
 
@@ -56,7 +59,7 @@ class WorkBoard:
         """What round ``number`` makes: proposals, critiques and refinements, or one kind of turn."""
         chosen = protocol(self.format)
         if chosen.family != "turns":
-            return KINDS
+            return FAMILY_KINDS.get(chosen.family, KINDS)
         return (chosen.turn_plan(number, max(self.total_rounds, number)).kind,)
 
     def preload(self, state: DebateState) -> None:
@@ -89,6 +92,9 @@ class WorkBoard:
 
     def expected(self, kind: str) -> int:
         n = self.agents
+        if protocol(self.format).family == "correction":
+            # each member checks one answer; only a corrected one is revised (how many is not known ahead)
+            return 0 if kind == "refinement" else n
         return n * (n - 1) if kind == "critique" else n
 
     def round_line(self, number: int) -> str | None:
@@ -115,8 +121,11 @@ class WorkBoard:
         """Calls a whole debate makes: round 1's proposals, every round's critiques and refinements, the
         synthesis — or, in a turn format, one turn per agent per round and the synthesis."""
         n = self.agents
-        if protocol(self.format).family == "turns":
+        family = protocol(self.format).family
+        if family == "turns":
             return self.total_rounds * n + 1
+        if family in ("council", "correction"):
+            return 2 * n + 1  # answers, rankings or checks, the chair or synthesis (a correction's revisions unknown)
         return n + self.total_rounds * (n * (n - 1) + n) + 1
 
     def estimate_left(self, elapsed_s: float) -> float | None:

@@ -14,6 +14,7 @@ _PHASE_ORDER = {
     "opening": 0,
     "rebuttal": 0,
     "closing": 0,
+    "ranking": 1,
 }
 _TYPE_LABEL = {
     "proposal": "Proposal",
@@ -23,6 +24,7 @@ _TYPE_LABEL = {
     "opening": "Opening statement",
     "rebuttal": "Rebuttal",
     "closing": "Closing statement",
+    "ranking": "Ranking",
 }
 
 

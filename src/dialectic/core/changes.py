@@ -18,6 +18,8 @@ from dialectic.core.domain import (
     AnswerTally,
     ConsensusGuard,
     Contribution,
+    CorrectionOutcome,
+    CouncilOutcome,
     DebateRound,
     DebateState,
     DebateStatus,
@@ -169,6 +171,20 @@ class AnswerTallied(ChangeBase):
     tally: AnswerTally
 
 
+class CouncilCounted(ChangeBase):
+    """The council's rankings read and counted, and the answers its chair is given (``format: council``)."""
+
+    kind: Literal["council_counted"] = "council_counted"
+    outcome: CouncilOutcome
+
+
+class CorrectionDecided(ChangeBase):
+    """The correction-biased critique's checks, points and winner (``format: correction``)."""
+
+    kind: Literal["correction_decided"] = "correction_decided"
+    outcome: CorrectionOutcome
+
+
 class VerdictRecorded(ChangeBase):
     kind: Literal["verdict_recorded"] = "verdict_recorded"
     verdict: Verdict
@@ -275,6 +291,8 @@ Change = Annotated[
     | DebateStoppedEarly
     | VoteRecorded
     | AnswerTallied
+    | CouncilCounted
+    | CorrectionDecided
     | VerdictRecorded
     | CallRecorded
     | BudgetChanged
@@ -358,6 +376,10 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
             state.vote = change.outcome
         case AnswerTallied():
             state.answer_tally = change.tally
+        case CouncilCounted():
+            state.council = change.outcome.model_copy(deep=True)
+        case CorrectionDecided():
+            state.correction = change.outcome.model_copy(deep=True)
         case VerdictRecorded():
             state.verdict = change.verdict
         case CallRecorded():

@@ -258,6 +258,8 @@ DebateFormat = Literal[
     "convergence-seeking",
     "simultaneous",
     "vote",
+    "council",
+    "correction",
 ]
 PROBLEM_KINDS: tuple[str, ...] = ("auto", "design", "reasoning")
 """``debate.problemKind`` (see :mod:`dialectic.engine.problem_kind`)."""
@@ -487,7 +489,8 @@ class DebateSettings(ConfigModel):
     )
     verdict: Literal["auto", "on", "off"] = Field(
         default="auto",
-        description="The judge's final verdict beside the solution (auto: every format but critique-refine).",
+        description="The judge's final verdict beside the solution (auto: every format but critique-refine, "
+        "adaptive, council and correction).",
     )
     vote: VoteSettings = Field(default_factory=VoteSettings)
     answers: AnswerSettings = Field(default_factory=AnswerSettings)

@@ -75,10 +75,13 @@ class Usage(Model):
         )
 
 
-ContributionType = Literal["proposal", "critique", "refinement", "response", "opening", "rebuttal", "closing"]
+ContributionType = Literal[
+    "proposal", "critique", "refinement", "response", "opening", "rebuttal", "closing", "ranking"
+]
 """``proposal``/``critique``/``refinement`` in critique-refine debates; ``response`` is a turn of the turn
 formats (free-form, round-limited, convergence-seeking, simultaneous); ``opening``/``rebuttal``/``closing``
-are the turns of a structured debate."""
+are the turns of a structured debate; ``ranking`` is a council member's ranking of the answers
+(``format: council``)."""
 TURN_KINDS: tuple[ContributionType, ...] = ("response", "opening", "rebuttal", "closing")
 ContributionStatus = Literal["ok", "failed"]
 DebateStatus = Literal["pending", "running", "suspended", "paused", "interrupted", "completed", "failed"]
@@ -95,6 +98,7 @@ Phase = Literal[
     "opening",
     "rebuttal",
     "closing",
+    "ranking",
     "evaluation",
     "vote",
     "synthesis",
@@ -507,6 +511,64 @@ class AnswerTally(Model):
         return f"{self.agreeing} of {self.answered} agree"
 
 
+class CouncilRanking(Model):
+    """One member's ranking of the council's answers (``format: council``), read from its saved reply."""
+
+    ranker_id: str
+    order: list[str] = Field(default_factory=list)
+    """The members whose answers it ranked, best first (the labels its reply named; none when it named none)."""
+    shown: dict[str, str] = Field(default_factory=dict)
+    """Label → member, as this ranker saw the answers (``A`` → ``agent-kiss``), in its order."""
+
+
+class CouncilStanding(Model):
+    agent_id: str
+    points: int
+    """Borda points: a ranking of ``n`` answers gives ``n - 1`` to its first, 0 to its last."""
+
+
+class CouncilOutcome(Model):
+    """How the council decided (``format: council``): every ranking, the Borda count, and what the chair got."""
+
+    rankings: list[CouncilRanking] = Field(default_factory=list)
+    standings: list[CouncilStanding] = Field(default_factory=list)
+    """Every member that answered, best first (a tie keeps the configured order)."""
+    chosen: list[str] = Field(default_factory=list)
+    """The members whose answers the chair was given, best first: the top of the standings."""
+
+
+class CorrectionCheck(Model):
+    """One critique of the correction-biased critique (``format: correction``), as its rules read it."""
+
+    critic_id: str
+    target_id: str
+    corrects: bool
+    """It named a violated requirement or a wrong step and quoted words the answer holds: only then is the
+    answer sent back to its author."""
+    violation: str | None = None
+    evidence: str | None = None
+
+    @property
+    def verdict(self) -> Literal["corrects", "holds"]:
+        return "corrects" if self.corrects else "holds"
+
+
+class CorrectionOutcome(Model):
+    """How the correction-biased critique decided (``format: correction``): the checks, the points, the winner."""
+
+    checks: list[CorrectionCheck] = Field(default_factory=list)
+    revised: list[str] = Field(default_factory=list)
+    """The members asked to revise (their answer was corrected), in configured order."""
+    points: dict[str, float] = Field(default_factory=dict)
+    """Answer → its points over the whole trajectory, in the order first given. On a question with one right
+    answer the keys are the answers stated; on a design, whose text it is (a name, or a name and
+    ``(revised)``)."""
+    winner: str | None = None
+    """The key with the most points; ``None`` when no answer was stated (the judge then synthesizes)."""
+    winner_id: str | None = None
+    """The member whose trajectory reached the winner (its final text is the one built on, on a design)."""
+
+
 class KeyPoints(Model):
     agent_id: str
     points: list[str] = Field(default_factory=list)
@@ -733,6 +795,10 @@ class DebateState(Model):
     vote: VoteOutcome | None = None
     answer_tally: AnswerTally | None = None
     """The adaptive protocol's tally (``format: adaptive``); ``None`` in every other format."""
+    council: CouncilOutcome | None = None
+    """The council's rankings and Borda count (``format: council``); ``None`` in every other format."""
+    correction: CorrectionOutcome | None = None
+    """The correction-biased critique's checks and decision (``format: correction``); ``None`` otherwise."""
     verdict: Verdict | None = None
     dropped: list[DroppedParticipant] = Field(default_factory=list)
     """Agents out of the debate, in the order they were dropped (a resumed failed debate clears them)."""

@@ -21,6 +21,8 @@ from dialectic.core.domain import (
     AgentClarifications,
     ConsensusGuard,
     Contribution,
+    CorrectionOutcome,
+    CouncilOutcome,
     DebateSummary,
     DiscardedWork,
     DroppedParticipant,
@@ -186,6 +188,20 @@ class GuardRaised(Event):
 @dataclass(frozen=True)
 class VoteCompleted(Event):
     outcome: VoteOutcome
+
+
+@dataclass(frozen=True)
+class CouncilStandings(Event):
+    """The council's rankings were counted (``format: council``): the standings, and what the chair gets."""
+
+    outcome: CouncilOutcome
+
+
+@dataclass(frozen=True)
+class TrajectoryDecided(Event):
+    """The correction-biased critique decided over the whole trajectory (``format: correction``)."""
+
+    outcome: CorrectionOutcome
 
 
 @dataclass(frozen=True)

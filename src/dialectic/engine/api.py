@@ -39,6 +39,7 @@ from dialectic.engine.lease import HeldLease, LeaseHold, LeasePolicy
 from dialectic.engine.pausing import RunControl
 from dialectic.engine.personas_step import apply_stances
 from dialectic.engine.problem_kind import choose_kind
+from dialectic.engine.protocols import protocol
 from dialectic.engine.roster import Roster, build_roster, reply_cache
 from dialectic.engine.run_state import RunState
 from dialectic.engine.runner import node_named, run_graph
@@ -309,11 +310,12 @@ class DebateEngine:
 
     def _announce(self, ctx: RunState, *, resumed: bool) -> None:
         roster: Roster = ctx.roster
+        rounds = 1 if protocol(roster.settings.format).one_round else roster.settings.rounds
         ctx.emit(
             ev.DebateStarted(
                 ctx.debate_id,
                 ctx.state.problem,
-                roster.settings.rounds,
+                rounds,
                 tuple(ctx.state.agents),
                 roster.judge.participant(),
                 resumed=resumed,

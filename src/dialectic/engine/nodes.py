@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import typing
 from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import ClassVar
 
@@ -39,8 +40,11 @@ from dialectic.engine.adaptive import AdaptivePlan
 from dialectic.engine.answer_step import run_adaptive, tally_solution, worked_reply
 from dialectic.engine.assessment import assess, assessed
 from dialectic.engine.attempts import with_second_chance
+from dialectic.engine.correction_step import decided_solution, lead_text, run_correction
+from dialectic.engine.council_step import chair_solution, chair_text, run_council
 from dialectic.engine.files_access import with_tools_fallback
-from dialectic.engine.fitting import fitted, gated
+from dialectic.engine.first_answers import reasoning
+from dialectic.engine.fitting import Shapes, fitted, gated, only
 from dialectic.engine.judge_answer import answered
 from dialectic.engine.judge_fallback import stand_ins
 from dialectic.engine.judge_summary import judge_summary
@@ -179,18 +183,27 @@ class PersonasNode(Node):
         return RoundManagerNode()
 
 
+ONE_ROUND = {"answer": "answers", "council": "council", "correction": "correction"}
+"""The phase of the one round each one-round family holds (see :attr:`Protocol.one_round`)."""
+
+
 class RoundManagerNode(Node):
     """Starts the next round in the protocol's way, or leads to the vote / the synthesis after the last."""
 
     name = "round_manager"
 
-    async def run(self, ctx: RunState) -> SummarizationNode | TurnsNode | AnswerNode | VoteNode | SynthesisNode:
+    async def run(
+        self, ctx: RunState
+    ) -> SummarizationNode | TurnsNode | AnswerNode | CouncilNode | CorrectionNode | VoteNode | SynthesisNode:
         settings = ctx.roster.settings
         chosen = protocol(settings.format)
-        if chosen.family == "answer":
+        if chosen.one_round:
             if ctx.state.current_round == 0:
-                ctx.defer(RoundStarted(round_number=1, phase="answers"), ev.RoundBegan(ctx.debate_id, 1, 1))
-            return AnswerNode()
+                started = RoundStarted(round_number=1, phase=ONE_ROUND[chosen.family])
+                ctx.defer(started, ev.RoundBegan(ctx.debate_id, 1, 1))
+            if chosen.family == "council":
+                return CouncilNode()
+            return CorrectionNode() if chosen.family == "correction" else AnswerNode()
         if ctx.state.current_round >= settings.rounds:
             return VoteNode() if chosen.votes else SynthesisNode()
         number = ctx.state.current_round + 1
@@ -327,6 +340,45 @@ class AnswerNode(Node):
         return VerdictNode() if verdict_wanted(ctx) else End()
 
 
+class CouncilNode(Node):
+    """``format: council``: answers, anonymised rankings, the Borda count (:mod:`.council_step`); then the chair
+    (on a question with one right answer) or the judge's synthesis of the top answers (on a design)."""
+
+    name = "council"
+
+    async def run(self, ctx: RunState) -> ChairNode | SynthesisNode:
+        await run_council(ctx)
+        return ChairNode() if reasoning(ctx) else SynthesisNode()
+
+
+class ChairNode(Node):
+    """The judge, as the council's chair, writes the final answer from the top-ranked answers only."""
+
+    name = "chair"
+
+    async def run(self, ctx: RunState) -> VerdictNode | End:
+        outcome = ctx.state.council
+        assert outcome is not None, "the chair runs after the council's count"
+        ctx.emit(ev.SynthesisStarted(ctx.debate_id))
+        ctx.defer(SolutionRecorded(solution=await chair_solution(ctx, outcome)))
+        return VerdictNode() if verdict_wanted(ctx) else End()
+
+
+class CorrectionNode(Node):
+    """``format: correction``: answers, correction-biased critiques, revisions of the corrected only, and the
+    trajectory's decision (:mod:`.correction_step`). A decided question's answer is the solution; a design
+    (or a question where no answer was stated) goes to the judge's synthesis."""
+
+    name = "correction"
+
+    async def run(self, ctx: RunState) -> SynthesisNode | VerdictNode | End:
+        outcome = await run_correction(ctx)
+        if not reasoning(ctx) or outcome.winner is None:
+            return SynthesisNode()
+        ctx.defer(SolutionRecorded(solution=decided_solution(ctx, outcome)))
+        return VerdictNode() if verdict_wanted(ctx) else End()
+
+
 class VoteNode(Node):
     """Participants vote on the final proposals (``format: vote``); see :mod:`dialectic.engine.vote_step`."""
 
@@ -346,7 +398,8 @@ class SynthesisNode(Node):
     async def run(self, ctx: RunState) -> VerdictNode | End:
         judge = ctx.roster.judge
         ctx.emit(ev.SynthesisStarted(ctx.debate_id))
-        summary = await judge_summary(ctx)
+        # the council's chair reads the top answers only: the rest of the debate needs no summary
+        summary = await judge_summary(ctx) if ctx.state.council is None else None
         failure: str | None = None
         try:
             reply = await _synthesis(ctx, judge, summary)
@@ -434,14 +487,7 @@ async def _synthesis(ctx: RunState, judge: Judge, summary: DebateSummary | None)
                     ctx,
                     judge,
                     "synthesizing",
-                    debate_shapes(
-                        History(summary.summary, True) if summary else History(debate_text(ctx.state)),
-                        ctx.state.rounds,
-                        lambda rounds: rounds_text(rounds, names),
-                        strategy=ctx.roster.settings.context_strategy,
-                        summarize=summarize,
-                        positions=final_round_text(ctx.state),
-                    ),
+                    _debate_shapes(ctx, summary, names, summarize),
                     lambda debate: judge.synthesize(
                         problem=ctx.problem_for(judge),
                         clarifications=ctx.clarifications_text(),
@@ -457,8 +503,28 @@ async def _synthesis(ctx: RunState, judge: Judge, summary: DebateSummary | None)
     )
 
 
+def _debate_shapes(
+    ctx: RunState, summary: DebateSummary | None, names: dict[str, str], summarize: Callable[[], Awaitable[str | None]]
+) -> Shapes[History]:
+    """The debate as the judge may read it for the synthesis, fullest first; after a council, only the
+    council's top answers (see :mod:`.council_step`)."""
+    if ctx.state.council is not None:
+        return only(History(chair_text(ctx, ctx.state.council)))
+    return debate_shapes(
+        History(summary.summary, True) if summary else History(debate_text(ctx.state)),
+        ctx.state.rounds,
+        lambda rounds: rounds_text(rounds, names),
+        strategy=ctx.roster.settings.context_strategy,
+        summarize=summarize,
+        positions=final_round_text(ctx.state),
+    )
+
+
 def _with_vote(ctx: RunState, debate: str) -> str:
-    """The debate as the judge synthesizes it, with the vote first when there was one."""
+    """The debate as the judge synthesizes it, with the vote (or the correction-biased critique's decision)
+    first when there was one."""
+    if ctx.state.correction is not None:
+        return f"{lead_text(ctx, ctx.state.correction)}\n\n{debate}"
     outcome = ctx.state.vote
     if outcome is None:
         return debate
@@ -498,6 +564,9 @@ NODES: dict[str, type[Node]] = {
         RefinementNode,
         EvaluationNode,
         AnswerNode,
+        CouncilNode,
+        ChairNode,
+        CorrectionNode,
         VoteNode,
         SynthesisNode,
         VerdictNode,

@@ -1,6 +1,6 @@
 """The deliberation protocols a debate can follow (``debate.format``), as data.
 
-Two families share the graph's common nodes (clarification, personas, round manager,
+The families share the graph's common nodes (clarification, personas, round manager,
 assessment, vote, synthesis, verdict):
 
 * ``critique-refine`` (and ``vote``, which ends its rounds with a vote): each round,
@@ -10,6 +10,10 @@ assessment, vote, synthesis, verdict):
   turns see only earlier rounds (the literature's simultaneous talk); ``sequential`` ones
   also see the turns taken before them in the same round. What a turn is asked to do comes
   from its round's phase.
+
+Three run one round of their own, whatever ``debate.rounds`` says: ``answer`` (``adaptive``:
+:mod:`dialectic.engine.answer_step`), ``council`` (:mod:`dialectic.engine.council_step`) and
+``correction`` (:mod:`dialectic.engine.correction_step`).
 
 Pure data and pure functions: the nodes read it, nothing here runs.
 """
@@ -42,11 +46,16 @@ class TurnPlan:
 @dataclass(frozen=True)
 class Protocol:
     name: str
-    family: Literal["critique-refine", "turns", "answer"]
+    family: Literal["critique-refine", "turns", "answer", "council", "correction"]
     votes: bool = False
     """Participants vote on the final proposals after the last round."""
     judge_driven: bool = False
     """The judge's per-round assessment is part of the protocol (not only of early termination)."""
+
+    @property
+    def one_round(self) -> bool:
+        """It holds one round of its own (adaptive, council, correction), whatever ``debate.rounds`` says."""
+        return self.family in ("answer", "council", "correction")
 
     def turn_plan(self, round_number: int, total_rounds: int) -> TurnPlan:
         """The plan of a turn format's round ``round_number`` of ``total_rounds``."""
@@ -80,6 +89,8 @@ PROTOCOLS: dict[str, Protocol] = {
         Protocol("structured", "turns", judge_driven=True),
         Protocol("convergence-seeking", "turns"),
         Protocol("simultaneous", "turns"),
+        Protocol("council", "council"),
+        Protocol("correction", "correction"),
     )
 }
 

@@ -29,7 +29,12 @@ def verdict_wanted(ctx: RunState) -> bool:
     choice = ctx.roster.settings.verdict
     if choice != "auto":
         return choice == "on"
-    return protocol(ctx.roster.settings.format).name not in ("critique-refine", "adaptive")
+    return protocol(ctx.roster.settings.format).name not in NO_VERDICT
+
+
+NO_VERDICT = ("critique-refine", "adaptive", "council", "correction")
+"""The formats whose ``verdict: auto`` asks for none: the council's ranking and the correction's points
+already say which answer won, and their calls are counted (2N+1 for a council of N)."""
 
 
 def shares_model(ctx: RunState) -> list[str]:

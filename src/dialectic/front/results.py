@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from dialectic.core.domain import (
     AnswerTally,
     ClarificationItem,
+    CorrectionOutcome,
+    CouncilOutcome,
     DebateState,
     HumanTurn,
     Solution,
@@ -61,6 +63,18 @@ class DebateResult:
         """How the adaptive protocol decided (``format: adaptive``): the answer, every answer's count and
         weight, and the agreement (``result.answer.agreement`` is ``"5 of 7 agree"``)."""
         return self.state.answer_tally
+
+    @property
+    def council(self) -> CouncilOutcome | None:
+        """How the council decided (``format: council``): each ranking, the Borda standings (best first) and
+        the members whose answers the chair was given (``result.council.chosen``)."""
+        return self.state.council
+
+    @property
+    def correction(self) -> CorrectionOutcome | None:
+        """How the correction-biased critique decided (``format: correction``): each check's verdict, the
+        points over the whole trajectory and the winner."""
+        return self.state.correction
 
     @property
     def usage(self) -> LedgerTotals:

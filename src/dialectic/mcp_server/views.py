@@ -105,6 +105,10 @@ class Result(View):
     tally: dict[str, Any] | None = None
     answer: dict[str, Any] | None = None
     """The adaptive protocol's answer tally (answer, counts, weights, agreeing of answered), when it ran."""
+    council: dict[str, Any] | None = None
+    """The council's rankings, Borda standings and the answers its chair was given (``format: council``)."""
+    correction: dict[str, Any] | None = None
+    """The correction-biased critique's checks, points and winner (``format: correction``)."""
     usage: Usage
     report_uri: str
 
@@ -197,6 +201,8 @@ def result_of(result: DebateResult) -> Result:
         verdict=result.verdict.to_json_dict() if result.verdict is not None else None,
         tally=result.tally.to_json_dict() if result.tally is not None else None,
         answer=result.answer.to_json_dict() if result.answer is not None else None,
+        council=result.council.to_json_dict() if result.council is not None else None,
+        correction=result.correction.to_json_dict() if result.correction is not None else None,
         usage=Usage(
             calls=usage.calls,
             input_tokens=usage.input_tokens,

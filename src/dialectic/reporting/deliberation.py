@@ -8,7 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dialectic.core.domain import RUBRIC, AnswerTally, DebateState, RoundAssessment, Verdict, VoteOutcome
+from dialectic.core.domain import (
+    RUBRIC,
+    AnswerTally,
+    CorrectionOutcome,
+    CouncilOutcome,
+    DebateState,
+    RoundAssessment,
+    Verdict,
+    VoteOutcome,
+)
 
 Name = Callable[[str], str]
 
@@ -100,6 +109,68 @@ def tally_blocks(tally: AnswerTally) -> list[str]:
         "\n".join(rows),
         result,
         how + " Weight: the answer tokens' probability where the provider gave it, else a stated confidence, else 1.",
+    ]
+
+
+def council_blocks(outcome: CouncilOutcome, name: Name) -> list[str]:
+    """The council's count (``format: council``): Borda points best first, each ranker's order, what the chair got."""
+    chosen = set(outcome.chosen)
+    rows = ["| Answer of | Borda points | Given to the chair |", "|---|--:|---|"]
+    rows += [
+        f"| {_cell(name(s.agent_id))} | {s.points} | {'yes' if s.agent_id in chosen else 'no'} |"
+        for s in outcome.standings
+    ]
+    rankings = [
+        f"- {_cell(name(r.ranker_id))}: "
+        + (" > ".join(_cell(name(agent)) for agent in r.order) or "_its reply named no answer_")
+        + " (shown as "
+        + ", ".join(f"Response {label} = {_cell(name(agent))}" for label, agent in r.shown.items())
+        + ")"
+        for r in outcome.rankings
+    ]
+    return [
+        "## Council",
+        "Every member answered on its own, then ranked every answer without its author's name, each in an order of "
+        "its own; the rankings were added up by Borda count (first of n answers: n − 1 points, last: 0).",
+        "\n".join(rows),
+        "**The chair was given:** " + ", ".join(_cell(name(agent)) for agent in outcome.chosen) + " (best first)",
+        "### Rankings",
+        "\n".join(rankings) or "_No ranking was saved._",
+    ]
+
+
+def correction_blocks(outcome: CorrectionOutcome, name: Name) -> list[str]:
+    """The correction-biased critique's decision (``format: correction``): each check, the points, the winner."""
+    checks = []
+    for check in outcome.checks:
+        pair = f"{_cell(name(check.critic_id))} → {_cell(name(check.target_id))}"
+        if check.corrects:
+            checks.append(
+                f"- {pair}: **corrects** — violation: {_cell(check.violation or '')}; "
+                f"evidence: “{_cell(check.evidence or '')}”"
+            )
+        else:
+            checks.append(f"- {pair}: holds")
+    rows = ["| Answer | Points |", "|---|--:|"]
+    rows += [f"| {_cell(answer)} | {points:g} |" for answer, points in outcome.points.items()]
+    if outcome.winner is None:
+        result = "**No answer:** no reply stated one; the judge synthesized the solution"
+    else:
+        holder = name(outcome.winner_id) if outcome.winner_id else None
+        shown = f" ({_cell(holder)})" if holder is not None and not outcome.winner.startswith(holder) else ""
+        result = f"**Winner:** {_cell(outcome.winner)}{shown}"
+    revised = ", ".join(_cell(name(agent)) for agent in outcome.revised) or "none"
+    return [
+        "## Correction",
+        "Each member checked the next one's answer; a check corrects only when it names a violated requirement or "
+        "a wrong step and quotes the answer's words as evidence, and only a corrected answer was revised. Points over "
+        "the whole trajectory: +1 an answer given, −1 corrected, +0.5 checked and found sound, +1 a revision that "
+        "changed it, +0.5 one that kept it.",
+        "### Checks",
+        "\n".join(checks) or "_No answer was checked._",
+        f"**Revised:** {revised}",
+        "\n".join(rows),
+        result,
     ]
 
 

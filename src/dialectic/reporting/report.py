@@ -37,6 +37,8 @@ from dialectic.core.domain import (
 )
 from dialectic.reporting.deliberation import (
     assessment_blocks,
+    correction_blocks,
+    council_blocks,
     protocol_facts,
     stance_rows,
     tally_blocks,
@@ -60,6 +62,7 @@ _SECTIONS: tuple[tuple[ContributionType, str], ...] = (
     ("opening", "Opening statements"),
     ("rebuttal", "Rebuttals"),
     ("closing", "Closing statements"),
+    ("ranking", "Rankings"),
 )
 _MAX_LEVEL = 6
 
@@ -82,6 +85,8 @@ def render_report(state: DebateState, *, verbose: bool = False) -> str:
         *_dropped(state, people),
         *(vote_blocks(state.vote, people.name) if state.vote is not None else []),
         *(tally_blocks(state.answer_tally) if state.answer_tally is not None else []),
+        *(council_blocks(state.council, people.name) if state.council is not None else []),
+        *(correction_blocks(state.correction, people.name) if state.correction is not None else []),
         *_synthesis(state, people, verbose),
         *(verdict_blocks(state.verdict, people.name) if state.verdict is not None else []),
         *window_blocks(state),

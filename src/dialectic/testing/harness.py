@@ -102,12 +102,21 @@ def scripted_judge(*, should_continue: bool = True, score: int = 6) -> Responder
 
     Round assessments say ``should_continue`` and score every participant ``score``; votes
     choose the first proposal on the ballot; persona assignments give every agent listed a
-    position; verdicts name the first participant the winner.
+    position; verdicts name the first participant the winner. A council's rankings put the
+    answers in the order shown; a correction's check finds a violation in every answer and quotes
+    its first line as the evidence.
     """
 
     def respond(request: CompletionRequest) -> Script:
         prompt = request.last_user
         value: dict[str, Any] | None = None
+        if request.tag.startswith("ranking"):
+            labels = re.findall(r"^### (Response [A-Z])$", prompt, re.MULTILINE)
+            return "FINAL RANKING:\n" + "\n".join(f"{place}. {label}" for place, label in enumerate(labels, 1))
+        if request.tag.startswith("check"):
+            checked = prompt.split("## An answer to check\n", 1)[-1].split("\n\n## Task", 1)[0]
+            quoted = next((line.strip() for line in checked.splitlines() if line.strip()), "")
+            return f"A step is wrong.\nViolation: the first step\nEvidence: {quoted}"
         if request.tag.startswith("assessment"):
             value = assessment_value(should_continue=should_continue, score=score)
         elif request.tag.startswith("vote"):

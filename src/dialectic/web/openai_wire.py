@@ -142,11 +142,15 @@ def problem_of(messages: list[ChatMessage]) -> str:
 
 
 def answer_of(state: DebateState) -> str:
-    """What a completed debate answers: the tally's answer when the adaptive vote decided, else the solution."""
+    """What a completed debate answers: the tally's answer when the adaptive vote decided (or the trajectory's
+    winner when the correction-biased critique did), else the solution."""
     solution = state.final_solution
     tally = state.answer_tally
     if solution is not None and solution.synthesized_by == "vote" and tally is not None and tally.answer:
         return tally.answer
+    decided = state.correction
+    if solution is not None and solution.synthesized_by == "correction" and decided is not None and decided.winner:
+        return decided.winner
     return solution.description if solution is not None else ""
 
 

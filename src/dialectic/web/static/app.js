@@ -34,6 +34,7 @@
   const KIND_LABELS = {
     proposal: "Proposal", critique: "Critique", refinement: "Refinement", response: "Turn",
     opening: "Opening statement", rebuttal: "Rebuttal", closing: "Closing statement", summary: "Summary",
+    ranking: "Ranking",
   };
 
   // Times as the dialectic command shows them on the server's machine: in the server's local zone
@@ -442,7 +443,7 @@
     "debate_created", "status_changed", "round_started", "contribution_recorded", "summary_recorded",
     "judge_summary_recorded", "questions_asked", "answers_recorded", "evaluation_recorded", "solution_recorded",
     "participant_dropped", "participants_reinstated", "work_discarded", "personas_assigned", "assessment_recorded",
-    "consensus_challenged", "debate_stopped_early", "vote_recorded", "verdict_recorded", "window_noted",
+    "consensus_challenged", "debate_stopped_early", "vote_recorded", "council_counted", "correction_decided", "verdict_recorded", "window_noted",
     "windows_sized", "cursor_moved", "call_recorded", "budget_changed", "turn_awaited", "turn_answered",
   ];
   const LIVE_HANDLERS = {
@@ -572,6 +573,8 @@
       case "consensus_challenged": roundAt(s, c.guard.roundNumber, c.at).guard = c.guard; break;
       case "debate_stopped_early": s.stoppedEarly = c.stop; break;
       case "vote_recorded": s.vote = c.outcome; break;
+      case "council_counted": s.council = c.outcome; break;
+      case "correction_decided": s.correction = c.outcome; break;
       case "verdict_recorded": s.verdict = c.verdict; break;
       case "window_noted": (s.windows = s.windows || {})[c.use.agentId] = c.use; break;
       case "windows_sized": break; // the saved configuration's contextWindow: nothing the page shows
@@ -1090,6 +1093,53 @@
     return v.tie ? "A tie" : "No winner";
   }
 
+  // The council (format: council): Borda points best first, what the chair was given, each ranker's order.
+  function standingsText(s, c) {
+    return (c.standings || []).map((x) => `${agentName(s, x.agentId)} ${x.points}`).join(" · ");
+  }
+
+  function councilSection(s, c) {
+    const chosen = new Set(c.chosen || []);
+    return el("section", { class: "council", "aria-label": "The council" }, el("h3", { text: "The council (Borda count)" }),
+      el("div", { class: "table-wrap" }, el("table", {},
+        el("caption", { class: "visually-hidden", text: "Borda points per answer, best first" }),
+        el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "Answer of" }), el("th", { scope: "col", text: "Points" }),
+          el("th", { scope: "col", text: "Given to the chair" }))),
+        el("tbody", {}, (c.standings || []).map((x) => el("tr", {},
+          el("th", { scope: "row", text: agentName(s, x.agentId) }), el("td", { text: String(x.points) }),
+          el("td", { text: chosen.has(x.agentId) ? "yes" : "no" })))))),
+      el("p", { text: `The chair was given ${(c.chosen || []).map((id) => agentName(s, id)).join(", ")}, best first.` }),
+      el("ul", { class: "rankings", "aria-label": "Each ranking" }, (c.rankings || []).map((r) => el("li", {
+        text: (r.order || []).length
+          ? `${agentName(s, r.rankerId)} ranked ${r.order.map((id) => agentName(s, id)).join(" > ")}`
+          : `${agentName(s, r.rankerId)}'s ranking named no answer`,
+      }))));
+  }
+
+  // The correction-biased critique (format: correction): each check's verdict, the points, the winner.
+  function correctionResult(s, c) {
+    if (!c.winner) return "no answer was stated";
+    const holder = c.winnerId ? agentName(s, c.winnerId) : null; // on a design the winner is already a name
+    return `${c.winner} won${holder && !c.winner.startsWith(holder) ? ` (${holder})` : ""} · ${c.points[c.winner]} points`;
+  }
+
+  function correctionSection(s, c) {
+    return el("section", { class: "correction", "aria-label": "The correction-biased critique" },
+      el("h3", { text: "The correction-biased critique" }),
+      el("ul", { class: "checks", "aria-label": "The checks" }, (c.checks || []).map((x) => el("li", {
+        class: x.corrects ? "corrects" : "holds",
+        text: `${agentName(s, x.criticId)} → ${agentName(s, x.targetId)}: ` + (x.corrects
+          ? `corrects — violation: ${x.violation || ""}; evidence: “${x.evidence || ""}”`
+          : "holds"),
+      }))),
+      el("div", { class: "table-wrap" }, el("table", {},
+        el("caption", { class: "visually-hidden", text: "Points over the whole trajectory" }),
+        el("thead", {}, el("tr", {}, el("th", { scope: "col", text: "Answer" }), el("th", { scope: "col", text: "Points" }))),
+        el("tbody", {}, Object.entries(c.points || {}).map(([answer, points]) => el("tr", { class: answer === c.winner ? "winner" : null },
+          el("th", { scope: "row", text: answer }), el("td", { text: String(points) })))))),
+      el("p", { text: c.winner ? `Winner: ${correctionResult(s, c)}.` : "No answer was stated: the judge synthesized the solution." }));
+  }
+
   /** At the top of the debate: its usage and, once there is one, its result (solution, verdict, vote);
    * while it has none, where it stands. */
   function renderOutcome(debate, status, progress) {
@@ -1113,6 +1163,8 @@
       facts.push(fact("Verdict", `${v.winnerId ? `${agentName(s, v.winnerId)} won · ` : ""}quality ${v.quality} / 100`, "debate-verdict"));
     }
     if (s.vote) facts.push(fact("Vote", `${voteResult(s, s.vote)}${tallyText(s, s.vote) ? ` (${tallyText(s, s.vote)})` : ""}`, "debate-vote"));
+    if (s.council) facts.push(fact("Council", standingsText(s, s.council), "debate-council"));
+    if (s.correction) facts.push(fact("Correction", correctionResult(s, s.correction), "debate-correction"));
     $("outcome-facts").replaceChildren(...facts);
 
     const parts = [];
@@ -1147,6 +1199,8 @@
         el("p", { text: `${voteResult(s, v)}.` }),
         el("ul", { class: "tally" }, Object.entries(v.tally || {}).map(([id, votes]) => el("li", { text: `${agentName(s, id)}: ${votes}` })))));
     }
+    if (s.council) parts.push(councilSection(s, s.council));
+    if (s.correction) parts.push(correctionSection(s, s.correction));
     if (s.judgeSummary) parts.push(el("details", {}, el("summary", { text: "The judge's summary of the final round" }), rendered("div", "body", s.judgeSummary.summaryHtml)));
     for (const d of s.dropped) parts.push(el("p", { class: "meta", text: `${agentName(s, d.agentId)} was dropped in round ${d.roundNumber}: ${d.reason}` }));
     for (const w of s.discarded) parts.push(el("p", { class: "meta", text: `Round ${w.roundNumber} was worked on ahead and thrown away: ${w.calls} call(s), ${w.cancelledCalls} cancelled.` }));
