@@ -205,19 +205,24 @@ def _synthesis_describing(description: str) -> Callable[[CompletionRequest], Scr
 PROBLEM = "Design a rate limiter that allows 100 requests per minute per API key and fails open when its store is down."
 
 
-def test_a_solution_that_restates_the_problem_is_warned_about(harness: Callable[..., Harness]) -> None:
+def test_a_solution_that_restates_the_problem_is_replaced_by_a_position(harness: Callable[..., Harness]) -> None:
     h = harness(_synthesis_describing("A rate limiter allowing 100 requests per minute per API key; it fails open."))
     state = h.start(make_config(), problem=PROBLEM)
-    assert state.status == "completed" and state.final_solution is not None  # kept: a warning, not a failure
-    warnings = [w.message for w in h.of(ev.Warning) if "restates the problem" in w.message]
+    assert state.status == "completed" and state.final_solution is not None  # a warning, not a failure
+    warnings = [w.message for w in h.of(ev.Warning) if "restated the problem" in w.message]
     assert len(warnings) == 1 and "(only 8% of its content words" in warnings[0]  # "allowing" is new
+    solution = state.final_solution
+    assert "allowing 100 requests" not in solution.description  # never recorded as the solution
+    assert solution.description.startswith("_The judge's synthesis restated the problem")
+    assert solution.synthesized_by in {a.id for a in state.agents} and solution.confidence_withheld
 
 
-def test_a_solution_that_echoes_the_judges_instructions_is_warned_about(harness: Callable[..., Harness]) -> None:
+def test_a_solution_that_echoes_the_judges_instructions_is_replaced(harness: Callable[..., Harness]) -> None:
     echo = "Write the final solution to the problem below from what the agents proposed in the debate above."
     h = harness(_synthesis_describing(echo))  # what a 0.5B judge wrote, given a long pasted context
-    h.start(make_config(), problem=PROBLEM)
-    assert [w for w in h.of(ev.Warning) if "restates the problem or its own instructions" in w.message]
+    state = h.start(make_config(), problem=PROBLEM)
+    assert [w for w in h.of(ev.Warning) if "restated the problem" in w.message]
+    assert state.final_solution is not None and echo not in state.final_solution.description
 
 
 def test_a_one_line_answer_to_a_calculation_is_not_a_restatement(harness: Callable[..., Harness]) -> None:
