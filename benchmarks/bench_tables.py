@@ -25,17 +25,28 @@ writes each table's accuracy-against-cost figure with its Pareto frontier (needs
 several tables, ``PATH``'s stem gets ``-1``, ``-2``, … in the order printed).
 
     .venv/bin/python benchmarks/bench_tables.py benchmarks/results/*.json --plot docs/bench-pareto.png
+
+``--calibration PATH`` also writes the judges' measured calibration (:mod:`dialectic.bench.calibration`):
+per judge model, the Brier score of the confidences it stated against the items' outcomes, pooled over
+the files. The package ships that table as ``src/dialectic/core/measured_calibration.json``, which
+decides whether a judge's stated confidence is shown:
+
+    .venv/bin/python benchmarks/bench_tables.py benchmarks/results/*.json \
+        --calibration src/dialectic/core/measured_calibration.json
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from dialectic.bench.arms import ArmSpec
+from dialectic.bench.calibration import measure
+from dialectic.bench.calibration import table as calibration_table
 from dialectic.bench.records import ItemResult, RunSpec, merged_run_id
 from dialectic.bench.report import comparison_legend, comparison_table, to_markdown
 from dialectic.bench.results_file import ResultsFile, read_results
@@ -208,6 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--all-items", action="store_true", help="count every finished item of each arm")
     parser.add_argument("--full", action="store_true", help="print the whole `dialectic bench` report per table")
     parser.add_argument("--plot", type=Path, metavar="PATH", help="write the accuracy-against-cost figure(s) here")
+    parser.add_argument(
+        "--calibration", type=Path, metavar="PATH", help="write the judges' measured calibration (JSON) here"
+    )
     args = parser.parse_args(argv)
 
     try:
@@ -241,7 +255,29 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"wrote {path}", file=sys.stderr)
         except DialecticError as exc:  # matplotlib missing
             raise SystemExit(f"bench_tables: {exc}") from None
+    if args.calibration is not None:
+        write_calibration(args.calibration, files)
     return 0
+
+
+CALIBRATION_ABOUT = (
+    "Judges' stated confidences measured on the bench (benchmarks/bench_tables.py --calibration). A model listed "
+    "here with a Brier score below its base rate's, over 50 items or more, has its stated confidence shown."
+)
+
+
+def write_calibration(path: Path, files: Sequence[ResultsFile]) -> None:
+    rows = measure(files)
+    document = calibration_table(rows, CALIBRATION_ABOUT)
+    path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+    for row in rows:
+        verdict = "shown" if row.earned else "withheld"
+        print(
+            f"calibration: {row.model}: Brier {row.brier:.3f} against {row.base_rate:.3f} over {row.forecasts} "
+            f"forecasts: its confidence is {verdict}",
+            file=sys.stderr,
+        )
+    print(f"wrote {path} ({len(rows)} judge model{'s' if len(rows) != 1 else ''})", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -168,3 +168,24 @@ def test_pooled_seeds_make_one_table_with_every_item_told_apart_by_its_seed(
     assert row(report, "self-consistency:6").startswith("| self-consistency:6 | 18 |")
     with pytest.raises(SystemExit, match="arm self-consistency:6 has no file on seed 3"):
         tables.main(["--pool", first, lone])
+
+
+def test_calibration_writes_each_judge_models_brier_score_from_the_files(
+    invoke: Invoke, use_provider: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    use_provider(ScriptedProvider(designed))
+    run = results(invoke, "judged.json", "-n", "4", "--arms", "single,dialectic", *SCRIPTED_ARGS)
+    stated = [
+        (item["arms"]["dialectic"]["judge"]["stated"], item["arms"]["dialectic"]["correct"])
+        for item in json.loads(Path(run).read_text(encoding="utf-8"))["items"]
+    ]
+    assert stated and all(p is not None for p, _ in stated)  # the judge's confidence is recorded per item
+    tables = benchmark_script("bench_tables")
+    out = tmp_path / "calibration.json"
+    assert tables.main([run, "--calibration", str(out)]) == 0
+    (row,) = json.loads(out.read_text(encoding="utf-8"))["models"]
+    rate = sum(right for _, right in stated) / len(stated)
+    assert row["forecasts"] == len(stated)
+    assert row["brier"] == pytest.approx(sum((p - right) ** 2 for p, right in stated) / len(stated), abs=1e-4)
+    assert row["base_rate"] == pytest.approx(rate * (1 - rate), abs=1e-4)
+    assert "withheld" in capsys.readouterr().err  # 4 forecasts are too few to earn a shown confidence
