@@ -17,6 +17,7 @@ from dialectic.loading.config import (
     apply_overrides,
     choose_default_provider,
     size_local_debate,
+    with_local_panel,
     with_local_limits,
 )
 
@@ -116,3 +117,28 @@ def test_a_debate_not_wholly_on_the_local_model_is_not_sized() -> None:
     mixed = _local(SystemConfig())
     mixed = mixed.model_copy(update={"judge": mixed.judge.model_copy(update={"provider": "openai"})})
     assert size_local_debate(mixed, rounds_given=False, agents_given=False) == (mixed, None)
+
+
+def test_with_the_larger_model_installed_the_panel_mixes_both_and_the_judge_runs_on_it() -> None:
+    sized, _ = size_local_debate(_local(SystemConfig()), rounds_given=False, agents_given=False)
+    panel, note = with_local_panel(sized, larger="qwen2.5-1.5b")
+    assert [(a.role, a.model) for a in panel.participants()] == [
+        ("architect", "qwen2.5-0.5b"),
+        ("kiss", "qwen2.5-1.5b"),
+    ]
+    assert panel.judge.model == "qwen2.5-1.5b"
+    assert note == (
+        "a panel of two embedded models (both installed): architect on qwen2.5-0.5b, kiss on qwen2.5-1.5b; "
+        "the judge on qwen2.5-1.5b; --model or a config file change this"
+    )
+
+
+def test_no_panel_without_the_larger_model_or_for_a_chosen_model_or_one_agent() -> None:
+    sized, _ = size_local_debate(_local(SystemConfig()), rounds_given=False, agents_given=False)
+    assert with_local_panel(sized, larger=None) == (sized, None)
+    chosen = _local(SystemConfig(), model="qwen2.5-1.5b")
+    assert with_local_panel(chosen, larger="qwen2.5-1.5b") == (chosen, None)
+    one, _ = size_local_debate(_local(SystemConfig(), roles="kiss"), rounds_given=False, agents_given=True)
+    assert with_local_panel(one, larger="qwen2.5-1.5b") == (one, None)
+    remote = SystemConfig()
+    assert with_local_panel(remote, larger="qwen2.5-1.5b") == (remote, None)

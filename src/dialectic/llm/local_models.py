@@ -64,6 +64,9 @@ class ModelSpec:
 
 
 DEFAULT_MODEL = "qwen2.5-0.5b"
+LARGER_MODEL = "qwen2.5-1.5b"
+"""The second embedded model (the ``local-large`` extra): with it, a debate with no config file gets a panel of
+both models and a judge on this one (:func:`dialectic.loading.config.with_local_panel`)."""
 LLAMA_CPP_REQUIREMENT = "llama-cpp-python==0.3.36"
 """The llama-cpp-python the ``local`` extras pin (kept equal to ``pyproject.toml``)."""
 
@@ -145,11 +148,11 @@ def find_part(package: str) -> Path:
     return data[0]
 
 
-def is_local_available() -> bool:
-    """Whether ``llama_cpp`` and the default model's parts are installed (nothing is imported)."""
+def is_local_available(model: str = DEFAULT_MODEL) -> bool:
+    """Whether ``llama_cpp`` and the parts of ``model`` (a catalogue name) are installed (nothing is imported)."""
     if importlib.util.find_spec("llama_cpp") is None:
         return False
-    return all(importlib.util.find_spec(_module_name(p)) is not None for p in CATALOGUE[DEFAULT_MODEL].packages)
+    return all(importlib.util.find_spec(_module_name(p)) is not None for p in CATALOGUE[model].packages)
 
 
 def _missing_parts_error(spec: ModelSpec, missing: tuple[str, ...]) -> ConfigError:

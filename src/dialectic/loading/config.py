@@ -549,13 +549,39 @@ LOCAL_MAX_READ_CHARS = 12_000
 
 SIZED_LOCAL_ROLES: tuple[str, ...] = ("architect", "kiss")
 SIZED_LOCAL_ROUNDS = 1
-SIZED_LOCAL_AGENT_MAX_TOKENS = 200
+SIZED_LOCAL_AGENT_MAX_TOKENS = 256
 SIZED_LOCAL_JUDGE_MAX_TOKENS = 512
 """A debate with no config file on the local model: two contrasting agents, one round, short turns.
 
 Measured on 2 cores with the embedded 0.5B model (``scripts/demo.sh``, the same settings): about
 three minutes, where the default 3 agents × 3 rounds make about 33 calls and 15 minutes or more.
 """
+
+
+def with_local_panel(config: SystemConfig, *, larger: str | None) -> tuple[SystemConfig, str | None]:
+    """A debate with no config file on the embedded model, given a second, larger model: a mixed panel.
+
+    With ``larger`` installed (and no ``--model`` given, which the caller checks), every second agent and
+    the judge run on it, the others on the default model. Model heterogeneity is the one change to a
+    multi-agent debate that helped consistently in the literature ("Stop Overvaluing MAD"), and a larger
+    judge does not write the problem back as its solution the way the 0.5B does. Returns the configuration
+    and the line that tells the user, or the configuration unchanged and ``None``.
+    """
+    agents = config.participants()
+    if larger is None or len(agents) < 2 or any(s.provider != "local" for s in (*agents, config.judge)):
+        return config, None
+    if any(s.model == larger for s in (*agents, config.judge)):
+        return config, None
+    panel = [a.model_copy(update={"model": larger}) if i % 2 else a for i, a in enumerate(agents)]
+    judge = config.judge.model_copy(update={"model": larger})
+    members = ", ".join(f"{a.role} on {a.model}" for a in panel)
+    note = (
+        f"a panel of two embedded models (both installed): {members}; the judge on {larger}; "
+        "--model or a config file change this"
+    )
+    enabled = {a.id for a in panel}
+    others = [a for a in config.agents if a.id not in enabled]
+    return config.model_copy(update={"agents": [*panel, *others], "judge": judge}), note
 
 
 @dataclass(frozen=True)

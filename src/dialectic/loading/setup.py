@@ -17,7 +17,7 @@ from pathlib import Path
 from dialectic.core.config import AgentConfig, CacheMode, SystemConfig, with_cache
 from dialectic.core.pricing import PriceTable
 from dialectic.engine.budget import check_budget_prices, with_limits
-from dialectic.llm.local_models import is_local_available
+from dialectic.llm.local_models import LARGER_MODEL, is_local_available
 from dialectic.llm.registry import ProviderPool
 from dialectic.loading.config import (
     DEFAULT_CONFIG_FILENAME,
@@ -30,6 +30,7 @@ from dialectic.loading.config import (
     size_local_debate,
     with_context_flags,
     with_local_limits,
+    with_local_panel,
 )
 from dialectic.loading.pool import with_team
 
@@ -117,6 +118,10 @@ def prepare_config(
             resolved, rounds_given=wanted.rounds is not None, agents_given=wanted.roles is not None
         )
         notes += [sizing] if sizing else []
+        if wanted.model is None:
+            larger = LARGER_MODEL if is_local_available(LARGER_MODEL) else None
+            resolved, panel = with_local_panel(resolved, larger=larger)
+            notes += [panel] if panel else []
     resolved = with_limits(with_local_limits(resolved), wanted.budget_usd, wanted.budget_tokens)
     resolved = with_context_flags(resolved, wanted.context_dir, wanted.context_mode, config_dir=loaded.directory)
     if wanted.cache is not None:
