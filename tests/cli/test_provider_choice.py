@@ -17,8 +17,8 @@ from dialectic.loading.config import (
     apply_overrides,
     choose_default_provider,
     size_local_debate,
-    with_local_panel,
     with_local_limits,
+    with_local_panel,
 )
 
 
