@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
 import pytest
 
 from dialectic.bench.tasks import rg_task
 from dialectic.bench.tasks.reasoning_gym import ANY_VALID, parse_task_options
 from dialectic.core.errors import InvalidArgumentsError
+from dialectic.llm.base import CompletionRequest
+from dialectic.llm.scripted import ScriptedProvider, ScriptedReply
+
+from .conftest import SCRIPTED_ARGS, Invoke
 
 reasoning_gym = pytest.importorskip("reasoning_gym")
 
@@ -89,3 +100,62 @@ def test_bad_names_and_options_are_one_line_errors(task: str, options: dict[str,
 def test_malformed_options_are_refused(pair: str) -> None:
     with pytest.raises(InvalidArgumentsError, match="key=value"):
         parse_task_options([pair])
+
+
+COUNTDOWN = ["--task-option", "min_numbers=3", "--task-option", "max_numbers=3", "--task-option", "max_value=20"]
+
+
+def countdown_reference(index: int, seed: int) -> str:
+    _, entry = library_entry("countdown", index, seed, min_numbers=3, max_numbers=3, max_value=20)
+    return str(entry["answer"])
+
+
+def test_the_command_runs_a_dataset_with_its_options_and_scores_every_arm(
+    invoke: Invoke, use_provider: Any, home: Path
+) -> None:
+    """``bench rg:countdown --task-option …``: items built with the options, each reply scored by the library."""
+
+    def respond(request: CompletionRequest) -> ScriptedReply:
+        _, arm, item_id, who, *_ = request.tag.split("/")
+        index = int(item_id.rsplit("-", 1)[1])
+        if who == "judge":
+            return ScriptedReply(text="Candidate 2 is right.\n<choice>2</choice>")
+        right = index % 2 == 0 or who.endswith("-2")  # odd items: only the second sample is right
+        answer = countdown_reference(index, seed=7) if right else "1 + 1"
+        return ScriptedReply(text=f"Working.\n<answer>{answer}</answer>")
+
+    use_provider(ScriptedProvider(respond))
+    out = invoke(
+        "rg:countdown",
+        *COUNTDOWN,
+        "-n",
+        "4",
+        "--seed",
+        "7",
+        "--arms",
+        "single,best-of:3",
+        "-o",
+        "run.json",
+        *SCRIPTED_ARGS,
+    )
+    assert out.code == 0, out.stderr
+    document = json.loads((home / "run.json").read_text(encoding="utf-8"))
+    assert document["run"]["task_options"] == {"min_numbers": 3, "max_numbers": 3, "max_value": 20}
+    items = document["items"]
+    assert [item["id"] for item in items] == [f"countdown-{i:04d}" for i in range(4)]
+    assert all(len(re.findall(r"\b\d+\b", item["question"].split("=")[0])) >= 3 for item in items)
+    single = [item["arms"]["single"] for item in items]
+    assert [arm["correct"] for arm in single] == [True, False, True, False]
+    assert all(arm["score"] is not None for arm in single)
+    best = [item["arms"]["best-of:3"] for item in items]
+    assert all(arm["correct"] for arm in best)  # the judge picked the right second sample where the first was wrong
+    assert "### Scores" in out.stdout
+
+
+def test_an_unknown_option_on_the_command_line_is_a_one_line_error(home: Path) -> None:
+    """The installed command: exit 2, one line naming the option meant, before any call."""
+    args = ["bench", "rg:countdown", "--task-option", "min_numbrs=3", "-n", "2", *SCRIPTED_ARGS]
+    out = subprocess.run([sys.executable, "-m", "dialectic", *args], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2, out.stderr
+    assert "min_numbers" in out.stderr and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "Traceback" not in out.stderr
