@@ -40,12 +40,14 @@ ROLE_TITLES = {
 
 PROPOSAL_WORDS = 300
 CRITIQUE_WORDS = 200
-REPLY_SHARE = 0.55
-"""Share of a turn's token limit its word budget fills. Small models write past the words they are
-asked for: on the embedded 0.5B model, asked for 120 words, complete replies ran 100–175 tokens, and
-asked for 111 words within 200 tokens, a proposal in nested lists ran past the limit (``make demo``,
-2026-12-05). At 0.55 a 256-token turn asks for 104 words and leaves the reply about 2.4 times the
-tokens those words take."""
+REPLY_SHARE = 0.75
+"""Share of a turn's token limit its word budget fills (measured on the embedded 0.5B model: asked
+for 120 words, complete replies ran 100–175 tokens, about 75–130 words)."""
+LOCAL_REPLY_SHARE = 0.4
+"""The same share for an agent on the embedded models, which write well past the words they are asked
+for when their prompt holds a design and its critiques: asked for 111 words within 200 tokens, and for
+104 within 256, both refinements of ``make demo`` ran past the limit (2026-12-05). At 0.4 a 320-token
+turn asks for 94 words, leaving the reply about 3.4 times the tokens those words take."""
 
 _USER_TEMPLATES = Environment(undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True)
 
@@ -173,11 +175,12 @@ class DebateAgent(Speaker):
         The budget asked is :data:`REPLY_SHARE` of what the token limit holds at
         :data:`~dialectic.llm.client.WORDS_PER_TOKEN`: small models write past the number of words
         they are given, and the margin lets their reply end before the limit cuts it
-        (256 tokens: 104 words).
+        (200 tokens: 111 words; on the embedded models :data:`LOCAL_REPLY_SHARE`).
         """
         if self.config.max_tokens is None:
             return usual
-        return max(20, min(usual, int(self.config.max_tokens * WORDS_PER_TOKEN * REPLY_SHARE)))
+        share = LOCAL_REPLY_SHARE if self.config.provider == "local" else REPLY_SHARE
+        return max(20, min(usual, int(self.config.max_tokens * WORDS_PER_TOKEN * share)))
 
     async def propose(
         self,
