@@ -38,4 +38,7 @@ if check.restates:
         f"words are new (at least {MIN_NOVELTY:.0%} expected). The agents' turns are in {sys.argv[3]}."
     )
 print(f"Check:  not the problem restated ({check.novelty:.0%} of the solution's content words are new)", file=sys.stderr)
+# Replies cut off at the token limit are marked in the report; said here, not fatal (sampling varies run to run).
+cut = Path(sys.argv[3]).read_text(encoding="utf-8").count("truncated by the token limit")
+print(f"Check:  {'no reply cut off' if cut == 0 else f'{cut} replies cut off at the token limit'}", file=sys.stderr)
 PY

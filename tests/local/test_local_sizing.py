@@ -40,7 +40,7 @@ def test_no_key_and_no_config_runs_two_agents_for_one_round(tmp_path: Path, deba
     assert result.returncode == 2  # the bad --output, after the sizing line
     sized = [line for line in result.stderr.splitlines() if line.startswith(SIZED)]
     assert sized == [
-        SIZED + "2 agents (architect, kiss) × 1 round, turns of at most 320 tokens; "
+        SIZED + "2 agents (architect, kiss) × 1 round, turns of at most 512 tokens; "
         "--agents, --rounds or a config file change this"
     ]
     assert not (tmp_path / "home").exists()

@@ -43,11 +43,12 @@ CRITIQUE_WORDS = 200
 REPLY_SHARE = 0.75
 """Share of a turn's token limit its word budget fills (measured on the embedded 0.5B model: asked
 for 120 words, complete replies ran 100–175 tokens, about 75–130 words)."""
-LOCAL_REPLY_SHARE = 0.4
-"""The same share for an agent on the embedded models, which write well past the words they are asked
-for when their prompt holds a design and its critiques: asked for 111 words within 200 tokens, and for
-104 within 256, both refinements of ``make demo`` ran past the limit (2026-12-05). At 0.4 a 320-token
-turn asks for 94 words, leaving the reply about 3.4 times the tokens those words take."""
+LOCAL_REPLY_SHARE = 0.3
+"""The same share for an agent on the embedded models, which write a design at their own length
+whatever words they are asked for: in ``make demo`` (2026-12-05), asked for 94 words within 320
+tokens, both proposals ran past the limit and on through a continuation (about 250 words each), while
+the critiques and refinements that ended on their own ran 87–345 tokens. At 0.3 a 512-token turn asks
+for 113 words and holds the 0.5B model's usual 250–350 tokens."""
 
 _USER_TEMPLATES = Environment(undefined=StrictUndefined, keep_trailing_newline=True, trim_blocks=True)
 

@@ -549,7 +549,7 @@ LOCAL_MAX_READ_CHARS = 12_000
 
 SIZED_LOCAL_ROLES: tuple[str, ...] = ("architect", "kiss")
 SIZED_LOCAL_ROUNDS = 1
-SIZED_LOCAL_AGENT_MAX_TOKENS = 320
+SIZED_LOCAL_AGENT_MAX_TOKENS = 512
 SIZED_LOCAL_JUDGE_MAX_TOKENS = 512
 """A debate with no config file on the local model: two contrasting agents, one round, short turns.
 
