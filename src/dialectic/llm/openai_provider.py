@@ -1,4 +1,4 @@
-"""OpenAI and OpenAI-compatible servers (OpenRouter, Ollama, vLLM, llama.cpp) through the ``openai`` SDK.
+"""OpenAI and OpenAI-compatible servers (OpenRouter, Ollama, vLLM, llama.cpp) over our own HTTP wire.
 
 Which API a completion uses is the agent's ``api`` setting: ``chat`` (Chat Completions only),
 ``responses`` (the Responses API only) or ``auto`` (the default): the Responses API on OpenAI's own
@@ -15,9 +15,9 @@ reports ``completed``); a reply without usage gets an estimate, marked ``estimat
 name stored is the one configured (a server may report a file path), with the server's name beside
 it; a server that refuses ``response_format`` gets the request again without it (remembered per
 endpoint), and the caller's structured-output repair takes over. Requests go through
-the SDK's client; replies and streamed events are read as JSON rather than as the SDK's typed
-models, which cost more CPU than the rest of a call (see ``OpenAIProvider._post``). The SDK client
-never retries (``max_retries=0``): :mod:`dialectic.llm.retry` does, from the translated errors.
+:mod:`dialectic.llm.http_wire` (no SDK is imported: the ``openai`` package serves only as the
+tests' oracle of the request and reply shapes); replies and streamed events are read as JSON. The
+wire never retries: :mod:`dialectic.llm.retry` does, from the translated errors.
 
 Tools (native function calling) go out in each API's shape: Chat Completions' ``tools`` of
 ``{"type": "function", "function": {…}}`` with ``tool_calls`` on assistant messages and ``tool``
@@ -30,13 +30,13 @@ caller can fall back to pasting the context.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import httpx2
-import openai
 
 from dialectic.core.domain import Usage
 from dialectic.core.errors import (
@@ -61,29 +61,25 @@ from dialectic.llm.base import (
     ToolCall,
 )
 from dialectic.llm.endpoint_memory import EndpointMemory
+from dialectic.llm.http_wire import (
+    JsonWire,
+    WireConnectionError,
+    WireError,
+    WireShapeError,
+    WireStatusError,
+    WireTimeout,
+)
 from dialectic.llm.json_text import parse_json_text
 from dialectic.llm.provider_errors import SdkErrors, StatusDetails, translate
 from dialectic.llm.retry import is_about_model
 from dialectic.llm.sse import server_events
-from dialectic.llm.timeouts import http_timeout_parts, silence_message
+from dialectic.llm.timeouts import silence_message
 from dialectic.llm.tool_arguments import arguments_json, parse_arguments
-from dialectic.llm.wire_timing import EVENT_HOOKS, measure
-
-
-def preload() -> None:
-    """Import the API resources the SDK imports lazily on a client's first call (``dialectic serve``
-    does it before it listens, so the first debates do not wait on imports)."""
-    import importlib
-
-    for module in ("openai.resources.chat.completions.completions", "openai.resources.responses.responses"):
-        try:
-            importlib.import_module(module)
-        except ImportError:  # another SDK version lays its modules out differently: the first call imports them
-            pass
+from dialectic.llm.wire_timing import measure
 
 
 def _server_message(body: object) -> tuple[str | None, str | None]:
-    """The server's error message and code from an SDK error body (a dict or the raw text)."""
+    """The server's error message and code from an error body (its JSON, or the raw text)."""
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict):
@@ -118,7 +114,7 @@ def _window_sizes(body: object) -> tuple[int | None, int | None]:
     )
 
 
-def responses_endpoint_missing(error: openai.APIStatusError, model: str) -> bool:
+def responses_endpoint_missing(error: WireStatusError, model: str) -> bool:
     """Whether a failed Responses call means the endpoint lacks the Responses API.
 
     True for 405 and 501, and for a 404 that is not about the model: a 404 whose error code is
@@ -139,17 +135,17 @@ def _status_details(error: Exception) -> StatusDetails:
 
 
 SDK_ERRORS = SdkErrors(
-    timeout=openai.APITimeoutError,
-    connection=openai.APIConnectionError,
-    response_validation=openai.APIResponseValidationError,
-    status=openai.APIStatusError,
-    stream=openai.APIError,
+    timeout=WireTimeout,
+    connection=WireConnectionError,
+    response_validation=WireShapeError,
+    status=WireStatusError,
+    stream=WireError,
     status_details=_status_details,
 )
 
 
 def translate_error(error: Exception, *, provider: str, model: str, timeout_s: float | None = None) -> ProviderError:
-    """The ``dialectic.core.errors`` exception for an ``openai`` SDK failure (or a body that is not JSON),
+    """The ``dialectic.core.errors`` exception for a wire failure (or a body that is not JSON),
     by the one table of :mod:`dialectic.llm.provider_errors`; ``timeout_s`` is named in a timeout's message."""
     return translate(error, SDK_ERRORS, provider=provider, model=model, timeout_s=timeout_s)
 
@@ -173,11 +169,6 @@ def _usage_json(usage: Any, input_key: str, output_key: str) -> Usage:
         return Usage()
     details = usage.get(input_key.replace("_tokens", "_tokens_details"))
     return _usage(usage.get(input_key), usage.get(output_key), usage.get("total_tokens"), details)
-
-
-def _http_timeout(seconds: float | None) -> openai.Timeout:
-    """An explicit httpx timeout: ``read`` applies to every read, so a stream times out on inactivity."""
-    return openai.Timeout(**http_timeout_parts(seconds))
 
 
 def _chat_finish(reason: str | None) -> str:
@@ -296,6 +287,8 @@ class ListedModel:
 
 
 OPENAI_HOSTS = ("api.openai.com",)
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""Where requests go when neither the configuration nor ``OPENAI_BASE_URL`` names a base URL."""
 
 
 def is_openai_endpoint(base_url: str) -> bool:
@@ -384,7 +377,7 @@ def response_format(kind: str, schema: JsonSchema) -> dict[str, Any]:
 _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object", re.IGNORECASE)
 
 
-def refuses_response_format(error: openai.APIStatusError) -> bool:
+def refuses_response_format(error: WireStatusError) -> bool:
     """Whether a failure refuses the structured-output form asked for: a 400, 422 or 500 whose message
     names ``response_format`` (llama-cpp-python's server answers a 500 naming it; others a 400)."""
     if error.status_code not in (400, 422, 500):
@@ -429,13 +422,8 @@ class OpenAIProvider:
         self.name = name
         self.timeout_s = timeout_s
         self.api = api
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=_http_timeout(timeout_s),
-            max_retries=0,
-            http_client=openai.DefaultAsyncHttpxClient(timeout=_http_timeout(timeout_s), event_hooks=EVENT_HOOKS),
-        )
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self._client = JsonWire(url, {"Authorization": f"Bearer {api_key}"}, timeout_s)
         self._endpoint = str(self._client.base_url)
         self._official = is_openai_endpoint(self._endpoint)
 
@@ -451,12 +439,12 @@ class OpenAIProvider:
             if self.uses_responses_api:
                 try:
                     return await self._complete_responses(request)
-                except openai.APIStatusError as error:
+                except WireStatusError as error:
                     if self.api != "auto" or not responses_endpoint_missing(error, request.model):
                         raise
                     self._responses_api[self._endpoint] = False
             return await self._complete_chat(request)
-        except (openai.OpenAIError, ValueError) as error:
+        except (WireError, ValueError) as error:
             raise self._translate(error, request) from error
 
     async def context_window(self, model: str) -> int | None:
@@ -492,9 +480,9 @@ class OpenAIProvider:
         Raises the translated error when the server cannot be reached or refuses (a down server is a
         ``ProviderUnavailable`` naming the address)."""
         try:
-            response = await self._client.get("/models", cast_to=httpx2.Response)
+            response = await self._client.get("models")
             listing = response.json()
-        except (openai.OpenAIError, ValueError) as error:
+        except (WireError, ValueError) as error:
             self._forget_if_unreachable(error)
             raise translate_error(error, provider=self.name, model="", timeout_s=self.timeout_s) from error
         entries = listing.get("data") if isinstance(listing, dict) else None
@@ -509,13 +497,13 @@ class OpenAIProvider:
     async def _get_json(self, url: str) -> Any:
         """GET ``url`` with the client's key and headers; ``None`` when it fails in any way."""
         try:
-            response = await self._client.get(url, cast_to=httpx2.Response, options={"timeout": _http_timeout(10.0)})
+            response = await self._client.get(url, timeout_s=10.0)
             return response.json()
-        except (openai.OpenAIError, httpx2.HTTPError, ValueError):
+        except (WireError, httpx2.HTTPError, ValueError):
             return None
 
     def _forget_if_unreachable(self, error: Exception) -> None:
-        if isinstance(error, openai.APIConnectionError) and not isinstance(error, openai.APITimeoutError):
+        if isinstance(error, WireConnectionError) and not isinstance(error, WireTimeout):
             self.forget(self._endpoint)
 
     def _translate(self, error: Exception, request: CompletionRequest) -> ProviderError:
@@ -534,23 +522,17 @@ class OpenAIProvider:
             )
         return translated
 
-    async def _post(self, path: str, body: dict[str, Any], *, stream: bool = False) -> httpx2.Response:
-        """POST through the SDK's client (endpoint, key, headers, errors by status) and take the raw response.
-
-        The replies are read as JSON here rather than as the SDK's typed models: building those costs
-        more CPU than the rest of a call (about 1 ms of 2.4 for a reply, 7.5 ms of 9.8 for a streamed
-        one, measured against the fake server), and a busy server makes many calls at once."""
-        options: openai.RequestOptions = {}
-        if "timeout" in body:
-            options["timeout"] = body.pop("timeout")
-        return await self._client.post(path, cast_to=httpx2.Response, body=body, options=options, stream=stream)
+    async def _post(
+        self, path: str, body: dict[str, Any], request: CompletionRequest, *, stream: bool = False
+    ) -> httpx2.Response:
+        """POST through the wire (endpoint, key, headers, errors by status) and take the raw response,
+        under the request's own timeout when it sets one. The replies are read as JSON here."""
+        return await self._client.post(path, body, timeout_s=request.timeout_s, stream=stream)
 
     def _options(self, request: CompletionRequest) -> dict[str, Any]:
         options: dict[str, Any] = {"model": request.model}
         if request.temperature is not None:
             options["temperature"] = request.temperature
-        if request.timeout_s is not None:
-            options["timeout"] = _http_timeout(request.timeout_s)
         return options
 
     async def _complete_responses(self, request: CompletionRequest) -> Completion:
@@ -577,7 +559,7 @@ class OpenAIProvider:
                 "format": {"type": "json_schema", "name": schema.name, "schema": schema.schema, "strict": False}
             }
         with measure() as wire:
-            response = await self._post("/responses", options)
+            response = await self._post("responses", options, request)
         latency_ms = wire.latency_ms()
         data = response.json()
         if not isinstance(data, dict) or not isinstance(data.get("output"), list):
@@ -628,9 +610,9 @@ class OpenAIProvider:
                 if request.json_schema is not None and kind != "none":
                     body["response_format"] = response_format(kind, request.json_schema)
                 try:
-                    response = await self._post("/chat/completions", body)
+                    response = await self._post("chat/completions", body, request)
                     break
-                except openai.APIStatusError as error:
+                except WireStatusError as error:
                     if kind == "none" or not refuses_response_format(error):
                         raise
                     formats = formats[1:]
@@ -709,8 +691,8 @@ class OpenAIProvider:
     async def stream(self, request: CompletionRequest) -> AsyncIterator[Delta]:
         """Stream through Chat Completions; the final delta carries finish reason, usage and model.
 
-        The request goes through the SDK's client (endpoint, key, headers, status errors); the
-        streamed events are read as JSON here (see :mod:`dialectic.llm.sse` for why). The finish
+        The request goes through the wire (endpoint, key, headers, status errors); the streamed
+        events are read as JSON here (see :mod:`dialectic.llm.sse`). The finish
         reason is None when the server ended the stream without giving one.
         """
         finish: str | None = None
@@ -718,7 +700,7 @@ class OpenAIProvider:
         streamed: list[str] = []
         body = {**self._chat_options(request), "stream": True, "stream_options": {"include_usage": True}}
         try:
-            response = await self._post("/chat/completions", body, stream=True)
+            response = await self._post("chat/completions", body, request, stream=True)
             try:
                 async for event in server_events(response.aiter_lines()):
                     if event.data.startswith("[DONE]"):
@@ -729,7 +711,7 @@ class OpenAIProvider:
                     if event.event == "error" or chunk.get("error"):
                         error = chunk.get("error", chunk)
                         message = error.get("message") if isinstance(error, dict) else None
-                        raise openai.APIError(str(message or "error"), response.request, body=error)
+                        raise WireError(str(message or "error"), response.request, body=error)
                     if chunk.get("usage"):
                         usage = _usage_json(chunk["usage"], "prompt_tokens", "completion_tokens")
                     for choice in chunk.get("choices") or ():
@@ -741,7 +723,7 @@ class OpenAIProvider:
                             finish = _chat_finish(choice["finish_reason"])
             finally:
                 await response.aclose()
-        except (openai.OpenAIError, ValueError) as error:
+        except (WireError, ValueError) as error:
             raise self._translate(error, request) from error
         except httpx2.TimeoutException as error:
             raise ProviderTimeout(
@@ -762,4 +744,4 @@ class OpenAIProvider:
         )
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._client.aclose()

@@ -78,18 +78,6 @@ def _openai_factory(settings: ProviderSettings) -> LLMProvider:
     )
 
 
-def _openai_preload() -> None:
-    from dialectic.llm.openai_provider import preload
-
-    preload()
-
-
-def _anthropic_preload() -> None:
-    from dialectic.llm.anthropic_provider import preload
-
-    preload()
-
-
 def _anthropic_factory(settings: ProviderSettings) -> LLMProvider:
     from dialectic.llm.anthropic_provider import AnthropicProvider
 
@@ -116,18 +104,15 @@ def _human_factory(settings: ProviderSettings) -> LLMProvider:
 
 def builtin_providers() -> list[ProviderSpec]:
     return [
-        ProviderSpec("openai", _openai_factory, "OPENAI_API_KEY", "OPENAI_BASE_URL", preload=_openai_preload),
+        ProviderSpec("openai", _openai_factory, "OPENAI_API_KEY", "OPENAI_BASE_URL"),
         ProviderSpec(
             "openrouter",
             _openai_factory,
             "OPENROUTER_API_KEY",
             "OPENROUTER_BASE_URL",
             "https://openrouter.ai/api/v1",
-            preload=_openai_preload,
         ),
-        ProviderSpec(
-            "anthropic", _anthropic_factory, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", preload=_anthropic_preload
-        ),
+        ProviderSpec("anthropic", _anthropic_factory, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
         ProviderSpec("local", _local_factory, None),
         ProviderSpec("scripted", _scripted_factory, None),
         ProviderSpec("human", _human_factory, None),
@@ -139,7 +124,6 @@ def builtin_providers() -> list[ProviderSpec]:
                 f"{name.upper()}_BASE_URL",
                 base_url,
                 default_model=model,
-                preload=_openai_preload,
                 key_optional=True,
             )
             for name, base_url, model in SERVER_PRESETS
