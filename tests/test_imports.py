@@ -176,6 +176,9 @@ def test_a_debate_against_a_server_loads_no_sdk(provider: str, address: str, tmp
             env={"OPENAI_API_KEY": "test-key", "ANTHROPIC_API_KEY": "test-key"},
         )
         assert server.paths(), "the debate made no request to the server"
+        bodies = [r.body for r in server.requests if r.body]
+    if provider == "anthropic":  # each participant's calls mark the stable prefix for the prompt cache
+        assert all(b["system"][0]["cache_control"] == {"type": "ephemeral"} for b in bodies)
     assert loaded.code == 0, loaded.stderr
     assert f"dialectic.llm.{provider}_provider" in loaded.modules and "dialectic.llm.http_wire" in loaded.modules
     assert loaded.among(NOT_FOR_A_SERVER_DEBATE) == []

@@ -173,6 +173,28 @@ def _usage_json(usage: object) -> Usage:
     )
 
 
+EPHEMERAL: dict[str, Any] = {"type": "ephemeral"}
+
+
+def with_breakpoints(options: dict[str, Any]) -> None:
+    """Mark ``options``' cache breakpoints in place: the system prompt (the participant's stable prefix)
+    and the last turn of the conversation, so the next call, which repeats that history and adds to it,
+    reads all of it from Anthropic's cache (reads cost a tenth of the input price). Two of the four
+    breakpoints a request may carry."""
+    system = options.get("system")
+    if isinstance(system, str) and system:
+        options["system"] = [{"type": "text", "text": system, "cache_control": EPHEMERAL}]
+    messages = options.get("messages")
+    if not messages:
+        return
+    last = messages[-1]
+    content = last["content"]
+    blocks: Blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
+    if blocks and (blocks[-1].get("type") != "text" or blocks[-1].get("text")):
+        blocks[-1]["cache_control"] = EPHEMERAL
+        messages[-1] = {**last, "content": blocks}
+
+
 CLAUDE_WINDOW = 200_000
 """Tokens one request to a Claude model holds (the standard window of every current Claude model)."""
 
@@ -186,9 +208,13 @@ class AnthropicProvider:
 
     supports_tools = True
 
-    def __init__(self, *, api_key: str, base_url: str | None = None, timeout_s: float | None = None) -> None:
+    def __init__(
+        self, *, api_key: str, base_url: str | None = None, timeout_s: float | None = None, prompt_cache: bool = True
+    ) -> None:
         self.name = PROVIDER
         self.timeout_s = timeout_s
+        self.prompt_cache = prompt_cache
+        """Mark cache breakpoints on a participant's requests (see :func:`with_breakpoints`)."""
         # An empty key would send an empty credential header; servers reached through a custom base URL
         # (the only case without a key) accept any value.
         url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
@@ -214,6 +240,8 @@ class AnthropicProvider:
         }
         if request.system:
             options["system"] = request.system
+        if self.prompt_cache and request.prompt_cache_key:
+            with_breakpoints(options)
         if request.json_schema is not None:
             name = tool_name(request.json_schema.name)
             options["tools"] = [

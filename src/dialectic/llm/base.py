@@ -88,6 +88,10 @@ class CompletionRequest:
     logprobs: bool = False
     """Ask for each generated token's log-probability (:attr:`Completion.logprobs`) where the provider
     returns them (Chat Completions servers such as llama-server do); a provider that cannot ignores it."""
+    prompt_cache_key: str = ""
+    """Whose prompt this is, for the providers' prompt caches (a debate run and a participant): OpenAI's
+    ``prompt_cache_key``, and the llama-server slot the participant keeps. Empty: no affinity asked.
+    Set by the client after the call cache's key is taken, so it never splits the call cache."""
 
     @property
     def system(self) -> str:

@@ -386,6 +386,23 @@ def refuses_response_format(error: WireStatusError) -> bool:
     return bool(_FORMAT_WORDS.search(message or ""))
 
 
+def slot_for(slots: dict[str, int], key: str, total: int) -> int:
+    """The llama-server slot ``key`` keeps: its own while it has one; a new key takes the lowest free
+    slot, or, when all ``total`` are taken, the slot of the key that took one longest ago (a debate with
+    more participants than slots shares them). ``slots`` (key to slot, oldest first) is updated."""
+    if key in slots:
+        return slots[key]
+    taken = set(slots.values())
+    free = [slot for slot in range(total) if slot not in taken]
+    if free:
+        slot = free[0]
+    else:
+        oldest = next(iter(slots))
+        slot = slots.pop(oldest)
+    slots[key] = slot
+    return slot
+
+
 class OpenAIProvider:
     """An :class:`~dialectic.llm.base.LLMProvider` for any OpenAI-compatible endpoint.
 
@@ -402,12 +419,14 @@ class OpenAIProvider:
     (see :data:`STRUCTURED_FORMATS`): asked that way from then on."""
     _windows: ClassVar[EndpointMemory[tuple[str, str], int | None]] = EndpointMemory()
     """Per endpoint and model: the context window the server said (``None``: it did not say)."""
+    _props: ClassVar[EndpointMemory[str, dict[str, Any] | None]] = EndpointMemory()
+    """Per endpoint: what its ``/props`` said (llama-server's settings; ``None``: it has none)."""
 
     @classmethod
     def forget(cls, endpoint: str) -> None:
         """Drop what ``endpoint`` said: the next call asks again (it could not be reached, so what
         answers there next may be another server)."""
-        for memory in (cls._responses_api, cls._formats, cls._windows):
+        for memory in (cls._responses_api, cls._formats, cls._windows, cls._props):
             memory.forget(endpoint)
 
     def __init__(
@@ -418,10 +437,15 @@ class OpenAIProvider:
         timeout_s: float | None = None,
         name: str = "openai",
         api: str = "auto",
+        prompt_cache: bool = True,
     ) -> None:
         self.name = name
         self.timeout_s = timeout_s
         self.api = api
+        self.prompt_cache = prompt_cache
+        """Ask for prompt-cache reuse (see :meth:`_cache_fields`); off, llama-server is told not to reuse."""
+        self._slots: dict[str, int] = {}
+        """llama-server slots kept by prompt-cache key, oldest first (see :func:`slot_for`)."""
         url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
         self._client = JsonWire(url, {"Authorization": f"Bearer {api_key}"}, timeout_s)
         self._endpoint = str(self._client.base_url)
@@ -461,10 +485,50 @@ class OpenAIProvider:
             self._windows[key] = await self._ask_window(model)
         return self._windows[key]
 
+    async def _server_props(self) -> dict[str, Any] | None:
+        """llama-server's ``/props`` of this endpoint (asked once per endpoint, for a while); ``None``
+        for OpenAI's own endpoint and for servers that have none."""
+        if self._official:
+            return None
+        if self._endpoint in self._props:
+            return self._props[self._endpoint]
+        return await self._fetch_props()
+
+    async def _fetch_props(self) -> dict[str, Any] | None:
+        """Ask ``/props`` now (and remember what it said)."""
+        root = self._endpoint.rstrip("/").removesuffix("/v1")
+        props = await self._get_json(f"{root}/props")
+        said = props if isinstance(props, dict) else None
+        self._props[self._endpoint] = said
+        return said
+
+    async def _cache_fields(self, request: CompletionRequest, *, chat: bool) -> dict[str, Any]:
+        """What a request carries for the provider's prompt cache.
+
+        OpenAI's own endpoint: ``prompt_cache_key`` (the debate run and participant), which routes a
+        participant's calls to the machines that hold its prefix. llama-server (its ``/props`` gives
+        ``total_slots``), on Chat Completions: ``cache_prompt`` and the participant's own slot
+        (``id_slot``), so its next call finds its prefix in that slot's KV cache. With the cache off,
+        llama-server is told ``cache_prompt: false`` (its default is on) and no key or slot is sent.
+        Other compatible servers get nothing they might refuse, and neither does a request without a key
+        (one not made for a debate's participant)."""
+        if self._official:
+            return (
+                {"prompt_cache_key": request.prompt_cache_key} if self.prompt_cache and request.prompt_cache_key else {}
+            )
+        if not chat or not request.prompt_cache_key:
+            return {}
+        props = await self._server_props()
+        slots = props.get("total_slots") if props is not None else None
+        if not isinstance(slots, int) or slots < 1:
+            return {}
+        if not self.prompt_cache:
+            return {"cache_prompt": False}
+        return {"cache_prompt": True, "id_slot": slot_for(self._slots, request.prompt_cache_key, slots)}
+
     async def _ask_window(self, model: str) -> int | None:
         if not self._official:
-            root = self._endpoint.rstrip("/").removesuffix("/v1")
-            props = await self._get_json(f"{root}/props")
+            props = await self._fetch_props()
             settings = props.get("default_generation_settings") if isinstance(props, dict) else None
             if isinstance(settings, dict) and isinstance(settings.get("n_ctx"), int) and settings["n_ctx"] > 0:
                 return int(settings["n_ctx"])
@@ -549,6 +613,7 @@ class OpenAIProvider:
                 }
                 for tool in request.tools
             ]
+        options.update(await self._cache_fields(request, chat=False))
         if request.system:
             options["instructions"] = request.system
         if request.max_tokens is not None:
@@ -601,7 +666,7 @@ class OpenAIProvider:
             raise self._invalid(request, "the response lacks expected fields") from error
 
     async def _complete_chat(self, request: CompletionRequest) -> Completion:
-        options = self._chat_options(request)
+        options = {**self._chat_options(request), **await self._cache_fields(request, chat=True)}
         formats = STRUCTURED_FORMATS[STRUCTURED_FORMATS.index(self._formats.get(self._endpoint, "json_schema")) :]
         with measure() as wire:
             while True:
@@ -700,6 +765,7 @@ class OpenAIProvider:
         streamed: list[str] = []
         body = {**self._chat_options(request), "stream": True, "stream_options": {"include_usage": True}}
         try:
+            body.update(await self._cache_fields(request, chat=True))
             response = await self._post("chat/completions", body, request, stream=True)
             try:
                 async for event in server_events(response.aiter_lines()):
