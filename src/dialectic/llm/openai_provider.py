@@ -215,11 +215,14 @@ def chat_message(message: Message) -> dict[str, Any]:
 
 
 def responses_message(role: str, text: str) -> dict[str, Any]:
-    """One message as a typed Responses input item: ``input_text`` parts for what the user (or system) said,
-    ``output_text`` for the assistant's own earlier replies. Strict servers refuse untyped items
-    (llama-server: ``Cannot determine type of 'item'`` for an assistant turn)."""
-    part = "output_text" if role == "assistant" else "input_text"
-    return {"type": "message", "role": role, "content": [{"type": part, "text": text}]}
+    """One message as a typed Responses input item (``type: message``; strict servers refuse untyped items,
+    llama-server with ``Cannot determine type of 'item'`` for an assistant turn): ``input_text`` parts for
+    what the user (or system) said, the text itself for the assistant's own earlier replies. That is the
+    API's easy input message: an ``output_text`` part would make it an output message, which must carry
+    the ``id`` and ``status`` the server gave it (the SDK's ``ResponseOutputMessageParam``)."""
+    if role == "assistant":
+        return {"type": "message", "role": role, "content": text}
+    return {"type": "message", "role": role, "content": [{"type": "input_text", "text": text}]}
 
 
 def responses_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
