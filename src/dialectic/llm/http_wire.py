@@ -24,7 +24,9 @@ import httpx2
 from dialectic.llm.timeouts import http_timeout_parts
 from dialectic.llm.wire_timing import EVENT_HOOKS
 
-JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json"}
+JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "dialectic"}
+LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
+"""The SDKs' own pool limits: a busy ``dialectic serve`` runs many calls on one endpoint at once."""
 
 
 class WireError(Exception):
@@ -84,6 +86,8 @@ class JsonWire:
             base_url=self.base_url,
             headers={**JSON_HEADERS, **headers},
             timeout=self.timeout,
+            limits=LIMITS,
+            follow_redirects=True,  # as the SDKs' clients do
             event_hooks=EVENT_HOOKS,
         )
 
