@@ -535,17 +535,33 @@ class CacheRun:
         return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
 
 
-def llama_debate(work: Path, model: Path, setting: str, slots: int, threads: int, max_tokens: int) -> CacheRun:
-    """One 3×3 critique-refine debate on a fresh llama-server, with ``DIALECTIC_PROMPT_CACHE`` = ``setting``;
+@dataclass(frozen=True)
+class LlamaSetup:
+    model: Path
+    slots: int
+    threads: int
+    max_tokens: int
+    agents: int = 3
+    rounds: int = 3
+
+
+def llama_debate(work: Path, setup: LlamaSetup, setting: str) -> CacheRun:
+    """One critique-refine debate (3×3 unless told) on a fresh llama-server, ``DIALECTIC_PROMPT_CACHE`` = ``setting``;
     the cached share is the server's own ``usage.prompt_tokens_details.cached_tokens`` (the ledger keeps it)."""
     tree = trees_for(work, None)[0]
-    server, base_url = start_llama_server(model, slots, threads)
+    server, base_url = start_llama_server(setup.model, setup.slots, setup.threads)
     try:
-        endpoint = {"provider": "openai", "baseUrl": base_url, "model": model.stem, "maxTokens": max_tokens}
+        endpoint = {
+            "provider": "openai",
+            "baseUrl": base_url,
+            "model": setup.model.stem,
+            "maxTokens": setup.max_tokens,
+            "timeout": 900_000,  # a slow machine: a call may wait long for its slot, and that is no failure here
+        }
         config = {
-            "agents": [{"id": f"agent-{r}", "name": r.title(), "role": r, **endpoint} for r in ROLES[:3]],
+            "agents": [{"id": f"agent-{r}", "name": r.title(), "role": r, **endpoint} for r in ROLES[: setup.agents]],
             "judge": {"id": "judge", "name": "Judge", "role": "generalist", **endpoint},
-            "debate": {"rounds": 3, "format": "critique-refine"},
+            "debate": {"rounds": setup.rounds, "format": "critique-refine"},
         }
         path = work / f"llama-{setting}.json"
         path.write_text(json.dumps(config), encoding="utf-8")
@@ -574,13 +590,16 @@ def llama_debate(work: Path, model: Path, setting: str, slots: int, threads: int
     return CacheRun(setting, wall, totals["calls"], totals["inputTokens"], totals["cachedInputTokens"])
 
 
-def llama_report(model: Path, slots: int, threads: int, max_tokens: int) -> None:
-    """A 3×3 critique-refine debate on the real llama-server with the prompt-cache settings on, then off."""
+def llama_report(setup: LlamaSetup) -> None:
+    """A critique-refine debate on the real llama-server with the prompt-cache settings on, then off."""
     with tempfile.TemporaryDirectory(prefix="dialectic-llama-") as tmp:
         work = Path(tmp)
         warm_up(trees_for(work, None), work)
-        runs = [llama_debate(work, model, setting, slots, threads, max_tokens) for setting in ("on", "off")]
-    print(f"# prompt cache on llama-server — {model.name}, {slots} slots, {threads} threads, maxTokens {max_tokens}\n")
+        runs = [llama_debate(work, setup, setting) for setting in ("on", "off")]
+    print(
+        f"# prompt cache on llama-server — {setup.agents}×{setup.rounds} critique-refine, {setup.model.name}, "
+        f"{setup.slots} slots, {setup.threads} threads, maxTokens {setup.max_tokens}\n"
+    )
     print("| caching settings | wall s | calls | prompt tokens | from cache (server's cached_tokens) |")
     print("|---|--:|--:|--:|--:|")
     for run in runs:
@@ -620,9 +639,20 @@ def main() -> None:
     parser.add_argument("--llama-slots", type=int, default=4, help="the server's slots (one per participant: 4)")
     parser.add_argument("--llama-threads", type=int, default=os.cpu_count() or 2)
     parser.add_argument("--llama-max-tokens", type=int, default=200, help="each participant's maxTokens")
+    parser.add_argument("--llama-agents", type=int, default=3, help="agents of the debate (3: the issue's 3×3)")
+    parser.add_argument("--llama-rounds", type=int, default=3, help="rounds of the debate")
     args = parser.parse_args()
     if args.llama:
-        llama_report(args.llama_model, args.llama_slots, args.llama_threads, args.llama_max_tokens)
+        llama_report(
+            LlamaSetup(
+                args.llama_model,
+                args.llama_slots,
+                args.llama_threads,
+                args.llama_max_tokens,
+                args.llama_agents,
+                args.llama_rounds,
+            )
+        )
     elif args.profile:
         profile(args.latency, args.sigma)
     elif args.growth:
