@@ -1,7 +1,7 @@
 """The one protocol every LLM provider implements, and the data it speaks.
 
 A provider turns a :class:`CompletionRequest` into a :class:`Completion` (or a stream of
-:class:`Delta`). Providers translate their SDK's errors into ``dialectic.core.errors``
+:class:`Delta`). Providers translate their client's errors into ``dialectic.core.errors``
 (``ProviderAuthError``, ``RateLimited``, ``ProviderUnavailable``, ``ProviderTimeout``,
 ``InvalidResponse``, ``BadRequest``, ``ModelNotFound``, ``ContextWindowExceeded``) and do not
 retry on their own: retries, continuation of cut-off replies and structured-output repair are
