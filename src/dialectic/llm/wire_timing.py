@@ -3,8 +3,8 @@
 Timing around a whole call would also count the client's own work (building the request,
 waiting for a connection from the pool), time the provider never spent. The HTTP adapters'
 client (:mod:`dialectic.llm.http_wire`) has event hooks that mark when the request was sent and
-when the reply's headers came back; :func:`measure` scopes those marks to one call (a context variable, so concurrent calls
-on one client keep their own).
+when the reply's headers came back; :func:`measure` scopes those marks to one call (a context
+variable, so concurrent calls on one client keep their own).
 """
 
 from __future__ import annotations
