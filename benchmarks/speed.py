@@ -14,6 +14,12 @@ Then, at zero latency: CPU per debate for 1, 3 and 8 rounds (the slope is the ma
 call) and the time one store append takes as the debate grows; and ``dialectic --help`` wall.
 ``--profile`` runs one 3×3 debate under cProfile and prints where the time outside calls goes;
 ``--growth`` prints only how the prompt tokens grow from 3 to 6 rounds (summaries included).
+``--version`` wall time and the SDKs a debate imports (``python -X importtime``: none) come with the figures.
+
+``--llama`` runs, on the real ``llama-server`` (``make llama-server``'s cached binary, the embedded 0.5B
+model, niced), a 3×3 critique-refine debate with the prompt-cache settings on and then off
+(``DIALECTIC_PROMPT_CACHE``; each on a fresh server) and prints the share of prompt tokens the server
+served from its cache (its own ``usage.prompt_tokens_details.cached_tokens``) and both wall times.
 
 ``--baseline DIR`` measures another source tree (a ``src`` directory, e.g. the branch base unpacked
 by ``git archive HEAD src | tar -x -C /tmp/base``) in the same invocation: every measurement runs
@@ -26,6 +32,7 @@ figures are those of an installed program, not of one that compiles its sources 
     .venv/bin/python benchmarks/speed.py            # the figures, with the targets beside them
     .venv/bin/python benchmarks/speed.py --baseline /tmp/base/src  # this tree against another
     .venv/bin/python benchmarks/speed.py --profile  # where the non-call time goes
+    .venv/bin/python benchmarks/speed.py --llama    # the prompt cache on a real llama-server, on against off
 """
 
 from __future__ import annotations
@@ -64,10 +71,11 @@ TARGETS = {
     "3x3 wall (s)": 3.6,
     "5x3 wall (s)": 5.4,
     "wall / critical path": 1.10,
-    "first request (s)": 0.35,
+    "first request (s)": 0.30,
     "after last reply (s)": 0.10,
     "--help wall (s)": 0.35,
-    "marginal CPU per call (ms)": 3.0,
+    "--version wall (s)": 0.12,
+    "marginal CPU per call (ms)": 2.5,
     "prompt tokens 3x6 / 3x3": 2.2,
 }
 
@@ -219,14 +227,35 @@ def workload(
     return runs
 
 
-def help_wall(trees: list[Tree], times: int = 5) -> dict[Tree, list[float]]:
+def help_wall(trees: list[Tree], times: int = 5, flag: str = "--help") -> dict[Tree, list[float]]:
+    """The wall time of ``dialectic FLAG`` (``--help``, ``--version``) per tree, ``times`` runs each."""
     walls: dict[Tree, list[float]] = {tree: [] for tree in trees}
     for index in range(times):
         for tree in in_turn(trees, index):
             started = time.monotonic()
-            subprocess.run(tree.command("--help"), env=tree.env(), capture_output=True, check=True)
+            subprocess.run(tree.command(flag), env=tree.env(), capture_output=True, check=True)
             walls[tree].append(time.monotonic() - started)
     return walls
+
+
+SDKS = ("openai", "anthropic")
+
+
+def sdks_imported(tree: Tree, work: Path) -> list[str]:
+    """The SDKs ``python -X importtime -m dialectic debate`` loads for a 3×1 debate on the fake server."""
+    with FakeLLMServer(reply_of_150_words) as server:
+        config = write_config(work, server, 3, 1)
+        env = tree.env(DIALECTIC_HOME=str(work / f"home-imports-{tree.pycache.name}"), OPENAI_API_KEY="bench")
+        result = subprocess.run(
+            [sys.executable, "-X", "importtime", "-m", "dialectic", "debate", PROBLEM, "-c", str(config)],
+            env=env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            check=True,
+        )
+    names = {line.split("|")[2].strip() for line in result.stderr.splitlines() if line.count("|") == 2}
+    return sorted(sdk for sdk in SDKS if sdk in names)
 
 
 @dataclass
@@ -360,9 +389,14 @@ def report(seeds: int, latency: float, sigma: float, baseline: Path | None, cpu_
                 )
         slopes = cpu_slope(work, trees, cpu_repeats)
         walls = help_wall(trees)
+        versions = help_wall(trees, flag="--version")
         for tree in trees:
             summaries[tree]["marginal CPU per call (ms)"] = 1000 * statistics.median(slopes[tree].slopes)
             summaries[tree]["--help wall (s)"] = statistics.median(walls[tree])
+            summaries[tree]["--version wall (s)"] = statistics.median(versions[tree])
+        print("\nSDKs that `python -X importtime -m dialectic debate` (OpenAI-compatible endpoint) imports")
+        for tree in trees:
+            print(f"- {tree.label}: {', '.join(sdks_imported(tree, work)) or 'none'}")
         print(f"\nZero latency, 3 agents: CPU per debate ({cpu_repeats} repeat(s); per call: median of the slopes)")
         for tree in trees:
             found = slopes[tree]
@@ -450,6 +484,136 @@ def profile(latency: float, sigma: float) -> None:
             print(f"  {micros:>9,}  {name}")
 
 
+CACHE = Path(os.environ.get("DIALECTIC_CACHE", Path.home() / ".cache" / "dialectic"))
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def start_llama_server(model: Path, slots: int, threads: int) -> tuple[subprocess.Popen[bytes], str]:
+    """The cached ``llama-server`` (``make llama-server``) on a free port, niced, with ``slots`` slots of
+    3,072 tokens; its ``/v1`` base URL once ``/health`` answers."""
+    import urllib.request
+
+    binaries = sorted((CACHE / "llama-server").glob("*/llama-server"))
+    if not binaries:
+        raise SystemExit("llama-server is not built: run make llama-server")
+    port = free_port()
+    command = [
+        "nice", "-n", "10", str(binaries[-1]), "-m", str(model), "-a", model.stem, "--host", "127.0.0.1",
+        "--port", str(port), "-c", str(3072 * slots), "-np", str(slots), "-t", str(threads), "-tb", str(threads),
+        "--jinja", "--no-webui", "-n", "1024", "--poll", "0",
+    ]  # fmt: skip
+    server = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as answer:
+                if answer.status == 200:
+                    return server, f"http://127.0.0.1:{port}/v1"
+        except OSError:
+            time.sleep(0.5)
+    server.kill()
+    raise SystemExit("llama-server did not become healthy within 120 s")
+
+
+@dataclass(frozen=True)
+class CacheRun:
+    setting: str
+    wall: float
+    calls: int
+    prompt_tokens: int
+    cached_tokens: int
+
+    @property
+    def share(self) -> float:
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+
+@dataclass(frozen=True)
+class LlamaSetup:
+    model: Path
+    slots: int
+    threads: int
+    max_tokens: int
+    agents: int = 3
+    rounds: int = 3
+
+
+def llama_debate(work: Path, setup: LlamaSetup, setting: str) -> CacheRun:
+    """One critique-refine debate (3×3 unless told) on a fresh llama-server, ``DIALECTIC_PROMPT_CACHE`` = ``setting``;
+    the cached share is the server's own ``usage.prompt_tokens_details.cached_tokens`` (the ledger keeps it)."""
+    tree = trees_for(work, None)[0]
+    server, base_url = start_llama_server(setup.model, setup.slots, setup.threads)
+    try:
+        endpoint = {
+            "provider": "openai",
+            "baseUrl": base_url,
+            "model": setup.model.stem,
+            "maxTokens": setup.max_tokens,
+            "timeout": 900_000,  # a slow machine: a call may wait long for its slot, and that is no failure here
+        }
+        config = {
+            "agents": [{"id": f"agent-{r}", "name": r.title(), "role": r, **endpoint} for r in ROLES[: setup.agents]],
+            "judge": {"id": "judge", "name": "Judge", "role": "generalist", **endpoint},
+            "debate": {"rounds": setup.rounds, "format": "critique-refine"},
+        }
+        path = work / f"llama-{setting}.json"
+        path.write_text(json.dumps(config), encoding="utf-8")
+        home = work / f"home-llama-{setting}"
+        env = tree.env(DIALECTIC_HOME=str(home), OPENAI_API_KEY="bench", DIALECTIC_PROMPT_CACHE=setting)
+        started = time.monotonic()
+        result = subprocess.run(
+            tree.command("debate", PROBLEM, "-c", str(path)),
+            env=env,
+            capture_output=True,
+            text=True,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+        wall = time.monotonic() - started
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    if result.returncode != 0:
+        raise SystemExit(f"dialectic debate failed ({result.returncode}): {result.stderr[-2000:]}")
+    found = re.search(r"Debate (deb-\d{8}-\d{6}-[0-9A-F]{4}) saved", result.stderr)
+    export = subprocess.run(
+        tree.command("export", found.group(1) if found else ""), env=env, capture_output=True, text=True, check=True
+    ).stdout
+    totals = json.loads(export)["totals"]
+    return CacheRun(setting, wall, totals["calls"], totals["inputTokens"], totals["cachedInputTokens"])
+
+
+def llama_report(setup: LlamaSetup) -> None:
+    """A critique-refine debate on the real llama-server with the prompt-cache settings on, then off."""
+    with tempfile.TemporaryDirectory(prefix="dialectic-llama-") as tmp:
+        work = Path(tmp)
+        warm_up(trees_for(work, None), work)
+        runs = [llama_debate(work, setup, setting) for setting in ("on", "off")]
+    print(
+        f"# prompt cache on llama-server — {setup.agents}×{setup.rounds} critique-refine, {setup.model.name}, "
+        f"{setup.slots} slots, {setup.threads} threads, maxTokens {setup.max_tokens}\n"
+    )
+    print("| caching settings | wall s | calls | prompt tokens | from cache (server's cached_tokens) |")
+    print("|---|--:|--:|--:|--:|")
+    for run in runs:
+        print(
+            f"| {run.setting} | {run.wall:.1f} | {run.calls} | {run.prompt_tokens:,} "
+            f"| {run.cached_tokens:,} ({run.share:.0%}) |"
+        )
+    on, off = runs
+    met = "met" if on.share >= 0.70 else "NOT met"
+    print(f"\n- share from cache with the settings on: {on.share:.0%} — {met} (target ≥ 70%)")
+    ratio = on.wall / off.wall
+    print(f"- wall on ÷ off: {ratio:.2f} — {'met' if ratio <= 0.8 else 'NOT met'} (target ≤ 0.8)")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seeds", type=int, default=5)
@@ -466,8 +630,30 @@ def main() -> None:
     parser.add_argument(
         "--cpu-repeats", type=int, default=1, help="times to measure the CPU slope (the median is reported)"
     )
+    parser.add_argument(
+        "--llama",
+        action="store_true",
+        help="only the prompt cache on a real llama-server: a 3×3 critique-refine debate with its settings on and off",
+    )
+    parser.add_argument("--llama-model", type=Path, default=CACHE / "models" / "qwen2.5-0.5b.gguf")
+    parser.add_argument("--llama-slots", type=int, default=4, help="the server's slots (one per participant: 4)")
+    parser.add_argument("--llama-threads", type=int, default=os.cpu_count() or 2)
+    parser.add_argument("--llama-max-tokens", type=int, default=200, help="each participant's maxTokens")
+    parser.add_argument("--llama-agents", type=int, default=3, help="agents of the debate (3: the issue's 3×3)")
+    parser.add_argument("--llama-rounds", type=int, default=3, help="rounds of the debate")
     args = parser.parse_args()
-    if args.profile:
+    if args.llama:
+        llama_report(
+            LlamaSetup(
+                args.llama_model,
+                args.llama_slots,
+                args.llama_threads,
+                args.llama_max_tokens,
+                args.llama_agents,
+                args.llama_rounds,
+            )
+        )
+    elif args.profile:
         profile(args.latency, args.sigma)
     elif args.growth:
         with tempfile.TemporaryDirectory(prefix="dialectic-speed-") as tmp:

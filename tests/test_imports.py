@@ -3,7 +3,8 @@
 Every case runs the CLI in a fresh interpreter (``run(argv)`` from :mod:`dialectic.cli.app`)
 and reads back ``sys.modules`` as it is when the command has finished. ``--help`` and
 ``--version`` must load no part of the engine, the store, pydantic or an SDK; a debate must
-load neither the bench harness nor the evaluation code, nor an SDK its providers do not use.
+load neither the bench harness nor the evaluation code, nor an SDK (the providers speak over
+dialectic's own HTTP wire).
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ TRACING = ("opentelemetry", "dialectic.tracing.otel")
 ONLY_WHEN_ASKED = ("yaml", "pathspec")
 """Loaded only for a YAML configuration, and by a walk of a context directory that holds a ``.gitignore``."""
 NOT_FOR_A_SCRIPTED_DEBATE = (*SDKS, *HARNESSES, *TRACING, *ONLY_WHEN_ASKED, "matplotlib")
-NOT_FOR_AN_OPENAI_DEBATE = ("anthropic", "llama_cpp", *HARNESSES, *TRACING, *ONLY_WHEN_ASKED, "matplotlib")
+NOT_FOR_A_SERVER_DEBATE = (*SDKS, *HARNESSES, *TRACING, *ONLY_WHEN_ASKED, "matplotlib")
+"""A debate on a hosted or local server goes over dialectic's own wire: neither SDK is imported."""
 NOT_FOR_STORED_DEBATES = (*SDKS, *HARNESSES, *TRACING, *ONLY_WHEN_ASKED, "matplotlib")
 
 
@@ -164,18 +166,22 @@ def test_a_debate_on_the_scripted_model_loads_no_sdk_bench_or_eval(scripted_deba
     assert loaded.among(NOT_FOR_A_SCRIPTED_DEBATE) == []
 
 
-def test_a_debate_against_an_openai_server_loads_only_that_sdk(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("provider", "address"), [("openai", "openai_base_url"), ("anthropic", "anthropic_base_url")])
+def test_a_debate_against_a_server_loads_no_sdk(provider: str, address: str, tmp_path: Path) -> None:
     with FakeLLMServer() as server:
-        config = write_config(tmp_path, {"provider": "openai", "baseUrl": server.openai_base_url})
+        config = write_config(tmp_path, {"provider": provider, "baseUrl": getattr(server, address)})
         loaded = run_cli(
             ["debate", "Design a cache for a read-heavy API.", "--config", str(config)],
             tmp_path,
-            env={"OPENAI_API_KEY": "test-key"},
+            env={"OPENAI_API_KEY": "test-key", "ANTHROPIC_API_KEY": "test-key"},
         )
         assert server.paths(), "the debate made no request to the server"
+        bodies = [r.body for r in server.requests if r.body]
+    if provider == "anthropic":  # each participant's calls mark the stable prefix for the prompt cache
+        assert all(b["system"][0]["cache_control"] == {"type": "ephemeral"} for b in bodies)
     assert loaded.code == 0, loaded.stderr
-    assert "openai" in loaded.modules and "dialectic.llm.openai_provider" in loaded.modules
-    assert loaded.among(NOT_FOR_AN_OPENAI_DEBATE) == []
+    assert f"dialectic.llm.{provider}_provider" in loaded.modules and "dialectic.llm.http_wire" in loaded.modules
+    assert loaded.among(NOT_FOR_A_SERVER_DEBATE) == []
 
 
 @pytest.mark.parametrize(

@@ -36,7 +36,7 @@ LAYERS: dict[str, int] = {
     "cli": 8,  # the command line: may start any of the entry points below it
 }
 """Each package's layer: it may import only from lower layers (and itself)."""
-ROOT_MODULES = {"__init__", "__main__"}
+ROOT_MODULES = {"__init__", "__main__", "_version"}  # _version: the version string alone (no imports)
 
 
 def module_name(path: Path) -> str:

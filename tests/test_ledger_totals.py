@@ -10,7 +10,15 @@ from dialectic.core.domain import (
     LedgerEntry,
     Participant,
 )
-from dialectic.core.ledger import cost_text, entries_of, ledger_totals, totals_by_kind, usage_text, usd
+from dialectic.core.ledger import (
+    cost_text,
+    entries_of,
+    ledger_totals,
+    prompt_cache_text,
+    totals_by_kind,
+    usage_text,
+    usd,
+)
 
 
 def entry(kind: str, *, cost: float | None = 0.001, **figures: int | str | bool) -> LedgerEntry:
@@ -57,6 +65,15 @@ def test_money_is_written_with_the_digits_that_matter() -> None:
 def test_the_usage_line_every_view_prints() -> None:
     line = usage_text(ledger_totals([entry("proposal", input_tokens=1200, output_tokens=300, cached_input_tokens=100)]))
     assert line == "1 call · 1,500 tokens (1,200 input · 300 output · 100 cached) · cost $0.001"
+
+
+def test_the_prompt_cache_share_is_cached_over_all_prompt_tokens() -> None:
+    entries = [
+        entry("proposal", input_tokens=1000, output_tokens=10, cached_input_tokens=0),
+        entry("critique", input_tokens=3000, output_tokens=10, cached_input_tokens=2900),
+    ]
+    assert prompt_cache_text(ledger_totals(entries)) == "prompt tokens served from cache: 72%"
+    assert prompt_cache_text(ledger_totals([entry("proposal", input_tokens=5, output_tokens=1)])) is None
 
 
 def test_a_debate_saved_before_the_ledger_gets_one_from_its_metadata() -> None:

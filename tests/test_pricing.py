@@ -66,3 +66,23 @@ def test_a_pricing_key_must_name_provider_and_model() -> None:
         SystemConfig.model_validate({"pricing": {"gpt-4o": {"input": 1, "output": 2}}})
     with pytest.raises(ValueError):
         SystemConfig.model_validate({"pricing": {"openai/x": {"input": -1, "output": 2}}})
+
+
+def test_prompt_cache_reads_are_priced_at_the_cached_rate() -> None:
+    """Anthropic's cache reads and OpenAI's cached tokens, as the adapters count them, cost the cached rate."""
+    from dialectic.llm.anthropic_provider import _usage_json
+
+    usage = _usage_json(
+        {"input_tokens": 50, "output_tokens": 12, "cache_creation_input_tokens": 100, "cache_read_input_tokens": 900}
+    )
+    table = PriceTable.of()
+    cost = table.cost(
+        "anthropic",
+        "claude-haiku-4-5",
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cached=usage.cached_input_tokens,
+    )
+    assert cost == pytest.approx((150 * 1.00 + 900 * 0.10 + 12 * 5.00) / 1_000_000)
+    openai_cost = table.cost("openai", "gpt-4o-mini", input_tokens=1000, output_tokens=0, cached=896)
+    assert openai_cost == pytest.approx((104 * 0.15 + 896 * 0.075) / 1_000_000)

@@ -461,6 +461,7 @@ def test_totals_and_cost_come_from_the_ledger() -> None:
         "- **Cost:** $0.00815",
         "- **Latency:** 1,000 ms total · 500 ms mean over 2 calls",
     ]
+    assert "- **Prompt cache:** prompt tokens served from cache: 15%" in out  # 200 of 1,300
     assert lines_after(out, "### Usage by call", 4) == [
         "| Call | Calls | Input tokens | Output tokens | Cached | Cost |",
         "|---|--:|--:|--:|--:|--:|",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from jinja2 import UndefinedError
 
@@ -378,3 +380,28 @@ def test_on_a_question_the_guard_checks_the_shared_answer_instead() -> None:
     assert text.startswith("## Question\nWhat is 6*7?") and "redoing its working" in text
     assert "first wrong step" in text and "Do not invent an objection" in text
     assert "strongest objection" not in text and "at most 200 words" in text
+
+
+def test_a_participants_turns_share_their_stable_prefix_for_the_prompt_caches() -> None:
+    """Critique and refine of one participant in one round start with the same text: who it is, the problem,
+    the clarifications and the earlier rounds (append-only); what the turn asks comes after, so a provider's
+    prompt cache serves the shared part of the second call. Nothing that varies comes before the problem."""
+    shared = dict(
+        role_name="System Architect",
+        problem="Design a URL shortener.",
+        clarifications="Q: Scale?\nA: 100 req/s.",
+        history="Round 1: proposals...",
+        history_is_summary=False,
+        word_limit=200,
+    )
+    critique = render(
+        "critique.md.j2", **shared, target_name="Performance Engineer", target_role="performance", proposal="Shard."
+    )
+    refine = render("refine.md.j2", **shared, original="Use Postgres.", critiques=CRITIQUES)
+    common = os.path.commonprefix([critique, refine])
+    assert common.startswith('You are the System Architect in a design debate.\n\nThe problem:\n"""')
+    assert 'Round 1: proposals...\n"""' in common and "Critique" not in common
+    assert "Design a URL shortener." in common.split("The earlier rounds")[0]
+    later = render("critique.md.j2", **{**shared, "history": "Round 1: proposals...\nRound 2: more..."},
+                   target_name="Performance Engineer", target_role="performance", proposal="Shard.")  # fmt: skip
+    assert os.path.commonprefix([critique, later]).endswith("Round 1: proposals...\n")  # the history only grows

@@ -32,7 +32,7 @@ def reply(request: CompletionRequest) -> Script:
     if "## A reviewer's objection" in prompt:
         return "A token bucket per client, 10 requests of burst."
     for title, design in DESIGNS.items():
-        if prompt.startswith(f"You are the {title} in a design debate. Propose"):
+        if prompt.startswith(f"You are the {title} in a design debate.") and "Propose a design" in prompt:
             return design
     return default_reply(request)
 

@@ -80,12 +80,16 @@ def test_write_atomic_creates_parents_and_replaces(tmp_path: Path) -> None:
     assert [p.name for p in target.parent.iterdir()] == ["out.txt"]
 
 
-def test_version_comes_from_the_package_metadata(capsys: pytest.CaptureFixture[str]) -> None:
+def test_version_is_the_package_metadatas_and_pyprojects(capsys: pytest.CaptureFixture[str]) -> None:
+    import tomllib
     from importlib import metadata
+    from pathlib import Path
 
     code, out, err = run(["--version"], capsys)
     assert code == 0 and err == ""
     assert out == f"dialectic {metadata.version('dialectic-debate')}\n"
+    with (Path(__file__).resolve().parents[2] / "pyproject.toml").open("rb") as file:
+        assert out == f"dialectic {tomllib.load(file)['project']['version']}\n"
 
 
 def test_help_shows_flags_without_a_value_type(capsys: pytest.CaptureFixture[str]) -> None:

@@ -48,7 +48,7 @@ def reply(request: CompletionRequest) -> Script:
     if "## A reviewer's objection" in prompt:
         return "A sliding window counter per API key, audited."
     for title, design in DESIGNS.items():
-        if prompt.startswith(f"You are the {title} in a design debate. Propose"):
+        if prompt.startswith(f"You are the {title} in a design debate.") and "Propose a design" in prompt:
             return design
     return default_reply(request)
 

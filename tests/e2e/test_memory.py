@@ -39,7 +39,7 @@ def proposal_prompts(server: FakeLLMServer, since: int) -> list[str]:
     for request in server.requests[since:]:
         messages = request.body.get("messages") or []
         users = [m["content"] for m in messages if m.get("role") == "user" and isinstance(m.get("content"), str)]
-        if users and users[-1].partition("\n")[0].endswith("Propose a design for the problem below."):
+        if users and "\n## Task\nPropose a design for the problem above." in users[-1]:
             prompts.append(users[-1])
     return prompts
 

@@ -1,4 +1,4 @@
-"""AnthropicProvider through the real anthropic SDK against the fake server on 127.0.0.1."""
+"""AnthropicProvider over its own HTTP wire against the fake server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -56,7 +56,7 @@ def test_happy_path(server: FakeLLMServer, run_anthropic: Any) -> None:
     assert body["system"] == "You are a judge." and body["max_tokens"] == 300
     assert body["messages"] == [{"role": "user", "content": "Design a cache"}]
     assert "tools" not in body and "temperature" not in body
-    assert server.requests[0].headers["authorization"] == "Bearer test-key"  # SDK 2.x sends the key as a bearer token
+    assert server.requests[0].headers["authorization"] == "Bearer test-key"  # as the SDK 2.x sends it
 
 
 def test_max_tokens_defaults_when_unset(server: FakeLLMServer, run_anthropic: Any) -> None:

@@ -1,4 +1,4 @@
-"""OpenAIProvider through the real openai SDK against the fake server on 127.0.0.1."""
+"""OpenAIProvider over its own HTTP wire against the fake server on 127.0.0.1."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import json
 from typing import Any
 
 import httpx2
-import openai
 import pytest
 
 from dialectic.core.errors import (
@@ -20,6 +19,7 @@ from dialectic.core.errors import (
     RetriesExhausted,
 )
 from dialectic.llm.base import Completion, CompletionRequest, Delta, JsonSchema, LLMProvider, Message
+from dialectic.llm.http_wire import WireError, WireShapeError, WireStatusError, WireTimeout
 from dialectic.llm.openai_provider import OpenAIProvider, parse_json_text, responses_endpoint_missing, translate_error
 from dialectic.llm.retry import RetryPolicy, with_retries
 from dialectic.llm.scripted import example_for_schema
@@ -340,29 +340,29 @@ def _sdk_response(status: int, headers: dict[str, str] | None = None) -> httpx2.
     return httpx2.Response(status, headers=headers, request=httpx2.Request("POST", "http://127.0.0.1:1/v1/responses"))
 
 
-def test_translate_error_covers_sdk_exceptions_without_a_server() -> None:
-    limited = openai.RateLimitError(
-        "Error code: 429", response=_sdk_response(429, {"retry-after-ms": "1500"}), body={"message": "slow down"}
-    )
+def _status(status: int, body: object, headers: dict[str, str] | None = None) -> WireStatusError:
+    return WireStatusError("x", response=_sdk_response(status, headers), body=body)
+
+
+def test_translate_error_covers_the_wire_failures_without_a_server() -> None:
+    limited = _status(429, {"error": {"message": "slow down"}}, {"retry-after-ms": "1500"})
     translated = translate_error(limited, provider="openrouter", model="m")
     assert isinstance(translated, RateLimited) and translated.retry_after == 1.5
     assert str(translated) == "openrouter: rate limited (429) on model m" and translated.detail == "slow down"
 
-    quota = openai.RateLimitError(
-        "x", response=_sdk_response(429), body={"message": "quota", "code": "insufficient_quota"}
-    )
+    quota = _status(429, {"error": {"message": "quota", "code": "insufficient_quota"}})
     assert isinstance(translate_error(quota, provider="openai", model="m"), ProviderAuthError)
 
-    denied = openai.PermissionDeniedError("x", response=_sdk_response(403), body=None)
+    denied = _status(403, None)
     assert isinstance(translate_error(denied, provider="openai", model="m"), ProviderAuthError)
 
-    invalid = openai.APIResponseValidationError(response=_sdk_response(200), body={})
+    invalid = WireShapeError("bad shape")
     assert isinstance(translate_error(invalid, provider="openai", model="m"), InvalidResponse)
 
-    stream_error = openai.APIError("boom", httpx2.Request("POST", "http://127.0.0.1:1/v1"), body={"message": "boom"})
+    stream_error = WireError("boom", httpx2.Request("POST", "http://127.0.0.1:1/v1"), body={"message": "boom"})
     assert isinstance(translate_error(stream_error, provider="openai", model="m"), ProviderUnavailable)
 
-    timeout = openai.APITimeoutError(request=httpx2.Request("POST", "http://127.0.0.1:1/v1"))
+    timeout = WireTimeout("Request timed out.", httpx2.Request("POST", "http://127.0.0.1:1/v1"))
     assert isinstance(translate_error(timeout, provider="openai", model="m"), ProviderTimeout)
 
 
@@ -379,5 +379,4 @@ def test_translate_error_covers_sdk_exceptions_without_a_server() -> None:
     ],
 )
 def test_responses_endpoint_missing_rule(status: int, body: object, missing: bool) -> None:
-    error = openai.APIStatusError("x", response=_sdk_response(status), body=body)
-    assert responses_endpoint_missing(error, "llama3") is missing
+    assert responses_endpoint_missing(_status(status, body), "llama3") is missing

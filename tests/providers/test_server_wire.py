@@ -75,11 +75,8 @@ def test_responses_items_are_typed() -> None:
         run(server, lambda provider: provider.complete(with_history()), api="responses")
         items = server.requests[0].body["input"]
     assert [item["type"] for item in items] == ["message"] * 3
-    assert items[1] == {
-        "type": "message",
-        "role": "assistant",
-        "content": [{"type": "output_text", "text": "Use a token bucket per client."}],
-    }
+    # an easy input message: an output_text part would need the id and status of a server's output item
+    assert items[1] == {"type": "message", "role": "assistant", "content": "Use a token bucket per client."}
     assert items[0]["content"] == [{"type": "input_text", "text": "Design a rate limiter"}]
 
 

@@ -6,8 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any
 
-import anthropic
-import openai
+import httpx2
 import pytest
 
 from dialectic.core.errors import (
@@ -44,7 +43,7 @@ def test_http_timeout_parts_make_read_the_per_call_timeout_and_cap_connect() -> 
     assert DEFAULT_CALL_TIMEOUT_S == 120.0
 
 
-def test_sdk_clients_get_an_explicit_httpx_timeout() -> None:
+def test_the_wire_clients_get_an_explicit_httpx_timeout() -> None:
     async def built() -> tuple[object, object, object]:
         default = OpenAIProvider(api_key="k", base_url="http://127.0.0.1:9/v1")
         configured = OpenAIProvider(api_key="k", base_url="http://127.0.0.1:9/v1", timeout_s=45.0)
@@ -56,10 +55,10 @@ def test_sdk_clients_get_an_explicit_httpx_timeout() -> None:
                 await provider.aclose()
 
     default, configured, claude = asyncio.run(built())
-    assert isinstance(default, openai.Timeout) and default.read == DEFAULT_CALL_TIMEOUT_S
+    assert isinstance(default, httpx2.Timeout) and default.read == DEFAULT_CALL_TIMEOUT_S
     assert default.connect == CONNECT_TIMEOUT_S
-    assert isinstance(configured, openai.Timeout) and configured.read == 45.0 and configured.pool == 45.0
-    assert isinstance(claude, anthropic.Timeout) and claude.read == 45.0 and claude.connect == CONNECT_TIMEOUT_S
+    assert isinstance(configured, httpx2.Timeout) and configured.read == 45.0 and configured.pool == 45.0
+    assert isinstance(claude, httpx2.Timeout) and claude.read == 45.0 and claude.connect == CONNECT_TIMEOUT_S
 
 
 Make = Callable[[FakeLLMServer], LLMProvider]

@@ -24,7 +24,7 @@ def test_without_hooks_the_callers_span_is_used() -> None:
     assert timing.latency_ms() > 0  # from the start to now
 
 
-def test_the_sdk_client_fires_the_hooks_inside_each_measured_call(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_wire_client_fires_the_hooks_inside_each_measured_call(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[WireTiming | None] = []
 
     async def spy(message: Any) -> None:

@@ -49,13 +49,10 @@ app = typer.Typer(
 
 
 def package_version() -> str:
-    """The installed distribution's version (``pyproject.toml``'s ``version``)."""
-    from importlib import metadata  # only --version pays for it
+    """The package's version (``pyproject.toml``'s ``version``, kept in :mod:`dialectic._version`)."""
+    from dialectic._version import __version__  # only --version pays for it
 
-    try:
-        return metadata.version("dialectic-debate")
-    except metadata.PackageNotFoundError:
-        return "unknown (not installed)"
+    return __version__
 
 
 def _print_version(value: bool) -> None:

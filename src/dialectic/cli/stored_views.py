@@ -34,7 +34,7 @@ from dialectic.cli.verbose import participant_names
 from dialectic.core import events as ev
 from dialectic.core.config import HUMAN_PROVIDER
 from dialectic.core.domain import TURN_KINDS, DebateState, Participant, utc_now
-from dialectic.core.ledger import debate_totals, usage_text
+from dialectic.core.ledger import debate_totals, prompt_cache_text, usage_text
 from dialectic.reporting.deliberation import debate_format
 from dialectic.reporting.export import export_json
 from dialectic.reporting.report import render_report
@@ -161,7 +161,11 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
         )
     if state.judge is not None:
         lines.append(f"Judge    {_participant(state.judge)}")
-    lines.append(f"Usage    {usage_text(debate_totals(state))}")
+    totals = debate_totals(state)
+    lines.append(f"Usage    {usage_text(totals)}")
+    prompt_cache = prompt_cache_text(totals)
+    if prompt_cache is not None:
+        lines.append(f"Cache    {prompt_cache}")
     if state.receipt is not None:
         signed = ", signed" if state.receipt.signature else ""
         receipt = f"{state.receipt.algorithm}:{state.receipt.digest} ({state.receipt.count} changes{signed})"

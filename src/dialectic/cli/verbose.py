@@ -9,7 +9,7 @@ from dialectic.cli.wording import plural
 from dialectic.core import events as ev
 from dialectic.core.config import SummarizationConfig, SystemConfig
 from dialectic.core.domain import AgentPromptSources, Contribution, DebateState, DebateSummary, LedgerEntry
-from dialectic.core.ledger import cache_text, entries_of, ledger_totals, totals_by_kind, usage_text
+from dialectic.core.ledger import cache_text, entries_of, ledger_totals, prompt_cache_text, totals_by_kind, usage_text
 from dialectic.reporting.windows import window_lines
 from dialectic.store import DebateStore
 
@@ -126,6 +126,9 @@ def summary_lines(state: DebateState) -> list[str]:
     )
     totals = ledger_totals(entries)
     lines.append(f"Usage: {usage_text(totals)}")
+    prompt_cache = prompt_cache_text(totals)
+    if prompt_cache is not None:
+        lines.append(prompt_cache[0].upper() + prompt_cache[1:])
     if totals.cached:
         lines.append(f"Call cache: {cache_text(totals)}")
     lines += [f"  {kind:<14} {usage_text(totals)}" for kind, totals in totals_by_kind(entries).items()]

@@ -204,6 +204,16 @@ def cache_text(totals: LedgerTotals) -> str:
     return f"{hits} · {misses}"
 
 
+def prompt_cache_text(totals: LedgerTotals) -> str | None:
+    """``prompt tokens served from cache: N%``: the share of the prompt tokens the providers read from their
+    prompt caches (as they report them: OpenAI's and llama-server's ``cached_tokens``, Anthropic's cache
+    reads); ``None`` when no call reported any."""
+    if not totals.cached_input_tokens or not totals.input_tokens:
+        return None
+    share = min(totals.cached_input_tokens, totals.input_tokens) / totals.input_tokens
+    return f"prompt tokens served from cache: {share:.0%}"
+
+
 def usage_text(totals: LedgerTotals) -> str:
     """One line of figures every view prints the same way: calls, tokens (input, output, cached) and cost."""
     calls = f"{totals.calls} call" + ("" if totals.calls == 1 else "s")

@@ -7,6 +7,7 @@ saved with the debate, so a resumed debate is rebuilt from exactly what it start
 from __future__ import annotations
 
 import asyncio
+import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -55,6 +56,8 @@ class ClientFactory:
         self._retry = retry
         self._cache = cache
         self._limits: dict[str, asyncio.Semaphore] = {}
+        self._run = uuid.uuid4().hex[:12]
+        """Names this run in each participant's prompt-cache key (see :meth:`client_for`)."""
 
     def endpoint(self, config: AgentConfig) -> str:
         """The name of the endpoint ``config`` calls: its provider and base URL."""
@@ -73,6 +76,7 @@ class ClientFactory:
             limiter=limiter,
             max_continuations=self._continuations,
             cache=cache,
+            prompt_cache_key=f"dialectic-{self._run}-{config.id}",
         )
 
 

@@ -1,11 +1,12 @@
-"""Anthropic's Messages API through the official ``anthropic`` SDK.
+"""Anthropic's Messages API over our own HTTP wire (:mod:`dialectic.llm.http_wire`).
 
 Structured output uses native tool use: one tool named after the schema, whose
 ``input_schema`` is the requested JSON schema (Anthropic requires it to describe an object),
 forced with ``tool_choice``; the tool call's input is the structured value and its JSON dump
-the text. The SDK's Messages API (2.x) has no ``temperature`` parameter, so
-``CompletionRequest.temperature`` is not sent. The SDK client never retries
-(``max_retries=0``): :mod:`dialectic.llm.retry` does, from the translated errors.
+the text. The Messages API's request type (``anthropic`` 2.x, the tests' oracle of the shapes) has
+no ``temperature`` parameter, so ``CompletionRequest.temperature`` is not sent. Replies and streamed
+events are read as JSON; no SDK is imported. The wire never retries: :mod:`dialectic.llm.retry` does,
+from the translated errors.
 
 Native tool calling (``CompletionRequest.tools``) sends each tool as ``{name, description,
 input_schema}``; the reply's ``tool_use`` blocks are the calls. The conversation goes back in
@@ -19,13 +20,12 @@ request that defines no tools.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import AsyncIterator
 from typing import Any
 
-import anthropic
 import httpx2
-from anthropic.types import Message as AnthropicMessage
 
 from dialectic.core.domain import Usage
 from dialectic.core.errors import (
@@ -42,24 +42,25 @@ from dialectic.llm.base import (
     Message,
     ToolCall,
 )
+from dialectic.llm.http_wire import (
+    JsonWire,
+    WireConnectionError,
+    WireError,
+    WireShapeError,
+    WireStatusError,
+    WireTimeout,
+)
 from dialectic.llm.provider_errors import SdkErrors, StatusDetails, translate
-from dialectic.llm.timeouts import http_timeout_parts
-from dialectic.llm.wire_timing import EVENT_HOOKS, measure
+from dialectic.llm.sse import server_events
+from dialectic.llm.wire_timing import measure
 
 DEFAULT_MAX_TOKENS = 1024
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+API_VERSION = "2023-06-01"
+"""The ``anthropic-version`` header every request carries."""
 PROVIDER = "anthropic"
 _STOPPED = frozenset({None, "end_turn", "stop_sequence", "tool_use"})
 Blocks = list[dict[str, Any]]
-
-
-def preload() -> None:
-    """Import the API resources the SDK imports lazily on a client's first call (see the OpenAI adapter's)."""
-    import importlib
-
-    try:
-        importlib.import_module("anthropic.resources.messages")
-    except ImportError:  # another SDK version lays its modules out differently: the first call imports it
-        pass
 
 
 def tool_name(schema_name: str) -> str:
@@ -106,11 +107,6 @@ def _content(message: Message, with_tools: bool) -> tuple[str, str | Blocks]:
     return ("assistant" if message.role == "assistant" else "user"), message.content
 
 
-def _http_timeout(seconds: float | None) -> anthropic.Timeout:
-    """An explicit httpx timeout: ``read`` applies to every read, so a stream times out on inactivity."""
-    return anthropic.Timeout(**http_timeout_parts(seconds))
-
-
 def _usage(
     input_tokens: int | None, output_tokens: int | None, cache_writes: int | None = None, cache_reads: int | None = None
 ) -> Usage:
@@ -123,26 +119,36 @@ def _usage(
 
 
 def _status_details(error: Exception) -> StatusDetails:
-    assert isinstance(error, anthropic.APIStatusError)
-    message = error.api_message or (error.body if isinstance(error.body, str) else None)
-    return StatusDetails(message, error.error_code or (str(error.type) if error.type else None))
+    """The message and code of an error body (``{"type": "error", "error": {"type", "message"}}``): the code is
+    ``error.details.error_code`` when given, else the error's ``type``."""
+    body = getattr(error, "body", None)
+    inner = body.get("error") if isinstance(body, dict) else None
+    if not isinstance(inner, dict):
+        return StatusDetails(body.strip() or None if isinstance(body, str) else None)
+    message = inner.get("message")
+    details = inner.get("details")
+    code = details.get("error_code") if isinstance(details, dict) else None
+    kind = inner.get("type")
+    return StatusDetails(
+        message if isinstance(message, str) and message else None,
+        code if isinstance(code, str) else (str(kind) if kind else None),
+    )
 
 
 SDK_ERRORS = SdkErrors(
-    timeout=anthropic.APITimeoutError,
-    connection=anthropic.APIConnectionError,
-    response_validation=anthropic.APIResponseValidationError,
-    status=anthropic.APIStatusError,
-    stream=anthropic.APIError,
+    timeout=WireTimeout,
+    connection=WireConnectionError,
+    response_validation=WireShapeError,
+    status=WireStatusError,
+    stream=WireError,
     status_details=_status_details,
-    credentials=anthropic.CredentialsError,
 )
 
 
 def translate_error(
     error: Exception, *, model: str, provider: str = PROVIDER, timeout_s: float | None = None
 ) -> ProviderError:
-    """The ``dialectic.core.errors`` exception for an ``anthropic`` SDK failure (or a body that is not JSON),
+    """The ``dialectic.core.errors`` exception for a wire failure (or a body that is not JSON),
     by the one table of :mod:`dialectic.llm.provider_errors`; ``timeout_s`` is named in a timeout's message."""
     return translate(error, SDK_ERRORS, provider=provider, model=model, timeout_s=timeout_s)
 
@@ -153,6 +159,40 @@ def _tool_call(call_id: str, name: str, arguments: object) -> ToolCall:
     return ToolCall(
         id=call_id, name=name, arguments=arguments if isinstance(arguments, dict) else {}, arguments_text=text
     )
+
+
+def _usage_json(usage: object) -> Usage:
+    """A reply's ``usage`` object as :class:`Usage` (none gives zeros)."""
+    if not isinstance(usage, dict):
+        return Usage()
+    return _usage(
+        usage.get("input_tokens"),
+        usage.get("output_tokens"),
+        usage.get("cache_creation_input_tokens"),
+        usage.get("cache_read_input_tokens"),
+    )
+
+
+EPHEMERAL: dict[str, Any] = {"type": "ephemeral"}
+
+
+def with_breakpoints(options: dict[str, Any]) -> None:
+    """Mark ``options``' cache breakpoints in place: the system prompt (the participant's stable prefix)
+    and the last turn of the conversation, so the next call, which repeats that history and adds to it,
+    reads all of it from Anthropic's cache (reads cost a tenth of the input price). Two of the four
+    breakpoints a request may carry."""
+    system = options.get("system")
+    if isinstance(system, str) and system:
+        options["system"] = [{"type": "text", "text": system, "cache_control": EPHEMERAL}]
+    messages = options.get("messages")
+    if not messages:
+        return
+    last = messages[-1]
+    content = last["content"]
+    blocks: Blocks = [{"type": "text", "text": content}] if isinstance(content, str) else [dict(b) for b in content]
+    if blocks and (blocks[-1].get("type") != "text" or blocks[-1].get("text")):
+        blocks[-1]["cache_control"] = EPHEMERAL
+        messages[-1] = {**last, "content": blocks}
 
 
 CLAUDE_WINDOW = 200_000
@@ -168,18 +208,19 @@ class AnthropicProvider:
 
     supports_tools = True
 
-    def __init__(self, *, api_key: str, base_url: str | None = None, timeout_s: float | None = None) -> None:
+    def __init__(
+        self, *, api_key: str, base_url: str | None = None, timeout_s: float | None = None, prompt_cache: bool = True
+    ) -> None:
         self.name = PROVIDER
         self.timeout_s = timeout_s
-        # An empty key would make the SDK send an empty credential header; servers reached through a
-        # custom base URL (the only case without a key) accept any value.
-        self._client = anthropic.AsyncAnthropic(
-            api_key=api_key or "not-needed",
-            base_url=base_url,
-            timeout=_http_timeout(timeout_s),
-            max_retries=0,
-            http_client=anthropic.DefaultAsyncHttpxClient(timeout=_http_timeout(timeout_s), event_hooks=EVENT_HOOKS),
-        )
+        self.prompt_cache = prompt_cache
+        """Mark cache breakpoints on a participant's requests (see :func:`with_breakpoints`)."""
+        # An empty key would send an empty credential header; servers reached through a custom base URL
+        # (the only case without a key) accept any value.
+        url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_BASE_URL
+        # The key goes as a bearer token, as the ``anthropic`` SDK 2.x sends it.
+        headers = {"Authorization": f"Bearer {api_key or 'not-needed'}", "anthropic-version": API_VERSION}
+        self._client = JsonWire(url, headers, timeout_s)
 
     def _translate(self, error: Exception, request: CompletionRequest) -> ProviderError:
         return translate_error(error, model=request.model, timeout_s=request.timeout_s or self.timeout_s)
@@ -199,6 +240,8 @@ class AnthropicProvider:
         }
         if request.system:
             options["system"] = request.system
+        if self.prompt_cache and request.prompt_cache_key:
+            with_breakpoints(options)
         if request.json_schema is not None:
             name = tool_name(request.json_schema.name)
             options["tools"] = [
@@ -214,51 +257,44 @@ class AnthropicProvider:
                 {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
                 for tool in request.tools
             ]
-        if request.timeout_s is not None:
-            options["timeout"] = _http_timeout(request.timeout_s)
         return options
 
     async def complete(self, request: CompletionRequest) -> Completion:
-        create = self._client.messages.create
         try:
             with measure() as wire:
-                message = await create(**self._options(request))
-        except (anthropic.AnthropicError, ValueError) as error:
+                response = await self._client.post("v1/messages", self._options(request), timeout_s=request.timeout_s)
+            message = response.json()
+        except (WireError, ValueError) as error:
             raise self._translate(error, request) from error
         latency_ms = wire.latency_ms()
-        if not isinstance(message, AnthropicMessage):
+        if not isinstance(message, dict) or not isinstance(message.get("content"), list):
             raise self._invalid(request, "the Messages API did not answer with a message object")
         try:
             texts: list[str] = []
             structured: Any | None = None
             calls: list[ToolCall] = []
-            for block in message.content:
-                if block.type == "tool_use" and request.json_schema is not None:
+            for block in message["content"]:
+                kind = block.get("type")
+                if kind == "tool_use" and request.json_schema is not None:
                     if structured is None:
-                        structured = block.input
-                elif block.type == "tool_use" and request.tools:
-                    calls.append(_tool_call(block.id, block.name, block.input))
-                elif block.type == "text":
-                    texts.append(block.text)
-            finish = _finish(message.stop_reason)
+                        structured = block["input"]
+                elif kind == "tool_use" and request.tools:
+                    calls.append(_tool_call(block["id"], block["name"], block.get("input")))
+                elif kind == "text":
+                    texts.append(block["text"])
+            finish = _finish(message.get("stop_reason"))
             if calls and finish != FINISH_LENGTH:
                 finish = FINISH_TOOL_CALLS
-            usage = message.usage
             return Completion(
                 text=json.dumps(structured) if structured is not None else "".join(texts),
-                model=message.model or request.model,
-                usage=_usage(
-                    usage.input_tokens,
-                    usage.output_tokens,
-                    usage.cache_creation_input_tokens,
-                    usage.cache_read_input_tokens,
-                ),
+                model=message.get("model") or request.model,
+                usage=_usage_json(message.get("usage")),
                 latency_ms=latency_ms,
                 finish_reason=finish,
                 structured=structured,
                 tool_calls=tuple(calls),
             )
-        except (AttributeError, TypeError) as error:
+        except (AttributeError, TypeError, KeyError) as error:
             raise self._invalid(request, "the message lacks expected fields") from error
 
     def _invalid(self, request: CompletionRequest, why: str) -> InvalidResponse:
@@ -267,36 +303,54 @@ class AnthropicProvider:
     async def stream(self, request: CompletionRequest) -> AsyncIterator[Delta]:
         """Stream the reply's text (for a structured request, the tool input's JSON as it arrives).
 
-        The final delta carries the finish reason, the usage and the model. The SDK lets network
-        errors met while the stream is read (a read timeout, a dropped connection) through as
-        httpx errors; they are translated like the others.
+        The final delta carries the finish reason, the usage and the model. Network errors met while
+        the stream is read (a read timeout, a dropped connection) come through as httpx errors and
+        are translated like the others; an ``error`` event is a stream error.
         """
         finish: str | None = None
         input_tokens = output_tokens = 0
+        cached: int | None = None
         model = request.model
+        body = {**self._options(request), "stream": True}
         try:
-            events = await self._client.messages.create(**self._options(request), stream=True)
-            async with events:
-                async for event in events:
-                    if event.type == "message_start":
-                        model = event.message.model or model
-                        u = event.message.usage
-                        input_tokens = _usage(
-                            u.input_tokens, 0, u.cache_creation_input_tokens, u.cache_read_input_tokens
-                        ).input_tokens
-                    elif event.type == "content_block_delta":
-                        if event.delta.type == "text_delta" and event.delta.text:
-                            yield Delta(text=event.delta.text)
-                        elif event.delta.type == "input_json_delta" and event.delta.partial_json:
-                            yield Delta(text=event.delta.partial_json)
-                    elif event.type == "message_delta":
-                        finish = _finish(event.delta.stop_reason)
-                        output_tokens = event.usage.output_tokens or output_tokens
-        except (anthropic.AnthropicError, httpx2.TransportError, ValueError) as error:
+            response = await self._client.post("v1/messages", body, timeout_s=request.timeout_s, stream=True)
+            try:
+                async for event in server_events(response.aiter_lines()):
+                    data = json.loads(event.data)
+                    if not isinstance(data, dict):
+                        raise self._invalid(request, "a stream event is not a JSON object")
+                    kind = data.get("type") or event.event
+                    if kind == "error":
+                        error = data.get("error") or {}
+                        text = error.get("message") if isinstance(error, dict) else None
+                        raise WireError(str(text or "error"), response.request, body=data)
+                    if kind == "message_start":
+                        started = data["message"]
+                        model = started.get("model") or model
+                        usage = _usage_json(started.get("usage"))
+                        input_tokens, cached = usage.input_tokens, usage.cached_input_tokens
+                    elif kind == "content_block_delta":
+                        delta = data["delta"]
+                        if delta.get("type") == "text_delta" and delta.get("text"):
+                            yield Delta(text=delta["text"])
+                        elif delta.get("type") == "input_json_delta" and delta.get("partial_json"):
+                            yield Delta(text=delta["partial_json"])
+                    elif kind == "message_delta":
+                        finish = _finish((data.get("delta") or {}).get("stop_reason"))
+                        output_tokens = (data.get("usage") or {}).get("output_tokens") or output_tokens
+            finally:
+                await response.aclose()
+        except (WireError, httpx2.TransportError, ValueError) as error:
             raise self._translate(error, request) from error
-        except (AttributeError, TypeError) as error:
+        except (AttributeError, TypeError, KeyError) as error:
             raise self._invalid(request, "a stream event lacks expected fields") from error
-        yield Delta(finish_reason=finish, usage=_usage(input_tokens, output_tokens), model=model)
+        usage = Usage(
+            input_tokens=input_tokens,
+            output_tokens=output_tokens,
+            total_tokens=input_tokens + output_tokens,
+            cached_input_tokens=cached,
+        )
+        yield Delta(finish_reason=finish, usage=usage, model=model)
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._client.aclose()

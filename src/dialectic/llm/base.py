@@ -1,7 +1,7 @@
 """The one protocol every LLM provider implements, and the data it speaks.
 
 A provider turns a :class:`CompletionRequest` into a :class:`Completion` (or a stream of
-:class:`Delta`). Providers translate their SDK's errors into ``dialectic.core.errors``
+:class:`Delta`). Providers translate their client's errors into ``dialectic.core.errors``
 (``ProviderAuthError``, ``RateLimited``, ``ProviderUnavailable``, ``ProviderTimeout``,
 ``InvalidResponse``, ``BadRequest``, ``ModelNotFound``, ``ContextWindowExceeded``) and do not
 retry on their own: retries, continuation of cut-off replies and structured-output repair are
@@ -88,6 +88,10 @@ class CompletionRequest:
     logprobs: bool = False
     """Ask for each generated token's log-probability (:attr:`Completion.logprobs`) where the provider
     returns them (Chat Completions servers such as llama-server do); a provider that cannot ignores it."""
+    prompt_cache_key: str = ""
+    """Whose prompt this is, for the providers' prompt caches (a debate run and a participant): OpenAI's
+    ``prompt_cache_key``, and the llama-server slot the participant keeps. Empty: no affinity asked.
+    Set by the client after the call cache's key is taken, so it never splits the call cache."""
 
     @property
     def system(self) -> str:

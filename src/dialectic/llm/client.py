@@ -107,8 +107,11 @@ class LLMClient:
         limiter: asyncio.Semaphore | SharedLimit | None = None,
         max_continuations: int = 1,
         cache: ReplyCache | None = None,
+        prompt_cache_key: str = "",
     ) -> None:
         self.provider = provider
+        self.prompt_cache_key = prompt_cache_key
+        """Given to every request this client sends (see :attr:`CompletionRequest.prompt_cache_key`)."""
         self.cache = cache
         """The call cache every reply is filed in, and that answers requests when its reading is on."""
         self.retry = retry or RetryPolicy()
@@ -151,6 +154,8 @@ class LLMClient:
         self, request: CompletionRequest, on_retry: RetryHook | None, stream: DeltaHook | None, offset: int
     ) -> Completion:
         observer = current_observer()
+        if self.prompt_cache_key and not request.prompt_cache_key:
+            request = request.with_changes(prompt_cache_key=self.prompt_cache_key)
 
         async def request_once() -> Completion:
             async with self._slot():

@@ -1,4 +1,4 @@
-"""OpenAI and OpenAI-compatible servers (OpenRouter, Ollama, vLLM, llama.cpp) through the ``openai`` SDK.
+"""OpenAI and OpenAI-compatible servers (OpenRouter, Ollama, vLLM, llama.cpp) over our own HTTP wire.
 
 Which API a completion uses is the agent's ``api`` setting: ``chat`` (Chat Completions only),
 ``responses`` (the Responses API only) or ``auto`` (the default): the Responses API on OpenAI's own
@@ -15,9 +15,9 @@ reports ``completed``); a reply without usage gets an estimate, marked ``estimat
 name stored is the one configured (a server may report a file path), with the server's name beside
 it; a server that refuses ``response_format`` gets the request again without it (remembered per
 endpoint), and the caller's structured-output repair takes over. Requests go through
-the SDK's client; replies and streamed events are read as JSON rather than as the SDK's typed
-models, which cost more CPU than the rest of a call (see ``OpenAIProvider._post``). The SDK client
-never retries (``max_retries=0``): :mod:`dialectic.llm.retry` does, from the translated errors.
+:mod:`dialectic.llm.http_wire` (no SDK is imported: the ``openai`` package serves only as the
+tests' oracle of the request and reply shapes); replies and streamed events are read as JSON. The
+wire never retries: :mod:`dialectic.llm.retry` does, from the translated errors.
 
 Tools (native function calling) go out in each API's shape: Chat Completions' ``tools`` of
 ``{"type": "function", "function": {…}}`` with ``tool_calls`` on assistant messages and ``tool``
@@ -30,13 +30,13 @@ caller can fall back to pasting the context.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import httpx2
-import openai
 
 from dialectic.core.domain import Usage
 from dialectic.core.errors import (
@@ -61,29 +61,25 @@ from dialectic.llm.base import (
     ToolCall,
 )
 from dialectic.llm.endpoint_memory import EndpointMemory
+from dialectic.llm.http_wire import (
+    JsonWire,
+    WireConnectionError,
+    WireError,
+    WireShapeError,
+    WireStatusError,
+    WireTimeout,
+)
 from dialectic.llm.json_text import parse_json_text
 from dialectic.llm.provider_errors import SdkErrors, StatusDetails, translate
 from dialectic.llm.retry import is_about_model
 from dialectic.llm.sse import server_events
-from dialectic.llm.timeouts import http_timeout_parts, silence_message
+from dialectic.llm.timeouts import silence_message
 from dialectic.llm.tool_arguments import arguments_json, parse_arguments
-from dialectic.llm.wire_timing import EVENT_HOOKS, measure
-
-
-def preload() -> None:
-    """Import the API resources the SDK imports lazily on a client's first call (``dialectic serve``
-    does it before it listens, so the first debates do not wait on imports)."""
-    import importlib
-
-    for module in ("openai.resources.chat.completions.completions", "openai.resources.responses.responses"):
-        try:
-            importlib.import_module(module)
-        except ImportError:  # another SDK version lays its modules out differently: the first call imports them
-            pass
+from dialectic.llm.wire_timing import measure
 
 
 def _server_message(body: object) -> tuple[str | None, str | None]:
-    """The server's error message and code from an SDK error body (a dict or the raw text)."""
+    """The server's error message and code from an error body (its JSON, or the raw text)."""
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict):
@@ -118,7 +114,7 @@ def _window_sizes(body: object) -> tuple[int | None, int | None]:
     )
 
 
-def responses_endpoint_missing(error: openai.APIStatusError, model: str) -> bool:
+def responses_endpoint_missing(error: WireStatusError, model: str) -> bool:
     """Whether a failed Responses call means the endpoint lacks the Responses API.
 
     True for 405 and 501, and for a 404 that is not about the model: a 404 whose error code is
@@ -139,17 +135,17 @@ def _status_details(error: Exception) -> StatusDetails:
 
 
 SDK_ERRORS = SdkErrors(
-    timeout=openai.APITimeoutError,
-    connection=openai.APIConnectionError,
-    response_validation=openai.APIResponseValidationError,
-    status=openai.APIStatusError,
-    stream=openai.APIError,
+    timeout=WireTimeout,
+    connection=WireConnectionError,
+    response_validation=WireShapeError,
+    status=WireStatusError,
+    stream=WireError,
     status_details=_status_details,
 )
 
 
 def translate_error(error: Exception, *, provider: str, model: str, timeout_s: float | None = None) -> ProviderError:
-    """The ``dialectic.core.errors`` exception for an ``openai`` SDK failure (or a body that is not JSON),
+    """The ``dialectic.core.errors`` exception for a wire failure (or a body that is not JSON),
     by the one table of :mod:`dialectic.llm.provider_errors`; ``timeout_s`` is named in a timeout's message."""
     return translate(error, SDK_ERRORS, provider=provider, model=model, timeout_s=timeout_s)
 
@@ -173,11 +169,6 @@ def _usage_json(usage: Any, input_key: str, output_key: str) -> Usage:
         return Usage()
     details = usage.get(input_key.replace("_tokens", "_tokens_details"))
     return _usage(usage.get(input_key), usage.get(output_key), usage.get("total_tokens"), details)
-
-
-def _http_timeout(seconds: float | None) -> openai.Timeout:
-    """An explicit httpx timeout: ``read`` applies to every read, so a stream times out on inactivity."""
-    return openai.Timeout(**http_timeout_parts(seconds))
 
 
 def _chat_finish(reason: str | None) -> str:
@@ -224,11 +215,14 @@ def chat_message(message: Message) -> dict[str, Any]:
 
 
 def responses_message(role: str, text: str) -> dict[str, Any]:
-    """One message as a typed Responses input item: ``input_text`` parts for what the user (or system) said,
-    ``output_text`` for the assistant's own earlier replies. Strict servers refuse untyped items
-    (llama-server: ``Cannot determine type of 'item'`` for an assistant turn)."""
-    part = "output_text" if role == "assistant" else "input_text"
-    return {"type": "message", "role": role, "content": [{"type": part, "text": text}]}
+    """One message as a typed Responses input item (``type: message``; strict servers refuse untyped items,
+    llama-server with ``Cannot determine type of 'item'`` for an assistant turn): ``input_text`` parts for
+    what the user (or system) said, the text itself for the assistant's own earlier replies. That is the
+    API's easy input message: an ``output_text`` part would make it an output message, which must carry
+    the ``id`` and ``status`` the server gave it (the SDK's ``ResponseOutputMessageParam``)."""
+    if role == "assistant":
+        return {"type": "message", "role": role, "content": text}
+    return {"type": "message", "role": role, "content": [{"type": "input_text", "text": text}]}
 
 
 def responses_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
@@ -296,6 +290,8 @@ class ListedModel:
 
 
 OPENAI_HOSTS = ("api.openai.com",)
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+"""Where requests go when neither the configuration nor ``OPENAI_BASE_URL`` names a base URL."""
 
 
 def is_openai_endpoint(base_url: str) -> bool:
@@ -384,13 +380,30 @@ def response_format(kind: str, schema: JsonSchema) -> dict[str, Any]:
 _FORMAT_WORDS = re.compile(r"response_format|json_schema|json_object", re.IGNORECASE)
 
 
-def refuses_response_format(error: openai.APIStatusError) -> bool:
+def refuses_response_format(error: WireStatusError) -> bool:
     """Whether a failure refuses the structured-output form asked for: a 400, 422 or 500 whose message
     names ``response_format`` (llama-cpp-python's server answers a 500 naming it; others a 400)."""
     if error.status_code not in (400, 422, 500):
         return False
     message, _ = _server_message(error.body)
     return bool(_FORMAT_WORDS.search(message or ""))
+
+
+def slot_for(slots: dict[str, int], key: str, total: int) -> int:
+    """The llama-server slot ``key`` keeps: its own while it has one; a new key takes the lowest free
+    slot, or, when all ``total`` are taken, the slot of the key that took one longest ago (a debate with
+    more participants than slots shares them). ``slots`` (key to slot, oldest first) is updated."""
+    if key in slots:
+        return slots[key]
+    taken = set(slots.values())
+    free = [slot for slot in range(total) if slot not in taken]
+    if free:
+        slot = free[0]
+    else:
+        oldest = next(iter(slots))
+        slot = slots.pop(oldest)
+    slots[key] = slot
+    return slot
 
 
 class OpenAIProvider:
@@ -409,12 +422,14 @@ class OpenAIProvider:
     (see :data:`STRUCTURED_FORMATS`): asked that way from then on."""
     _windows: ClassVar[EndpointMemory[tuple[str, str], int | None]] = EndpointMemory()
     """Per endpoint and model: the context window the server said (``None``: it did not say)."""
+    _props: ClassVar[EndpointMemory[str, dict[str, Any] | None]] = EndpointMemory()
+    """Per endpoint: what its ``/props`` said (llama-server's settings; ``None``: it has none)."""
 
     @classmethod
     def forget(cls, endpoint: str) -> None:
         """Drop what ``endpoint`` said: the next call asks again (it could not be reached, so what
         answers there next may be another server)."""
-        for memory in (cls._responses_api, cls._formats, cls._windows):
+        for memory in (cls._responses_api, cls._formats, cls._windows, cls._props):
             memory.forget(endpoint)
 
     def __init__(
@@ -425,17 +440,17 @@ class OpenAIProvider:
         timeout_s: float | None = None,
         name: str = "openai",
         api: str = "auto",
+        prompt_cache: bool = True,
     ) -> None:
         self.name = name
         self.timeout_s = timeout_s
         self.api = api
-        self._client = openai.AsyncOpenAI(
-            api_key=api_key,
-            base_url=base_url,
-            timeout=_http_timeout(timeout_s),
-            max_retries=0,
-            http_client=openai.DefaultAsyncHttpxClient(timeout=_http_timeout(timeout_s), event_hooks=EVENT_HOOKS),
-        )
+        self.prompt_cache = prompt_cache
+        """Ask for prompt-cache reuse (see :meth:`_cache_fields`); off, llama-server is told not to reuse."""
+        self._slots: dict[str, int] = {}
+        """llama-server slots kept by prompt-cache key, oldest first (see :func:`slot_for`)."""
+        url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        self._client = JsonWire(url, {"Authorization": f"Bearer {api_key}"}, timeout_s)
         self._endpoint = str(self._client.base_url)
         self._official = is_openai_endpoint(self._endpoint)
 
@@ -451,12 +466,12 @@ class OpenAIProvider:
             if self.uses_responses_api:
                 try:
                     return await self._complete_responses(request)
-                except openai.APIStatusError as error:
+                except WireStatusError as error:
                     if self.api != "auto" or not responses_endpoint_missing(error, request.model):
                         raise
                     self._responses_api[self._endpoint] = False
             return await self._complete_chat(request)
-        except (openai.OpenAIError, ValueError) as error:
+        except (WireError, ValueError) as error:
             raise self._translate(error, request) from error
 
     async def context_window(self, model: str) -> int | None:
@@ -473,10 +488,50 @@ class OpenAIProvider:
             self._windows[key] = await self._ask_window(model)
         return self._windows[key]
 
+    async def _server_props(self) -> dict[str, Any] | None:
+        """llama-server's ``/props`` of this endpoint (asked once per endpoint, for a while); ``None``
+        for OpenAI's own endpoint and for servers that have none."""
+        if self._official:
+            return None
+        if self._endpoint in self._props:
+            return self._props[self._endpoint]
+        return await self._fetch_props()
+
+    async def _fetch_props(self) -> dict[str, Any] | None:
+        """Ask ``/props`` now (and remember what it said)."""
+        root = self._endpoint.rstrip("/").removesuffix("/v1")
+        props = await self._get_json(f"{root}/props")
+        said = props if isinstance(props, dict) else None
+        self._props[self._endpoint] = said
+        return said
+
+    async def _cache_fields(self, request: CompletionRequest, *, chat: bool) -> dict[str, Any]:
+        """What a request carries for the provider's prompt cache.
+
+        OpenAI's own endpoint: ``prompt_cache_key`` (the debate run and participant), which routes a
+        participant's calls to the machines that hold its prefix. llama-server (its ``/props`` gives
+        ``total_slots``), on Chat Completions: ``cache_prompt`` and the participant's own slot
+        (``id_slot``), so its next call finds its prefix in that slot's KV cache. With the cache off,
+        llama-server is told ``cache_prompt: false`` (its default is on) and no key or slot is sent.
+        Other compatible servers get nothing they might refuse, and neither does a request without a key
+        (one not made for a debate's participant)."""
+        if self._official:
+            return (
+                {"prompt_cache_key": request.prompt_cache_key} if self.prompt_cache and request.prompt_cache_key else {}
+            )
+        if not chat or not request.prompt_cache_key:
+            return {}
+        props = await self._server_props()
+        slots = props.get("total_slots") if props is not None else None
+        if not isinstance(slots, int) or slots < 1:
+            return {}
+        if not self.prompt_cache:
+            return {"cache_prompt": False}
+        return {"cache_prompt": True, "id_slot": slot_for(self._slots, request.prompt_cache_key, slots)}
+
     async def _ask_window(self, model: str) -> int | None:
         if not self._official:
-            root = self._endpoint.rstrip("/").removesuffix("/v1")
-            props = await self._get_json(f"{root}/props")
+            props = await self._fetch_props()
             settings = props.get("default_generation_settings") if isinstance(props, dict) else None
             if isinstance(settings, dict) and isinstance(settings.get("n_ctx"), int) and settings["n_ctx"] > 0:
                 return int(settings["n_ctx"])
@@ -492,9 +547,9 @@ class OpenAIProvider:
         Raises the translated error when the server cannot be reached or refuses (a down server is a
         ``ProviderUnavailable`` naming the address)."""
         try:
-            response = await self._client.get("/models", cast_to=httpx2.Response)
+            response = await self._client.get("models")
             listing = response.json()
-        except (openai.OpenAIError, ValueError) as error:
+        except (WireError, ValueError) as error:
             self._forget_if_unreachable(error)
             raise translate_error(error, provider=self.name, model="", timeout_s=self.timeout_s) from error
         entries = listing.get("data") if isinstance(listing, dict) else None
@@ -509,13 +564,13 @@ class OpenAIProvider:
     async def _get_json(self, url: str) -> Any:
         """GET ``url`` with the client's key and headers; ``None`` when it fails in any way."""
         try:
-            response = await self._client.get(url, cast_to=httpx2.Response, options={"timeout": _http_timeout(10.0)})
+            response = await self._client.get(url, timeout_s=10.0)
             return response.json()
-        except (openai.OpenAIError, httpx2.HTTPError, ValueError):
+        except (WireError, httpx2.HTTPError, ValueError):
             return None
 
     def _forget_if_unreachable(self, error: Exception) -> None:
-        if isinstance(error, openai.APIConnectionError) and not isinstance(error, openai.APITimeoutError):
+        if isinstance(error, WireConnectionError) and not isinstance(error, WireTimeout):
             self.forget(self._endpoint)
 
     def _translate(self, error: Exception, request: CompletionRequest) -> ProviderError:
@@ -534,23 +589,17 @@ class OpenAIProvider:
             )
         return translated
 
-    async def _post(self, path: str, body: dict[str, Any], *, stream: bool = False) -> httpx2.Response:
-        """POST through the SDK's client (endpoint, key, headers, errors by status) and take the raw response.
-
-        The replies are read as JSON here rather than as the SDK's typed models: building those costs
-        more CPU than the rest of a call (about 1 ms of 2.4 for a reply, 7.5 ms of 9.8 for a streamed
-        one, measured against the fake server), and a busy server makes many calls at once."""
-        options: openai.RequestOptions = {}
-        if "timeout" in body:
-            options["timeout"] = body.pop("timeout")
-        return await self._client.post(path, cast_to=httpx2.Response, body=body, options=options, stream=stream)
+    async def _post(
+        self, path: str, body: dict[str, Any], request: CompletionRequest, *, stream: bool = False
+    ) -> httpx2.Response:
+        """POST through the wire (endpoint, key, headers, errors by status) and take the raw response,
+        under the request's own timeout when it sets one. The replies are read as JSON here."""
+        return await self._client.post(path, body, timeout_s=request.timeout_s, stream=stream)
 
     def _options(self, request: CompletionRequest) -> dict[str, Any]:
         options: dict[str, Any] = {"model": request.model}
         if request.temperature is not None:
             options["temperature"] = request.temperature
-        if request.timeout_s is not None:
-            options["timeout"] = _http_timeout(request.timeout_s)
         return options
 
     async def _complete_responses(self, request: CompletionRequest) -> Completion:
@@ -567,6 +616,7 @@ class OpenAIProvider:
                 }
                 for tool in request.tools
             ]
+        options.update(await self._cache_fields(request, chat=False))
         if request.system:
             options["instructions"] = request.system
         if request.max_tokens is not None:
@@ -577,7 +627,7 @@ class OpenAIProvider:
                 "format": {"type": "json_schema", "name": schema.name, "schema": schema.schema, "strict": False}
             }
         with measure() as wire:
-            response = await self._post("/responses", options)
+            response = await self._post("responses", options, request)
         latency_ms = wire.latency_ms()
         data = response.json()
         if not isinstance(data, dict) or not isinstance(data.get("output"), list):
@@ -619,7 +669,7 @@ class OpenAIProvider:
             raise self._invalid(request, "the response lacks expected fields") from error
 
     async def _complete_chat(self, request: CompletionRequest) -> Completion:
-        options = self._chat_options(request)
+        options = {**self._chat_options(request), **await self._cache_fields(request, chat=True)}
         formats = STRUCTURED_FORMATS[STRUCTURED_FORMATS.index(self._formats.get(self._endpoint, "json_schema")) :]
         with measure() as wire:
             while True:
@@ -628,9 +678,9 @@ class OpenAIProvider:
                 if request.json_schema is not None and kind != "none":
                     body["response_format"] = response_format(kind, request.json_schema)
                 try:
-                    response = await self._post("/chat/completions", body)
+                    response = await self._post("chat/completions", body, request)
                     break
-                except openai.APIStatusError as error:
+                except WireStatusError as error:
                     if kind == "none" or not refuses_response_format(error):
                         raise
                     formats = formats[1:]
@@ -709,8 +759,8 @@ class OpenAIProvider:
     async def stream(self, request: CompletionRequest) -> AsyncIterator[Delta]:
         """Stream through Chat Completions; the final delta carries finish reason, usage and model.
 
-        The request goes through the SDK's client (endpoint, key, headers, status errors); the
-        streamed events are read as JSON here (see :mod:`dialectic.llm.sse` for why). The finish
+        The request goes through the wire (endpoint, key, headers, status errors); the streamed
+        events are read as JSON here (see :mod:`dialectic.llm.sse`). The finish
         reason is None when the server ended the stream without giving one.
         """
         finish: str | None = None
@@ -718,7 +768,8 @@ class OpenAIProvider:
         streamed: list[str] = []
         body = {**self._chat_options(request), "stream": True, "stream_options": {"include_usage": True}}
         try:
-            response = await self._post("/chat/completions", body, stream=True)
+            body.update(await self._cache_fields(request, chat=True))
+            response = await self._post("chat/completions", body, request, stream=True)
             try:
                 async for event in server_events(response.aiter_lines()):
                     if event.data.startswith("[DONE]"):
@@ -729,7 +780,7 @@ class OpenAIProvider:
                     if event.event == "error" or chunk.get("error"):
                         error = chunk.get("error", chunk)
                         message = error.get("message") if isinstance(error, dict) else None
-                        raise openai.APIError(str(message or "error"), response.request, body=error)
+                        raise WireError(str(message or "error"), response.request, body=error)
                     if chunk.get("usage"):
                         usage = _usage_json(chunk["usage"], "prompt_tokens", "completion_tokens")
                     for choice in chunk.get("choices") or ():
@@ -741,7 +792,7 @@ class OpenAIProvider:
                             finish = _chat_finish(choice["finish_reason"])
             finally:
                 await response.aclose()
-        except (openai.OpenAIError, ValueError) as error:
+        except (WireError, ValueError) as error:
             raise self._translate(error, request) from error
         except httpx2.TimeoutException as error:
             raise ProviderTimeout(
@@ -762,4 +813,4 @@ class OpenAIProvider:
         )
 
     async def aclose(self) -> None:
-        await self._client.close()
+        await self._client.aclose()

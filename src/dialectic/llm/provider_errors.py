@@ -1,10 +1,11 @@
-"""One table from an SDK's failures to dialectic's provider errors, for every adapter.
+"""One table from a client's failures to dialectic's provider errors, for every adapter.
 
-The OpenAI and Anthropic SDKs raise the same families of exceptions under their own classes
-(a timeout, a connection that failed, a reply of an unexpected shape, a status code, an error
-inside a stream). An adapter names its SDK's classes once (:class:`SdkErrors`) and how to read
-a status error's body; :func:`translate` walks one ordered table, the first matching row
-deciding, so both adapters give the same error, with the same message, for the same failure.
+An HTTP client raises a few families of failures (a timeout, a connection that failed, a reply of
+an unexpected shape, a status code, an error inside a stream): :mod:`dialectic.llm.http_wire`
+raises them as its own classes, as the OpenAI and Anthropic SDKs did under theirs. An adapter names
+the classes once (:class:`SdkErrors`) and how to read a status error's body; :func:`translate`
+walks one ordered table, the first matching row deciding, so both adapters give the same error,
+with the same message, for the same failure.
 """
 
 from __future__ import annotations

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from dialectic.llm.client import SharedLimit
 
 ENTRY_POINT_GROUP = "dialectic.providers"
+PROMPT_CACHE_ENV = "DIALECTIC_PROMPT_CACHE"
+"""``off`` asks no provider to reuse cached prompt prefixes (see :class:`ProviderSettings`)."""
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,9 @@ class ProviderSettings:
     timeout_s: float | None = None
     api: WireApi = "auto"
     """Which OpenAI API to speak (``auto``, ``chat``, ``responses``); adapters of other APIs ignore it."""
+    prompt_cache: bool = True
+    """Ask the provider to reuse cached prompt prefixes (``DIALECTIC_PROMPT_CACHE=off`` turns it off:
+    ``benchmarks/speed.py`` compares the two)."""
 
 
 ProviderFactory = Callable[[ProviderSettings], LLMProvider]
@@ -75,25 +80,19 @@ def _openai_factory(settings: ProviderSettings) -> LLMProvider:
         timeout_s=settings.timeout_s,
         name=settings.provider,
         api=settings.api,
+        prompt_cache=settings.prompt_cache,
     )
-
-
-def _openai_preload() -> None:
-    from dialectic.llm.openai_provider import preload
-
-    preload()
-
-
-def _anthropic_preload() -> None:
-    from dialectic.llm.anthropic_provider import preload
-
-    preload()
 
 
 def _anthropic_factory(settings: ProviderSettings) -> LLMProvider:
     from dialectic.llm.anthropic_provider import AnthropicProvider
 
-    return AnthropicProvider(api_key=settings.api_key or "", base_url=settings.base_url, timeout_s=settings.timeout_s)
+    return AnthropicProvider(
+        api_key=settings.api_key or "",
+        base_url=settings.base_url,
+        timeout_s=settings.timeout_s,
+        prompt_cache=settings.prompt_cache,
+    )
 
 
 def _local_factory(settings: ProviderSettings) -> LLMProvider:
@@ -116,18 +115,15 @@ def _human_factory(settings: ProviderSettings) -> LLMProvider:
 
 def builtin_providers() -> list[ProviderSpec]:
     return [
-        ProviderSpec("openai", _openai_factory, "OPENAI_API_KEY", "OPENAI_BASE_URL", preload=_openai_preload),
+        ProviderSpec("openai", _openai_factory, "OPENAI_API_KEY", "OPENAI_BASE_URL"),
         ProviderSpec(
             "openrouter",
             _openai_factory,
             "OPENROUTER_API_KEY",
             "OPENROUTER_BASE_URL",
             "https://openrouter.ai/api/v1",
-            preload=_openai_preload,
         ),
-        ProviderSpec(
-            "anthropic", _anthropic_factory, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", preload=_anthropic_preload
-        ),
+        ProviderSpec("anthropic", _anthropic_factory, "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL"),
         ProviderSpec("local", _local_factory, None),
         ProviderSpec("scripted", _scripted_factory, None),
         ProviderSpec("human", _human_factory, None),
@@ -139,7 +135,6 @@ def builtin_providers() -> list[ProviderSpec]:
                 f"{name.upper()}_BASE_URL",
                 base_url,
                 default_model=model,
-                preload=_openai_preload,
                 key_optional=True,
             )
             for name, base_url, model in SERVER_PRESETS
@@ -298,7 +293,15 @@ def resolve_settings(agent: AgentConfig, env: Mapping[str, str] | None = None) -
     if key_env and not api_key and (agent.api_key_env or not (agent.base_url or spec.key_optional)):
         raise MissingApiKeyError(agent.provider, key_env)
     timeout_s = agent.timeout / 1000 if agent.timeout else None
-    return ProviderSettings(provider=spec.name, api_key=api_key, base_url=base_url, timeout_s=timeout_s, api=agent.api)
+    prompt_cache = environ.get(PROMPT_CACHE_ENV, "on").strip().lower() not in ("off", "0", "false", "no")
+    return ProviderSettings(
+        provider=spec.name,
+        api_key=api_key,
+        base_url=base_url,
+        timeout_s=timeout_s,
+        api=agent.api,
+        prompt_cache=prompt_cache,
+    )
 
 
 class ProviderPool:

@@ -1,6 +1,6 @@
 """Retries with exponential backoff and jitter, and the HTTP-status mapping that decides them.
 
-Adapters never retry on their own (their SDK clients are built with ``max_retries=0``): they
+Adapters never retry on their own (their HTTP wire, :mod:`dialectic.llm.http_wire`, sends once): they
 translate every failure into ``dialectic.core.errors`` and :func:`with_retries` retries exactly the
 errors whose ``retryable`` flag is set (``RateLimited``, ``ProviderUnavailable``,
 ``ProviderTimeout``, ``InvalidResponse``). :func:`error_for_status` is the one place that turns an

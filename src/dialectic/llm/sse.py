@@ -1,9 +1,9 @@
 """Server-sent events read from a response's lines: each event's name and data.
 
 Streamed replies come as server-sent events. The provider adapters read the JSON of each
-event themselves, rather than through their SDK's typed stream, which builds a model object for
-every chunk and costs several times the CPU (measured by ``benchmarks/serve_load.py``: the SDK's
-per-chunk parsing was the largest share of a busy server's time).
+event themselves: an SDK's typed stream builds a model object for every chunk and cost several
+times the CPU (measured by ``benchmarks/serve_load.py``: the SDK's per-chunk parsing was the
+largest share of a busy server's time), and no SDK is imported any more.
 """
 
 from __future__ import annotations

@@ -1,11 +1,10 @@
 """Latency as the wire sees it: from the request leaving to the reply arriving.
 
-Timing around an SDK call would also count the SDK's own work on the client side — on a
-first call that is a lazy import and the building of its response models, a few hundred
-milliseconds that the provider never spent. The HTTP adapters instead hand the SDK an HTTP
-client whose event hooks mark when the request was sent and when the reply's headers came
-back; :func:`measure` scopes those marks to one call (a context variable, so concurrent calls
-on one client keep their own).
+Timing around a whole call would also count the client's own work (building the request,
+waiting for a connection from the pool), time the provider never spent. The HTTP adapters'
+client (:mod:`dialectic.llm.http_wire`) has event hooks that mark when the request was sent and
+when the reply's headers came back; :func:`measure` scopes those marks to one call (a context
+variable, so concurrent calls on one client keep their own).
 """
 
 from __future__ import annotations
@@ -37,7 +36,7 @@ _CURRENT: ContextVar[WireTiming | None] = ContextVar("dialectic_wire_timing", de
 
 @contextmanager
 def measure() -> Iterator[WireTiming]:
-    """Time the one HTTP exchange made inside the block (the last one, if the SDK made several)."""
+    """Time the one HTTP exchange made inside the block (the last one, if several were made)."""
     timing = WireTiming(started=time.perf_counter())
     token = _CURRENT.set(timing)
     try:

@@ -7,7 +7,7 @@ ledger (:mod:`dialectic.core.ledger`), as in every other view.
 from __future__ import annotations
 
 from dialectic.core.domain import DebateState
-from dialectic.core.ledger import cache_text, cost_text, entries_of, ledger_totals, totals_by_kind
+from dialectic.core.ledger import cache_text, cost_text, entries_of, ledger_totals, prompt_cache_text, totals_by_kind
 
 
 def totals_blocks(state: DebateState) -> list[str]:
@@ -36,6 +36,9 @@ def totals_blocks(state: DebateState) -> list[str]:
         f"- **Cost:** {cost_text(totals)}",
         f"- **Latency:** {latency}",
     ]
+    prompt_cache = prompt_cache_text(totals)
+    if prompt_cache is not None:
+        lines.append(f"- **Prompt cache:** {prompt_cache}")
     if totals.cached or reads_cache(state):
         lines.append(f"- **Call cache:** {cache_text(totals)}")
     for work in state.discarded:

@@ -706,6 +706,12 @@
     return `${number(t.input + t.output)} (${number(t.input)} input · ${number(t.output)} output${t.cached ? ` · ${number(t.cached)} cached` : ""})`;
   }
 
+  /** The share of prompt tokens the providers read from their prompt caches (ledger.prompt_cache_text). */
+  function promptCacheText(t) {
+    if (!t.cached || !t.input) return null;
+    return `prompt tokens served from cache: ${Math.round((100 * Math.min(t.cached, t.input)) / t.input)}%`;
+  }
+
   function callsText(t) {
     const extras = [];
     if (t.failed) extras.push(`${t.failed} failed`);
@@ -1154,6 +1160,8 @@
       fact("Tokens", tokensText(totals), "debate-tokens"),
       fact("Calls", callsText(totals), "debate-calls"),
     ];
+    const promptCache = promptCacheText(totals);
+    if (promptCache) facts.push(fact("Prompt cache", promptCache, "debate-prompt-cache"));
     if (s.finalSolution) {
       const withheld = s.finalSolution.confidenceWithheld;
       facts.push(fact("Confidence", withheld ? `not shown (${withheld})` : `${s.finalSolution.confidence}%`, "debate-confidence"));
