@@ -248,7 +248,14 @@ def test_the_page_and_the_api_docs_are_served(serve: Callable[..., None]) -> Non
             "/api/debates/{debate_id}/report",
             "/api/health",
         } <= set(schema["paths"])
-        assert (await api.client.get("/docs")).status_code == 200
+        docs = await api.client.get("/docs")
+        assert docs.status_code == 200 and docs.headers["content-type"].startswith("text/html")
+        # Offline: nothing loaded from elsewhere (Swagger UI's CDN scripts gave a blank page), and the page's CSP.
+        assert "http://" not in docs.text and "https://" not in docs.text and "<script" not in docs.text
+        assert "script-src 'self'" in docs.headers["content-security-policy"]
+        assert "<code>POST /api/debates</code>" in docs.text and "<code>GET /api/health</code>" in docs.text
+        assert "<code>problem</code>" in docs.text  # the body's fields are listed
+        assert (await api.client.get("/redoc")).status_code == 404
         assert "content-security-policy" not in (await api.client.get("/api/health")).headers
 
     serve(scenario)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from dialectic.core.binding import is_loopback
@@ -19,6 +19,7 @@ from dialectic.store import MEMORY_LOCATION
 from dialectic.store.base import DebateStore
 from dialectic.store.leases import STALE
 from dialectic.web.api import router, session_router
+from dialectic.web.api_docs import api_docs_html
 from dialectic.web.errors import install_error_handlers
 from dialectic.web.openai_api import router as openai_router
 from dialectic.web.security import PAGE_HEADERS, RequestGuard
@@ -28,7 +29,7 @@ from dialectic.web.views import shown
 log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).parent / "static"
-API_DOCS_PATHS = ("/api", "/v1", "/docs", "/redoc", "/openapi.json")
+API_DOCS_PATHS = ("/api", "/v1", "/openapi.json")
 
 
 def stale_debates(store: DebateStore) -> list[str]:
@@ -60,6 +61,8 @@ def create_app(ctx: ServerState) -> FastAPI:
         title="dialectic",
         summary="Start, watch, steer and download multi-agent debates.",
         lifespan=lifespan,
+        docs_url=None,  # Swagger UI and ReDoc load their scripts from a CDN: see dialectic.web.api_docs
+        redoc_url=None,
     )
     app.state.web = ctx
     install_error_handlers(app, server_paths(ctx))
@@ -70,6 +73,10 @@ def create_app(ctx: ServerState) -> FastAPI:
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     def page() -> FileResponse:
         return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-store"})
+
+    @app.get("/docs", include_in_schema=False)
+    def api_docs() -> HTMLResponse:
+        return HTMLResponse(api_docs_html(app.openapi()))
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     if ctx.settings.cors_origins:
