@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -22,6 +22,7 @@ from dialectic.web.api import router, session_router
 from dialectic.web.api_docs import api_docs_html
 from dialectic.web.errors import install_error_handlers
 from dialectic.web.openai_api import router as openai_router
+from dialectic.web.request_log import RequestLog
 from dialectic.web.security import PAGE_HEADERS, RequestGuard
 from dialectic.web.state import ServerState
 from dialectic.web.views import shown
@@ -47,7 +48,9 @@ def server_paths(ctx: ServerState) -> dict[str, str]:
     return paths
 
 
-def create_app(ctx: ServerState) -> FastAPI:
+def create_app(ctx: ServerState, *, request_log: Callable[[str], None] | None = None) -> FastAPI:
+    """The app of ``ctx``; with ``request_log``, a line for each request served is handed to it."""
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await _take_up_orphans(ctx)
@@ -94,6 +97,8 @@ def create_app(ctx: ServerState) -> FastAPI:
         page_headers=PAGE_HEADERS,
         api_paths=API_DOCS_PATHS,
     )
+    if request_log is not None:  # outermost: a request the guard refuses is logged too
+        app.add_middleware(RequestLog, write=request_log)
     return app
 
 
