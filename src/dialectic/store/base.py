@@ -32,6 +32,7 @@ from dialectic.core.changes import (
 )
 from dialectic.core.domain import ContributionMetadata, DebateState
 from dialectic.core.errors import DebateNotFoundError, StoreError
+from dialectic.core.titles import title_line
 from dialectic.store.leases import DEFAULT_TTL, Lease, LeaseGrant, LeaseOwner, OwnerGoneCheck, owner_process_gone
 
 HEADLINE_MAX_CHARS = 100
@@ -284,8 +285,8 @@ class ClosingStore(ABC):
 
 
 def first_line(problem: str) -> str:
-    """The first non-blank line of ``problem``, stripped."""
-    return next((ln.strip() for ln in problem.splitlines() if ln.strip()), "")
+    """The first non-blank line of ``problem``, stripped of its Markdown marks (see :mod:`dialectic.core.titles`)."""
+    return title_line(problem)
 
 
 def cut_line(line: str, width: int) -> str:
@@ -296,7 +297,7 @@ def cut_line(line: str, width: int) -> str:
 
 
 def headline(problem: str, width: int = HEADLINE_MAX_CHARS) -> str:
-    """The first non-blank line of ``problem``, shortened to ``width``."""
+    """The first non-blank line of ``problem`` without its Markdown marks, shortened to ``width``."""
     return cut_line(first_line(problem), width)
 
 
