@@ -113,3 +113,17 @@ def test_verbose_error_detail_is_redacted(monkeypatch: pytest.MonkeyPatch, capsy
     assert key not in err
     shown = [line for line in err.splitlines() if not line.startswith("warning: ")]
     assert shown == ["error: openai: bad request (400): key [redacted] invalid", "Authorization: [redacted]"]
+
+
+def test_no_help_lists_a_camel_case_alias(capsys: pytest.CaptureFixture[str]) -> None:
+    """The seed's ``--problemDescription`` is still taken, but no command's help shows such a spelling."""
+    import re
+
+    import typer.main
+
+    group = typer.main.get_command(cli_app.app)
+    assert isinstance(group, typer.main.TyperGroup)
+    for name in group.commands:
+        code, out, _ = run([name, "--help"], capsys)
+        assert code == 0, name
+        assert not re.findall(r"--[a-z]+[A-Z]\w*", out), (name, out)
