@@ -116,3 +116,15 @@ def test_a_debate_not_wholly_on_the_local_model_is_not_sized() -> None:
     mixed = _local(SystemConfig())
     mixed = mixed.model_copy(update={"judge": mixed.judge.model_copy(update={"provider": "openai"})})
     assert size_local_debate(mixed, rounds_given=False, agents_given=False) == (mixed, None)
+
+
+def test_the_missing_config_warning_is_left_out_when_a_provider_is_given(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dialectic.loading.setup import Overrides, prepare_config
+
+    monkeypatch.chdir(str(tmp_path))
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    assert prepare_config(None, Overrides(provider="scripted")).warnings == []
+    unnamed = prepare_config(None, Overrides(rounds=1), check=False).warnings
+    assert unnamed == ["no config file at debate-config.json; using the built-in defaults"]
