@@ -41,7 +41,8 @@ def test_a_debate_started_over_the_api_runs_to_the_end_and_its_stream_replays_it
         assert events[-1].event == "end" and events[-1].data == {"status": "completed"}
         contributions = [e.data["contribution"] for e in events if e.event == "contribution_recorded"]
         assert len(contributions) == 2 + 2 + 2
-        assert all(c["contentHtml"].startswith("<p>") for c in contributions)
+        assert all(c["contentHtml"].startswith("<ol>") for c in contributions)  # numbered points, rendered
+        assert all("<strong>" in c["contentHtml"] for c in contributions)
 
     serve(scenario)
 

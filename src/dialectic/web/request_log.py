@@ -35,12 +35,22 @@ class RequestLog:
             return
         started = self.clock()
         status: int | None = None
+        written = False
+
+        def log() -> None:
+            nonlocal written
+            if not written:
+                written = True
+                method, path = str(scope.get("method", "")), str(scope.get("path", ""))
+                self.write(request_line(method, path, status, self.clock() - started))
 
         async def noted_send(message: Message) -> None:
             nonlocal status
             if message["type"] == "http.response.start":
                 status = int(message["status"])
             await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                log()  # the answer is complete: logged now, not when the app's call returns
 
         try:
             await self.app(scope, receive, noted_send)
@@ -48,6 +58,4 @@ class RequestLog:
             status = status or 500  # answered so by the server-error middleware, outside this one
             raise
         finally:
-            self.write(
-                request_line(str(scope.get("method", "")), str(scope.get("path", "")), status, self.clock() - started)
-            )
+            log()
