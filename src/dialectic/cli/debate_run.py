@@ -30,7 +30,6 @@ from dialectic.cli.tracing_flags import tracing_for
 from dialectic.cli.turns import TurnWriter, read_turn_files
 from dialectic.cli.verbose import summary_lines
 from dialectic.cli.window_flags import parse_windows
-from dialectic.core.config import SystemConfig
 from dialectic.core.domain import DebateState
 from dialectic.core.errors import DebateStateError, InvalidArgumentsError
 from dialectic.core.receipts import ReceiptSigner
@@ -169,7 +168,7 @@ def resume_debate(
         if state.status == "completed":
             raise DebateStateError(f"debate {debate_id} is already completed; see it with: dialectic show {debate_id}")
         if state.config:
-            saved = with_budget(SystemConfig.model_validate(state.config), budget)
+            saved = with_budget(state.config_or_defaults(), budget)
             checked_windows(saved, windows)
             check_ready(saved, state.config_dir())
         tracing = tracing_for(trace, trace_content, term)

@@ -9,7 +9,6 @@ a token. Imported by :mod:`dialectic.cli.serve_command` when the command runs.
 from __future__ import annotations
 
 import gc
-import os
 import re
 import socket
 import sys
@@ -21,7 +20,8 @@ from dialectic.cli.command_setup import load_environment, open_debate_store
 from dialectic.cli.console import Terminal
 from dialectic.cli.interruptions import signal_name
 from dialectic.cli.wording import plural
-from dialectic.core.binding import TOKEN_ENV, check_bind, listen
+from dialectic.core import environment
+from dialectic.core.binding import check_bind, listen
 from dialectic.core.errors import InvalidArgumentsError
 from dialectic.loading.client_config import parse_endpoint
 from dialectic.loading.setup import Overrides, prepare_config
@@ -53,7 +53,7 @@ def run_server(
     """``dialectic serve``: the flags are described in :func:`dialectic.cli.serve_command.serve`."""
     term = Terminal()
     load_environment(env_file)
-    token = token or os.environ.get(TOKEN_ENV) or None
+    token = token or environment.token()
     _check_flags(host, port, token, cors, max_running, max_body)
     extra_endpoints = frozenset(parse_endpoint(value) for value in allow_endpoints)
     prepared = prepare_config(config, Overrides(lenient=lenient))
