@@ -51,5 +51,5 @@ def test_a_saved_configuration_is_read_through_the_state() -> None:
 
 def test_the_problem_text_rule_lives_in_core_config() -> None:
     """The CLI, the web API, MCP, batch and the Python API all call core.config.problem_text; none repeats it."""
-    repeated = [path for path, text in sources() if path != "core/config.py" and "the problem is empty" in text]
+    repeated = [path for path, text in sources() if path != "core/config.py" and '"the problem is empty"' in text]
     assert repeated == []
