@@ -7,7 +7,6 @@ each has are kept in ``batch.sqlite3`` beside the debate store; ``--resume RUN_I
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import time
@@ -117,11 +116,11 @@ def run_batch_command(
                 with joined_cluster(ray, _note):  # before our signal handlers: Ray sets its own
                     work = _execute_on_ray(run_id, batch_store, prepared, data_dir, concurrency, results, progress)
                     with signals.installed():
-                        _run(signals, work)
+                        signals.run(work)
             else:
                 work = _execute(run_id, batch_store, prepared, str(data_dir), concurrency, results, progress)
                 with signals.installed():
-                    _run(signals, work)
+                    signals.run(work)
         except (KeyboardInterrupt, Terminated):
             progress.clear()
             finished = sum(1 for item in batch_store.items(run_id) if item.finished)
@@ -208,20 +207,6 @@ async def _execute_on_ray(
         note=note,
     )
     await run.run()
-
-
-def _run(signals: StopSignals, work: Any) -> None:
-    """Run ``work``; SIGTERM or SIGHUP cancels it (the debates in flight are saved) and raises :class:`Terminated`."""
-
-    async def cancellable() -> None:
-        await signals.run_cancellable(lambda: work)
-
-    try:
-        asyncio.run(cancellable())
-    except asyncio.CancelledError:
-        if signals.received is None:
-            raise
-        raise Terminated(signals.received) from None
 
 
 def _results_file(output: Path | None) -> ResultsFile | None:

@@ -14,13 +14,11 @@ built: no other command loads the bench harness.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
 
 from dialectic.bench.arms import ArmEnv
 from dialectic.bench.checkpoint import CHECKPOINT_INTERVAL_S, Checkpoint
@@ -154,7 +152,7 @@ def run_bench_command(
                         progress, bench_store.results(spec.id), write_results, interval_s=CHECKPOINT_INTERVAL_S
                     )
                     work = _execute(spec, bench_task, env, bench_store, concurrency, checkpoint, on_ray=ray is not None)
-                    _run(signals, work)
+                    signals.run(work)
         except (DialecticError, KeyboardInterrupt, Terminated):
             done = len(bench_store.done(spec.id))
             total = len(bench_task.items) * len(spec.arms)
@@ -178,20 +176,6 @@ def run_bench_command(
             raise InvalidArgumentsError(f"cannot write --plot {plot}: {exc.strerror or exc}") from None
     sys.stdout.write(markdown)
     sys.stdout.flush()
-
-
-def _run(signals: StopSignals, work: Coroutine[Any, Any, None]) -> None:
-    """Run ``work``; SIGTERM or SIGHUP cancels it (what was saved stays) and raises :class:`Terminated`."""
-
-    async def cancellable() -> None:
-        await signals.run_cancellable(lambda: work)
-
-    try:
-        asyncio.run(cancellable())
-    except asyncio.CancelledError:
-        if signals.received is None:
-            raise
-        raise Terminated(signals.received) from None
 
 
 def _plan(
