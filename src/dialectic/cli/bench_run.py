@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
 
 from dialectic.bench.arms import ArmEnv
@@ -49,35 +50,28 @@ make_pool: Callable[[], ProviderPool] = ProviderPool
 """How the command gets its providers; tests and embedders replace it to inject a provider."""
 
 
-def run_bench_command(
-    *,
-    task: str | None,
-    dataset: Path | None,
-    arms: str | None,
-    n: int | None,
-    seed: int | None,
-    operands: int | None,
-    difficulty: int | None = None,
-    match: str | None,
-    temperature: float | None,
-    task_options: list[str] | None = None,
-    max_tokens: int | None,
-    provider: str | None,
-    model: str | None,
-    config: Path | None,
-    concurrency: int | None,
-    output: Path | None,
-    report: Path | None,
-    plot: Path | None,
-    resume: str | None,
-    store: str | None,
-    env_file: Path | None,
-    ray: str | None = None,
-    lenient: bool = False,
-) -> None:
+@dataclass(frozen=True)
+class BenchFlags:
+    """``dialectic bench``'s flags, built once by :func:`dialectic.cli.bench_command.bench` and passed whole:
+    what to ask (``options``, the bench's own) and how to run it here."""
+
+    options: BenchOptions
+    concurrency: int | None = None
+    output: Path | None = None
+    report: Path | None = None
+    plot: Path | None = None
+    resume: str | None = None
+    store: str | None = None
+    env_file: Path | None = None
+    ray: str | None = None
+
+
+def run_bench_command(run: BenchFlags) -> None:
     """``dialectic bench``: the flags are described in :func:`dialectic.cli.bench_command.bench`."""
+    options, concurrency, output, report, plot = run.options, run.concurrency, run.output, run.report, run.plot
+    resume, store, ray = run.resume, run.store, run.ray
     term = Terminal()
-    load_environment(env_file)
+    load_environment(run.env_file)
     if concurrency is not None:
         check_range("--concurrency", concurrency, 1, MAX_CONCURRENCY)
     if ray is not None:
@@ -88,23 +82,6 @@ def run_bench_command(
             probe(ray)  # an address where nothing answers: one line, before a run is created
     if plot is not None:
         require_matplotlib()
-    options = BenchOptions(
-        task=task,
-        dataset=dataset,
-        arms=arms,
-        n=n,
-        seed=seed,
-        operands=operands,
-        difficulty=difficulty,
-        match=match,
-        task_options=task_options,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        provider=provider,
-        model=model,
-        config=config,
-        lenient=lenient,
-    )
     resume_file = read_results(Path(resume).expanduser()) if resume and names_results_file(resume) else None
     if resume_file is not None and output is None:
         output = resume_file.path  # the file the run came from is kept current as the run goes on
