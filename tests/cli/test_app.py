@@ -127,3 +127,10 @@ def test_no_help_lists_a_camel_case_alias(capsys: pytest.CaptureFixture[str]) ->
         code, out, _ = run([name, "--help"], capsys)
         assert code == 0, name
         assert not re.findall(r"--[a-z]+[A-Z]\w*", out), (name, out)
+
+
+def test_each_commands_two_files_are_named_alike() -> None:
+    """``X_command.py`` (flags and help, loaded with the app) and ``X_run.py`` (the work, loaded when it runs)."""
+    folder = Path(cli_app.__file__).parent
+    commands = sorted(p.name.removesuffix("_command.py") for p in folder.glob("*_command.py"))
+    assert commands and [name for name in commands if not (folder / f"{name}_run.py").exists()] == []
