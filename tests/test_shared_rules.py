@@ -53,3 +53,10 @@ def test_the_problem_text_rule_lives_in_core_config() -> None:
     """The CLI, the web API, MCP, batch and the Python API all call core.config.problem_text; none repeats it."""
     repeated = [path for path, text in sources() if path != "core/config.py" and '"the problem is empty"' in text]
     assert repeated == []
+
+
+def test_one_did_you_mean() -> None:
+    """Every suggestion of a name comes from core/spelling.py (CLI flags and commands, API fields, providers,
+    formats, bench datasets): no module matches names on its own."""
+    own = [path for path, text in sources() if path != "core/spelling.py" and "get_close_matches" in text]
+    assert own == []

@@ -23,12 +23,28 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["debate", "x", "--rouds", "2"], "unknown option --rouds — did you mean `--rounds`?"),
+        (["debat", "x"], "unknown command 'debat' — did you mean `debate`?"),
+        (["memory", "lst"], "unknown command 'lst' — did you mean `list`?"),
+    ],
+)
+def test_a_misspelt_flag_or_command_gets_the_one_did_you_mean(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The wording of a misspelt configuration key, API field or provider (core/spelling.py), not click's."""
+    code, _, err = run(argv, capsys)
+    assert code == 2 and err.startswith(f"error: {message} (see '")
+
+
+@pytest.mark.parametrize(
     ("argv", "needle"),
     [
         (["debate"], "no problem given"),
         (["debate", "x", "--rounds", "abc"], "--rounds"),
-        (["debate", "x", "--no-such-flag"], "No such option"),
-        (["frobnicate"], "No such command"),
+        (["debate", "x", "--no-such-flag"], "unknown option --no-such-flag"),
+        (["frobnicate"], "unknown command 'frobnicate'"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
