@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from dialectic.core.changes import (
+    CallRecorded,
     Change,
     ContributionRecorded,
     DebateCreated,
@@ -23,7 +24,14 @@ from dialectic.core.changes import (
     fold,
 )
 from dialectic.core.config import SystemConfig
-from dialectic.core.domain import DebateRound, DebateState, DebateSummary, Solution, SummaryMetadata
+from dialectic.core.domain import (
+    DebateRound,
+    DebateState,
+    DebateSummary,
+    LedgerEntry,
+    Solution,
+    SummaryMetadata,
+)
 from dialectic.store import AbsentStore, DebateStore, SqliteStore
 from dialectic.store.base import (
     ListedDebate,
@@ -150,7 +158,8 @@ def test_details_follow_every_append_as_folding_does(store: DebateStore) -> None
     assert (
         entry.details.rounds == 2 and entry.details.format == SystemConfig().debate.format
     )  # read typed: the default when none was saved
-    assert entry.details.updated_at == tick(19) and entry.details.tokens.totals().total == 150
+    ledger = token_totals(store.load("deb-1"))  # no call recorded: the ledger the saved metadata gives
+    assert entry.details.updated_at == tick(19) and entry.details.tokens.totals().total == ledger.total
 
 
 def summary(agent: str, tokens: int) -> DebateSummary:
@@ -187,9 +196,35 @@ def test_tokens_replace_what_folding_replaces(store: DebateStore) -> None:
     assert entry.details is not None
     state = store.load("deb-1")
     totals = entry.details.tokens.totals()
-    assert (totals.input, totals.output, totals.total) == (114, 26, 120 + 12 + 12 + 30 + 5 + 8)
+    # the ledger the metadata gives: the contributions, the last summaries (bare totals count as input), the solution
+    assert (totals.input, totals.output, totals.total) == (107 + 30 + 5 + 8 + 7, 23 + 3, 157 + 26)
     expected = token_totals(state)
     assert (totals.input, totals.output, totals.total) == (expected.input, expected.output, expected.total)
+
+
+def test_the_listing_counts_the_whole_ledger(store: DebateStore) -> None:
+    """A call that made no contribution (a guard, an assessment, work thrown away) counts, as on the page."""
+    guard = LedgerEntry(
+        kind="consensus_guard", agent_id="judge-main", provider="openai", model="m", input_tokens=50, output_tokens=5
+    )
+    proposal = contribution(ARCHITECT, "architect", "proposal", "x", input_tokens=100, output_tokens=20)
+    entry_of = LedgerEntry(
+        kind="proposal", agent_id=ARCHITECT, provider="openai", model="m", input_tokens=100, output_tokens=20
+    )
+    store.append(
+        "deb-1",
+        new_debate(),
+        RoundStarted(round_number=1, at=tick(1)),
+        ContributionRecorded(round_number=1, contribution=proposal, at=tick(2)),
+        CallRecorded(entry=entry_of, at=tick(2)),
+        CallRecorded(entry=guard, at=tick(3)),
+    )
+    (entry,) = store.page(limit=1)
+    assert entry.details is not None
+    totals = entry.details.tokens.totals()
+    assert (totals.input, totals.output, totals.total) == (150, 25, 175)
+    expected = token_totals(store.load("deb-1"))
+    assert (expected.input, expected.output, expected.total) == (150, 25, 175)
 
 
 def test_a_debate_created_with_rounds_in_it_counts_them(store: DebateStore) -> None:
@@ -200,7 +235,7 @@ def test_a_debate_created_with_rounds_in_it_counts_them(store: DebateStore) -> N
     store.append("deb-1", DebateCreated(state=state, at=tick(30)), StatusChanged(status="completed", at=tick(31)))
     (entry,) = store.page(limit=1)
     same_as_folded(entry.details, folded_details(store, "deb-1"))
-    assert entry.details is not None and entry.details.tokens.totals().total == 187
+    assert entry.details is not None and entry.details.tokens.totals().total == 183
 
 
 def test_a_long_first_line_keeps_enough_for_any_headline(store: DebateStore) -> None:

@@ -85,8 +85,8 @@ def test_options_are_read_as_yaml_values() -> None:
 @pytest.mark.parametrize(
     ("task", "options", "message"),
     [
-        ("rg:countdwn", {}, "did you mean rg:countdown"),
-        ("rg:countdown", {"min_number": 3}, "did you mean min_numbers"),
+        ("rg:countdwn", {}, "— did you mean `rg:countdown`?"),
+        ("rg:countdown", {"min_number": 3}, "— did you mean `min_numbers`?"),
         ("rg:countdown", {"seed": 3}, "use --seed"),
         ("rg:countdown", {"min_numbers": 5, "max_numbers": 2}, "refused its options"),
     ],

@@ -23,12 +23,28 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["debate", "x", "--rouds", "2"], "unknown option --rouds — did you mean `--rounds`?"),
+        (["debat", "x"], "unknown command 'debat' — did you mean `debate`?"),
+        (["memory", "lst"], "unknown command 'lst' — did you mean `list`?"),
+    ],
+)
+def test_a_misspelt_flag_or_command_gets_the_one_did_you_mean(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The wording of a misspelt configuration key, API field or provider (core/spelling.py), not click's."""
+    code, _, err = run(argv, capsys)
+    assert code == 2 and err.startswith(f"error: {message} (see '")
+
+
+@pytest.mark.parametrize(
     ("argv", "needle"),
     [
         (["debate"], "no problem given"),
         (["debate", "x", "--rounds", "abc"], "--rounds"),
-        (["debate", "x", "--no-such-flag"], "No such option"),
-        (["frobnicate"], "No such command"),
+        (["debate", "x", "--no-such-flag"], "unknown option --no-such-flag"),
+        (["frobnicate"], "unknown command 'frobnicate'"),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(argv: list[str], needle: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -117,3 +133,24 @@ def test_verbose_error_detail_is_redacted(monkeypatch: pytest.MonkeyPatch, capsy
     assert key not in err
     shown = [line for line in err.splitlines() if not line.startswith("warning: ")]
     assert shown == ["error: openai: bad request (400): key [redacted] invalid", "Authorization: [redacted]"]
+
+
+def test_no_help_lists_a_camel_case_alias(capsys: pytest.CaptureFixture[str]) -> None:
+    """The seed's ``--problemDescription`` is still taken, but no command's help shows such a spelling."""
+    import re
+
+    import typer.main
+
+    group = typer.main.get_command(cli_app.app)
+    assert isinstance(group, typer.main.TyperGroup)
+    for name in group.commands:
+        code, out, _ = run([name, "--help"], capsys)
+        assert code == 0, name
+        assert not re.findall(r"--[a-z]+[A-Z]\w*", out), (name, out)
+
+
+def test_each_commands_two_files_are_named_alike() -> None:
+    """``X_command.py`` (flags and help, loaded with the app) and ``X_run.py`` (the work, loaded when it runs)."""
+    folder = Path(cli_app.__file__).parent
+    commands = sorted(p.name.removesuffix("_command.py") for p in folder.glob("*_command.py"))
+    assert commands and [name for name in commands if not (folder / f"{name}_run.py").exists()] == []

@@ -60,7 +60,7 @@ def test_main_runs_the_command_flushes_and_exits_with_its_code(
     with pytest.raises(Left) as left:
         cli_app.main()
     assert left.value.code == 2
-    assert err.getvalue().startswith("error: No such command")
+    assert err.getvalue().startswith("error: unknown command")
     assert out.flushes >= 1 and err.flushes >= 1
     assert no_real_exit == ["logging.shutdown"]
 

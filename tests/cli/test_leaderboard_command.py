@@ -5,13 +5,13 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from dialectic.cli.leaderboard_view import parse_since
+from dialectic.cli.leaderboard_run import parse_since
 
 
 def test_declaring_the_command_imports_no_implementation() -> None:
     probe = (
         "import sys, dialectic.cli.leaderboard_command; "
-        "print(sorted(m for m in ('dialectic.reporting.ratings', 'dialectic.cli.leaderboard_view', 'rich.table') "
+        "print(sorted(m for m in ('dialectic.reporting.ratings', 'dialectic.cli.leaderboard_run', 'rich.table') "
         "if m in sys.modules))"
     )
     result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)

@@ -8,6 +8,9 @@ from dialectic.cli.console import Terminal
 from dialectic.cli.progress import ProgressReporter
 from dialectic.core import events as ev
 from dialectic.core.domain import ConsensusGuard, Contribution, ContributionMetadata, Participant
+from dialectic.llm.scripted import ScriptedProvider
+from dialectic.store.memory import MemoryStore
+from dialectic.testing.harness import Harness, make_config
 
 DEBATE = "deb-20250101-000000-ABCD"
 ARCHITECT = Participant(id="a1", name="System Architect", role="architect", model="m", provider="openai")
@@ -46,6 +49,7 @@ def test_plain_lines_for_a_round() -> None:
         ev.PhaseStarted(DEBATE, 1, "proposal", 2),
         ev.AgentStarted(DEBATE, "a1", "System Architect", "proposing"),
         ev.ContributionAdded(DEBATE, 1, "System Architect", contribution()),
+        ev.PhaseStarted(DEBATE, 1, "critique", 2),
         ev.ContributionAdded(DEBATE, 1, "System Architect", contribution("critique", target_agent_id="a2")),
         ev.Warning(DEBATE, "prompt file missing"),
         ev.CallRetrying(DEBATE, "Security Engineer", "refining", "server error (500)", 1, 0.5),
@@ -56,10 +60,83 @@ def test_plain_lines_for_a_round() -> None:
         "Round 1/3",
         "proposal: 2 expected",
         "proposal: System Architect done (812 tokens, 1.2s)",
+        "critique: 2 expected",
         "critique: System Architect → Security Engineer done (812 tokens, 1.2s)",
         "warning: prompt file missing",
         "retrying: Security Engineer refining, attempt 2 in 0.5s after: server error (500)",
     ]
+
+
+def carried(agent_id: str) -> Contribution:
+    return contribution(agent_id=agent_id, metadata=ContributionMetadata(model="m", carried_over=True))
+
+
+def test_work_done_ahead_is_printed_after_its_round_and_phase_are_announced() -> None:
+    """A round's carried-over proposals and early critiques come before the engine announces them."""
+    stream = io.StringIO()
+    critique = contribution("critique", agent_id="a2", target_agent_id="a1")
+    feed(
+        ProgressReporter(Terminal(stream)),
+        ev.RoundBegan(DEBATE, 1, 3),
+        ev.PhaseStarted(DEBATE, 1, "refinement", 2),
+        ev.ContributionAdded(DEBATE, 1, "System Architect", contribution("refinement")),
+        ev.ContributionAdded(DEBATE, 2, "System Architect", carried("a1")),
+        ev.ContributionAdded(DEBATE, 1, "Security Engineer", contribution("refinement", agent_id="a2")),
+        ev.ContributionAdded(DEBATE, 2, "Security Engineer", carried("a2")),
+        ev.ContributionAdded(DEBATE, 2, "Security Engineer", critique),
+        ev.PhaseCompleted(DEBATE, 1, "refinement"),
+        ev.RoundBegan(DEBATE, 2, 3),
+        ev.PhaseStarted(DEBATE, 2, "summarization", 2),
+        ev.PhaseCompleted(DEBATE, 2, "summarization"),
+        ev.PhaseStarted(DEBATE, 2, "proposal", 2),
+        ev.PhaseCompleted(DEBATE, 2, "proposal"),
+        ev.PhaseStarted(DEBATE, 2, "critique", 2),
+        ev.ContributionAdded(DEBATE, 2, "System Architect", contribution("critique", target_agent_id="a2")),
+        ev.PhaseCompleted(DEBATE, 2, "critique"),
+    )
+    assert stream.getvalue().splitlines()[1:] == [
+        "Round 1/3",
+        "refinement: 2 expected",
+        "refinement: System Architect done (812 tokens, 1.2s)",
+        "refinement: Security Engineer done (812 tokens, 1.2s)",
+        "refinement: done (2 of 2)",
+        "Round 2/3",
+        "summarization: 2 expected",
+        "summarization: done (none needed)",
+        "proposal: 2 expected",
+        "proposal: System Architect carried over from the previous refinement",
+        "proposal: Security Engineer carried over from the previous refinement",
+        "proposal: done (2 of 2, 2 carried over)",
+        "critique: 2 expected",
+        "critique: Security Engineer → System Architect done (812 tokens, 1.2s)",
+        "critique: System Architect → Security Engineer done (812 tokens, 1.2s)",
+        "critique: done (2 of 2)",
+    ]
+
+
+def test_every_expected_line_gets_its_done_line_in_a_real_debate() -> None:
+    """The scripted engine's own events: each "N expected" is followed, later, by its phase's "done"."""
+    h = Harness(MemoryStore(), ScriptedProvider())
+    h.start(make_config(agents=3, rounds=3))
+    stream = io.StringIO()
+    reporter = ProgressReporter(Terminal(stream))
+    for event in h.events:
+        reporter(event)
+    lines = stream.getvalue().splitlines()
+    current = None
+    for line in lines:
+        if line.startswith("Round "):
+            assert current is None, f"a new round began before {current!r} was done"
+        if line.endswith(" expected"):
+            assert current is None, f"{line!r} began before {current!r} was done"
+            current = line.split(":")[0]
+        elif current is not None and line.startswith(f"{current}: done"):
+            current = None
+        elif current is not None:
+            assert line.startswith(f"{current}: "), f"{line!r} printed inside the {current} phase"
+    assert current is None
+    round_2 = next(i for i, line in enumerate(lines) if line.startswith("Round 2/3"))
+    assert round_2 < min(i for i, line in enumerate(lines) if "carried over" in line)
 
 
 def test_failed_and_truncated_contributions_are_announced_even_with_the_live_display() -> None:

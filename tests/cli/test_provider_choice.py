@@ -142,3 +142,15 @@ def test_no_panel_without_the_larger_model_or_for_a_chosen_model_or_one_agent() 
     assert with_local_panel(one, larger="qwen2.5-1.5b") == (one, None)
     remote = SystemConfig()
     assert with_local_panel(remote, larger="qwen2.5-1.5b") == (remote, None)
+
+
+def test_the_missing_config_warning_is_left_out_when_a_provider_is_given(
+    tmp_path: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dialectic.loading.setup import Overrides, prepare_config
+
+    monkeypatch.chdir(str(tmp_path))
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    assert prepare_config(None, Overrides(provider="scripted")).warnings == []
+    unnamed = prepare_config(None, Overrides(rounds=1), check=False).warnings
+    assert unnamed == ["no config file at debate-config.json; using the built-in defaults"]

@@ -60,3 +60,28 @@ def test_outside_the_event_loop_a_signal_raises_terminated() -> None:
         signal.raise_signal(signal.SIGHUP)
     assert raised.value.signum == signal.SIGHUP
     assert stop.received == signal.SIGHUP
+
+
+def test_run_is_the_one_wrapper_a_signal_cancels_into_terminated() -> None:
+    """``batch`` and ``bench`` run their work through StopSignals.run: SIGTERM cancels it and says so."""
+    stopped: list[str] = []
+
+    async def work() -> None:
+        signal.raise_signal(signal.SIGTERM)
+        try:
+            await asyncio.Event().wait()  # cancelled by the signal, never set
+        except asyncio.CancelledError:
+            stopped.append("cancelled, saving")
+            raise
+
+    signals = StopSignals()
+    with signals.installed(), pytest.raises(Terminated):
+        signals.run(work())
+    assert stopped == ["cancelled, saving"] and signals.received == signal.SIGTERM
+    finished: list[int] = []
+
+    async def quiet() -> None:
+        finished.append(1)
+
+    StopSignals().run(quiet())
+    assert finished == [1]

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.e2e
 ROLES = ("architect", "security", "kiss")
 DESIGNS = {
     "System Architect": "A token bucket per client, kept in Redis.",
-    "Security Specialist": "A sliding log per API key, audited.",
+    "Security Engineer": "A sliding log per API key, audited.",
     "Simplicity Advocate": "A fixed window counter in memory.",
 }
 """Each role's proposal, by the role's title in its proposal prompt."""
@@ -74,7 +74,7 @@ def test_a_council_over_http_ranks_counts_and_synthesizes_from_the_top(
     assert council["chosen"][0] == "agent-kiss" and len(council["chosen"]) == 2
     synthesis = [body for r in fake.requests if "The council's top-ranked answers" in (body := json.dumps(r.body))]
     assert len(synthesis) == 1
-    titles = {"agent-architect": "System Architect", "agent-security": "Security Specialist"}
+    titles = {"agent-architect": "System Architect", "agent-security": "Security Engineer"}
     left_out = next(agent for agent in titles if agent not in council["chosen"])
     assert DESIGNS[titles[left_out]] not in synthesis[0]
     assert DESIGNS["Simplicity Advocate"] in synthesis[0]

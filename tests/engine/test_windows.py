@@ -88,7 +88,7 @@ def test_summarize_replaces_the_older_rounds_by_the_agents_summary_under_its_thr
 
 
 def test_slide_keeps_the_problem_and_the_last_rounds_that_fit(harness: Callable[..., Harness]) -> None:
-    h = harness(wordy, window=1100)
+    h = harness(wordy, window=1300)
     state = h.start(make_config(agents=3, rounds=3, contextStrategy="slide", **LATE))
     assert state.status == "completed" and h.provider.refused == []
     assert not [t for t in h.tags() if t.startswith("summary")]  # sliding asks for no summary

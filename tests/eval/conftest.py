@@ -13,7 +13,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from dialectic.cli import evaluation_run
+from dialectic.cli import eval_run
 from dialectic.cli.eval_command import evaluate
 from dialectic.core.domain import AgentClarifications, ClarificationItem, DebateState, Solution
 from dialectic.core.errors import DialecticError
@@ -93,7 +93,7 @@ def use_provider(monkeypatch: pytest.MonkeyPatch) -> Callable[[ScriptedProvider]
     """Make the command's evaluators (provider ``scripted``) talk to the given provider."""
 
     def install(provider: ScriptedProvider) -> ScriptedProvider:
-        monkeypatch.setattr(evaluation_run, "ProviderPool", lambda: ProviderPool(overrides={"scripted": provider}))
+        monkeypatch.setattr(eval_run, "ProviderPool", lambda: ProviderPool(overrides={"scripted": provider}))
         return provider
 
     return install

@@ -85,10 +85,10 @@ def test_a_request_without_the_token_or_for_another_host_is_refused(server: str)
 
 
 def test_questions_answers_and_progress_over_http(server: str) -> None:
-    notes: list[tuple[float, float | None, str | None]] = []
+    calls: list[list[tuple[float, float | None, str | None]]] = []
 
     async def progress(value: float, total: float | None, message: str | None) -> None:
-        notes.append((value, total, message))
+        calls[-1].append((value, total, message))
 
     async def session() -> dict[str, Any]:
         headers = {"Authorization": f"Bearer {TOKEN}"}
@@ -109,6 +109,7 @@ def test_questions_answers_and_progress_over_http(server: str) -> None:
                         await client.call_tool("answer_questions", {"debate_id": debate_id, "answers": answers})
                     )
                     assert answered["status"] in ("running", "suspended", "completed")
+                    calls.append([])  # a call's own notifications: its progress grows from one to the next
                     status = structured(
                         await client.call_tool(
                             "wait_for_debate", {"debate_id": debate_id, "timeout_s": 120}, progress_callback=progress
@@ -120,7 +121,11 @@ def test_questions_answers_and_progress_over_http(server: str) -> None:
     result = asyncio.run(session())
     assert result["status"] == "completed" and result["solution"]
     assert set(result["usage"]) == {"calls", "input_tokens", "output_tokens", "cost_usd"}
+    notes = [note for call in calls for note in call]
     assert len(notes) >= 2, notes  # the debate ran on while the call waited: rounds and contributions were told
-    values = [value for value, _, _ in notes]
-    assert values == sorted(set(values))  # progress only grows
+    for call in calls:
+        values = [value for value, _, _ in call]
+        assert values == sorted(set(values))  # progress only grows
+    assert {total for _, total, _ in notes} == {2}  # one round and the synthesis: every notification has its total
+    assert all(0 <= value <= 2 for value, _, _ in notes) and notes[-1][0] > 1  # the synthesis was reached
     assert any(message and "round 1/1" in message for _, _, message in notes), notes

@@ -41,7 +41,8 @@ def test_a_debate_started_over_the_api_runs_to_the_end_and_its_stream_replays_it
         assert events[-1].event == "end" and events[-1].data == {"status": "completed"}
         contributions = [e.data["contribution"] for e in events if e.event == "contribution_recorded"]
         assert len(contributions) == 2 + 2 + 2
-        assert all(c["contentHtml"].startswith("<p>") for c in contributions)
+        assert all(c["contentHtml"].startswith("<ol>") for c in contributions)  # numbered points, rendered
+        assert all("<strong>" in c["contentHtml"] for c in contributions)
 
     serve(scenario)
 
@@ -248,7 +249,14 @@ def test_the_page_and_the_api_docs_are_served(serve: Callable[..., None]) -> Non
             "/api/debates/{debate_id}/report",
             "/api/health",
         } <= set(schema["paths"])
-        assert (await api.client.get("/docs")).status_code == 200
+        docs = await api.client.get("/docs")
+        assert docs.status_code == 200 and docs.headers["content-type"].startswith("text/html")
+        # Offline: nothing loaded from elsewhere (Swagger UI's CDN scripts gave a blank page), and the page's CSP.
+        assert "http://" not in docs.text and "https://" not in docs.text and "<script" not in docs.text
+        assert "script-src 'self'" in docs.headers["content-security-policy"]
+        assert "<code>POST /api/debates</code>" in docs.text and "<code>GET /api/health</code>" in docs.text
+        assert "<code>problem</code>" in docs.text  # the body's fields are listed
+        assert (await api.client.get("/redoc")).status_code == 404
         assert "content-security-policy" not in (await api.client.get("/api/health")).headers
 
     serve(scenario)

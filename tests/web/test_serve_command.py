@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -165,6 +166,13 @@ def test_a_debate_started_on_the_server_is_in_the_clis_store(
     assert "event: end" in events
     process.send_signal(signal.SIGTERM)
     assert process.wait(timeout=30) == -signal.SIGTERM  # uvicorn stops gracefully, then ends by the signal
+    assert process.stderr is not None
+    logged = process.stderr.read().splitlines()
+    assert re.fullmatch(r"GET /api/health 200 \d+ ms", logged[0]), logged
+    assert re.fullmatch(r"POST /api/debates 201 \d+ ms", logged[1]), logged
+    # the event stream's line comes when the stream is closed: before or after the shutdown line
+    assert any(re.fullmatch(rf"GET /api/debates/{debate_id}/events 200 \d+ ms", line) for line in logged), logged
+    assert "Shutting down (SIGTERM)" in logged[2:] and len(logged) == 4, logged
     listed = subprocess.run(
         [DIALECTIC, "list", "--json", "--store", str(tmp_path / "store")],
         env=environ(tmp_path),

@@ -168,7 +168,9 @@ class DebateAgent(Speaker):
 
     @property
     def role_title(self) -> str:
-        return ROLE_TITLES.get(self.role, self.name)
+        """How the prompts address the agent: its name as configured (a "Security Engineer" of role
+        ``security`` is the Security Engineer, not the role's built-in title)."""
+        return self.name
 
     def word_limit(self, usual: int) -> int:
         """Words to ask for: ``usual``, or less when ``maxTokens`` would cut a reply that long.

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import cast
 
 from dialectic.bench.arms import DEFAULT_ARMS, DEFAULT_SAMPLING_TEMPERATURE, parse_arms
+from dialectic.bench.options import BenchOptions
 from dialectic.bench.records import RunSpec
 from dialectic.bench.results_file import ResultsFile
 from dialectic.bench.store import new_run_id
@@ -40,27 +41,6 @@ from dialectic.core.bounds import MAX_SEED, MAX_TOKENS, check_range
 from dialectic.core.config import SystemConfig
 from dialectic.core.errors import ConfigError, InvalidArgumentsError
 from dialectic.loading.config import apply_overrides, load_config
-
-
-@dataclass(frozen=True)
-class BenchOptions:
-    task: str | None = None
-    dataset: Path | None = None
-    arms: str | None = None
-    n: int | None = None
-    seed: int | None = None
-    operands: int | None = None
-    difficulty: int | None = None
-    match: str | None = None
-    task_options: list[str] | None = None
-    """``key=value`` options of a reasoning-gym dataset (``--task-option``)."""
-    temperature: float | None = None
-    max_tokens: int | None = None
-    provider: str | None = None
-    model: str | None = None
-    config: Path | None = None
-    lenient: bool = False
-    """``--lenient``: unknown keys in the config file are warnings, not an error."""
 
 
 @dataclass(frozen=True)

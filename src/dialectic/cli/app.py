@@ -16,15 +16,16 @@ A command loads only what it uses: building the app imports the commands' declar
 from __future__ import annotations
 
 import os
+import re
 import sys
-from typing import Annotated, NoReturn
+from typing import Annotated, Any, NoReturn
 
 import typer
 
 from dialectic.cli.batch_command import batch
 from dialectic.cli.bench_command import bench
 from dialectic.cli.browse import export, list_debates, report, show
-from dialectic.cli.commands import debate, resume
+from dialectic.cli.debate_command import debate, resume
 from dialectic.cli.eval_command import evaluate
 from dialectic.cli.interruptions import EXIT_INTERRUPTED, InterruptedRun, Terminated, exit_code_for, signal_name
 from dialectic.cli.leaderboard_command import leaderboard
@@ -36,6 +37,7 @@ from dialectic.cli.serve_command import serve
 from dialectic.cli.verify_command import verify
 from dialectic.core.errors import EXIT_GENERAL_ERROR, EXIT_INVALID_ARGS, DialecticError
 from dialectic.core.redaction import redact
+from dialectic.core.spelling import did_you_mean, nearest
 
 app = typer.Typer(
     name="dialectic",
@@ -95,11 +97,28 @@ def _error(message: str) -> None:
 
 
 def _usage_message(exc: typer.TyperException) -> str:
-    message = exc.format_message()
     ctx = getattr(exc, "ctx", None)
+    message = _unknown_name(exc, ctx) or exc.format_message()
     if ctx is not None and ctx.command_path:
         message += f" (see '{ctx.command_path} --help')"
     return message
+
+
+def _unknown_name(exc: typer.TyperException, ctx: Any) -> str | None:
+    """An unknown option or command in the one did-you-mean wording of every refusal of a name
+    (:mod:`dialectic.core.spelling`: configuration keys, API fields, providers), not click's own."""
+    if ctx is None:
+        return None
+    option = getattr(exc, "option_name", None)  # click's NoSuchOption (typer ships its own copy of click)
+    if isinstance(option, str):
+        shown = [param for param in ctx.command.params if not getattr(param, "hidden", False)]
+        known = [name for param in shown for name in (*param.opts, *param.secondary_opts)]
+        return f"unknown option {option}{did_you_mean(nearest(option, known))}"
+    unknown = re.match(r"No such command '([^']+)'", exc.format_message())
+    if unknown and hasattr(ctx.command, "list_commands"):
+        name = unknown.group(1)
+        return f"unknown command '{name}'{did_you_mean(nearest(name, ctx.command.list_commands(ctx)))}"
+    return None
 
 
 def run(argv: list[str]) -> int:

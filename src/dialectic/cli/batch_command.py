@@ -65,18 +65,20 @@ def batch(
     env_file: EnvFileOption = None,
 ) -> None:
     """Run a debate on every problem of a JSONL file and write one result line per debate."""
-    from dialectic.cli.batch_run import run_batch_command
+    from dialectic.cli.batch_run import BatchFlags, run_batch_command
 
     run_batch_command(
-        problems=problems,
-        config=config,
-        lenient=lenient,
-        output=output,
-        concurrency=concurrency,
-        resume=resume,
-        ray=ray,
-        notify=notify,
-        on_complete=on_complete,
-        store=store,
-        env_file=env_file,
+        BatchFlags(
+            problems=problems,
+            config=config,
+            lenient=lenient,
+            output=output,
+            concurrency=concurrency,
+            resume=resume,
+            ray=ray,
+            notify=notify,
+            on_complete=on_complete,
+            store=store,
+            env_file=env_file,
+        )
     )

@@ -7,11 +7,10 @@ each has are kept in ``batch.sqlite3`` beside the debate store; ``--resume RUN_I
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,20 +44,35 @@ def batch_database(location: Path) -> Path:
     return location / BATCH_FILENAME
 
 
-def run_batch_command(
-    *,
-    problems: Path | None,
-    config: Path | None,
-    output: Path | None,
-    concurrency: int | None,
-    resume: str | None,
-    store: str | None,
-    env_file: Path | None,
-    ray: str | None = None,
-    notify: list[str] | None = None,
-    on_complete: str | None = None,
-    lenient: bool = False,
-) -> None:
+@dataclass(frozen=True)
+class BatchFlags:
+    """``dialectic batch``'s flags, built once by :func:`dialectic.cli.batch_command.batch` and passed whole."""
+
+    problems: Path | None = None
+    config: Path | None = None
+    output: Path | None = None
+    concurrency: int | None = None
+    resume: str | None = None
+    store: str | None = None
+    env_file: Path | None = None
+    ray: str | None = None
+    notify: list[str] | None = None
+    on_complete: str | None = None
+    lenient: bool = False
+
+
+def run_batch_command(run: BatchFlags) -> None:
+    """``dialectic batch``: the flags are described in :func:`dialectic.cli.batch_command.batch`. A resumed run
+    takes what its first run saved (configuration, output, concurrency, hooks) where a flag does not say."""
+    problems, config, output, concurrency, resume = run.problems, run.config, run.output, run.concurrency, run.resume
+    store, env_file, ray, notify, on_complete, lenient = (
+        run.store,
+        run.env_file,
+        run.ray,
+        run.notify,
+        run.on_complete,
+        run.lenient,
+    )
     load_environment(env_file)
     checked_hook_flags(notify, on_complete)  # a bad URL is a usage error before anything is created
     if concurrency is not None:
@@ -117,11 +131,11 @@ def run_batch_command(
                 with joined_cluster(ray, _note):  # before our signal handlers: Ray sets its own
                     work = _execute_on_ray(run_id, batch_store, prepared, data_dir, concurrency, results, progress)
                     with signals.installed():
-                        _run(signals, work)
+                        signals.run(work)
             else:
                 work = _execute(run_id, batch_store, prepared, str(data_dir), concurrency, results, progress)
                 with signals.installed():
-                    _run(signals, work)
+                    signals.run(work)
         except (KeyboardInterrupt, Terminated):
             progress.clear()
             finished = sum(1 for item in batch_store.items(run_id) if item.finished)
@@ -208,20 +222,6 @@ async def _execute_on_ray(
         note=note,
     )
     await run.run()
-
-
-def _run(signals: StopSignals, work: Any) -> None:
-    """Run ``work``; SIGTERM or SIGHUP cancels it (the debates in flight are saved) and raises :class:`Terminated`."""
-
-    async def cancellable() -> None:
-        await signals.run_cancellable(lambda: work)
-
-    try:
-        asyncio.run(cancellable())
-    except asyncio.CancelledError:
-        if signals.received is None:
-            raise
-        raise Terminated(signals.received) from None
 
 
 def _results_file(output: Path | None) -> ResultsFile | None:

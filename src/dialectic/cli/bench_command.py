@@ -148,9 +148,10 @@ def bench(
     env_file: EnvFileOption = None,
 ) -> None:
     """Compare single answers, majority votes, self-consistency and debates on the same questions."""
-    from dialectic.cli.bench_run import run_bench_command
+    from dialectic.bench.options import BenchOptions
+    from dialectic.cli.bench_run import BenchFlags, run_bench_command
 
-    run_bench_command(
+    options = BenchOptions(
         task=task,
         dataset=dataset,
         arms=arms,
@@ -166,12 +167,17 @@ def bench(
         model=model,
         config=config,
         lenient=lenient,
-        concurrency=concurrency,
-        output=output,
-        report=report,
-        plot=plot,
-        resume=resume,
-        store=store,
-        env_file=env_file,
-        ray=ray,
+    )
+    run_bench_command(
+        BenchFlags(
+            options,
+            concurrency=concurrency,
+            output=output,
+            report=report,
+            plot=plot,
+            resume=resume,
+            store=store,
+            env_file=env_file,
+            ray=ray,
+        )
     )

@@ -14,13 +14,12 @@ built: no other command loads the bench harness.
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable
 from contextlib import ExitStack
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from dialectic.bench.arms import ArmEnv
 from dialectic.bench.checkpoint import CHECKPOINT_INTERVAL_S, Checkpoint
@@ -51,35 +50,28 @@ make_pool: Callable[[], ProviderPool] = ProviderPool
 """How the command gets its providers; tests and embedders replace it to inject a provider."""
 
 
-def run_bench_command(
-    *,
-    task: str | None,
-    dataset: Path | None,
-    arms: str | None,
-    n: int | None,
-    seed: int | None,
-    operands: int | None,
-    difficulty: int | None = None,
-    match: str | None,
-    temperature: float | None,
-    task_options: list[str] | None = None,
-    max_tokens: int | None,
-    provider: str | None,
-    model: str | None,
-    config: Path | None,
-    concurrency: int | None,
-    output: Path | None,
-    report: Path | None,
-    plot: Path | None,
-    resume: str | None,
-    store: str | None,
-    env_file: Path | None,
-    ray: str | None = None,
-    lenient: bool = False,
-) -> None:
+@dataclass(frozen=True)
+class BenchFlags:
+    """``dialectic bench``'s flags, built once by :func:`dialectic.cli.bench_command.bench` and passed whole:
+    what to ask (``options``, the bench's own) and how to run it here."""
+
+    options: BenchOptions
+    concurrency: int | None = None
+    output: Path | None = None
+    report: Path | None = None
+    plot: Path | None = None
+    resume: str | None = None
+    store: str | None = None
+    env_file: Path | None = None
+    ray: str | None = None
+
+
+def run_bench_command(run: BenchFlags) -> None:
     """``dialectic bench``: the flags are described in :func:`dialectic.cli.bench_command.bench`."""
+    options, concurrency, output, report, plot = run.options, run.concurrency, run.output, run.report, run.plot
+    resume, store, ray = run.resume, run.store, run.ray
     term = Terminal()
-    load_environment(env_file)
+    load_environment(run.env_file)
     if concurrency is not None:
         check_range("--concurrency", concurrency, 1, MAX_CONCURRENCY)
     if ray is not None:
@@ -90,23 +82,6 @@ def run_bench_command(
             probe(ray)  # an address where nothing answers: one line, before a run is created
     if plot is not None:
         require_matplotlib()
-    options = BenchOptions(
-        task=task,
-        dataset=dataset,
-        arms=arms,
-        n=n,
-        seed=seed,
-        operands=operands,
-        difficulty=difficulty,
-        match=match,
-        task_options=task_options,
-        temperature=temperature,
-        max_tokens=max_tokens,
-        provider=provider,
-        model=model,
-        config=config,
-        lenient=lenient,
-    )
     resume_file = read_results(Path(resume).expanduser()) if resume and names_results_file(resume) else None
     if resume_file is not None and output is None:
         output = resume_file.path  # the file the run came from is kept current as the run goes on
@@ -154,7 +129,7 @@ def run_bench_command(
                         progress, bench_store.results(spec.id), write_results, interval_s=CHECKPOINT_INTERVAL_S
                     )
                     work = _execute(spec, bench_task, env, bench_store, concurrency, checkpoint, on_ray=ray is not None)
-                    _run(signals, work)
+                    signals.run(work)
         except (DialecticError, KeyboardInterrupt, Terminated):
             done = len(bench_store.done(spec.id))
             total = len(bench_task.items) * len(spec.arms)
@@ -178,20 +153,6 @@ def run_bench_command(
             raise InvalidArgumentsError(f"cannot write --plot {plot}: {exc.strerror or exc}") from None
     sys.stdout.write(markdown)
     sys.stdout.flush()
-
-
-def _run(signals: StopSignals, work: Coroutine[Any, Any, None]) -> None:
-    """Run ``work``; SIGTERM or SIGHUP cancels it (what was saved stays) and raises :class:`Terminated`."""
-
-    async def cancellable() -> None:
-        await signals.run_cancellable(lambda: work)
-
-    try:
-        asyncio.run(cancellable())
-    except asyncio.CancelledError:
-        if signals.received is None:
-            raise
-        raise Terminated(signals.received) from None
 
 
 def _plan(

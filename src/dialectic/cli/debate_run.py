@@ -2,7 +2,7 @@
 
 Everything the user gave is checked (problem, files, configuration, overrides, API keys)
 before a debate is created, so a mistake never leaves a half-made debate behind. Imported
-by :mod:`dialectic.cli.commands` when one of the two commands runs, never while the app is
+by :mod:`dialectic.cli.debate_command` when one of the two commands runs, never while the app is
 built: it loads the engine, the store and the configuration code.
 """
 
@@ -24,13 +24,12 @@ from dialectic.cli.console import Terminal
 from dialectic.cli.hook_flags import checked_hook_flags, run_hooks
 from dialectic.cli.inputs import require_one_problem, resolve_problem
 from dialectic.cli.output import OutputTarget, check_output, check_report, emit_results
-from dialectic.cli.receipt_run import receipt_signer
 from dialectic.cli.session import DebateSession
 from dialectic.cli.tracing_flags import tracing_for
 from dialectic.cli.turns import TurnWriter, read_turn_files
 from dialectic.cli.verbose import summary_lines
+from dialectic.cli.verify_run import receipt_signer
 from dialectic.cli.window_flags import parse_windows
-from dialectic.core.config import SystemConfig
 from dialectic.core.domain import DebateState
 from dialectic.core.errors import DebateStateError, InvalidArgumentsError
 from dialectic.core.receipts import ReceiptSigner
@@ -78,7 +77,7 @@ def run_debate(
     team: int | None = None,
     lenient: bool = False,
 ) -> None:
-    """``dialectic debate``: the flags are described in :func:`dialectic.cli.commands.debate`."""
+    """``dialectic debate``: the flags are described in :func:`dialectic.cli.debate_command.debate`."""
     term = Terminal()
     load_environment(env_file)
     require_one_problem(problem, problem_file)
@@ -154,7 +153,7 @@ def resume_debate(
     notify: list[str] | None = None,
     on_complete: str | None = None,
 ) -> None:
-    """``dialectic resume``: the flags are described in :func:`dialectic.cli.commands.resume`."""
+    """``dialectic resume``: the flags are described in :func:`dialectic.cli.debate_command.resume`."""
     term = Terminal()
     load_environment(env_file)
     budget = checked_budget(budget_usd, budget_tokens)
@@ -169,7 +168,7 @@ def resume_debate(
         if state.status == "completed":
             raise DebateStateError(f"debate {debate_id} is already completed; see it with: dialectic show {debate_id}")
         if state.config:
-            saved = with_budget(SystemConfig.model_validate(state.config), budget)
+            saved = with_budget(state.config_or_defaults(), budget)
             checked_windows(saved, windows)
             check_ready(saved, state.config_dir())
         tracing = tracing_for(trace, trace_content, term)

@@ -1,7 +1,7 @@
 """The ``dialectic eval`` command: score a finished debate with independent evaluator agents.
 
 Declarations only, imported while the app is built: what the command does is in
-:mod:`dialectic.cli.evaluation_run`, imported when it runs, so no other command loads the
+:mod:`dialectic.cli.eval_run`, imported when it runs, so no other command loads the
 evaluation code.
 """
 
@@ -51,7 +51,7 @@ def evaluate(
     env_file: EnvFileOption = None,
 ) -> None:
     """Score a debate's final solution with evaluator agents and report the averaged scores."""
-    from dialectic.cli.evaluation_run import run_eval
+    from dialectic.cli.eval_run import run_eval
 
     run_eval(
         config=config,

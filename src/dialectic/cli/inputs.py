@@ -12,7 +12,7 @@ from pathlib import Path
 
 from dotenv import dotenv_values
 
-from dialectic.core.config import LimitsConfig, check_problem_length
+from dialectic.core.config import LimitsConfig, check_problem_length, problem_text
 from dialectic.core.errors import InvalidArgumentsError
 from dialectic.core.files import ENV_FILE, PROBLEM_FILE, read_user_text
 
@@ -28,12 +28,9 @@ def resolve_problem(problem: str | None, problem_file: Path | None, limits: Limi
     """
     limits = limits or LimitsConfig()
     require_one_problem(problem, problem_file)
-    if problem_file is not None:
-        text = _read_problem_file(problem_file, limits)
-    else:
-        text = (problem or "").strip()
-        if not text:
-            raise InvalidArgumentsError("the problem is empty")
+    if problem_file is None:
+        return problem_text(problem or "", limits)  # every front door's rule (the web API's, MCP's, batch's)
+    text = _read_problem_file(problem_file, limits)
     check_problem_length(text, limits)
     return text
 

@@ -1,7 +1,7 @@
 """The ``dialectic leaderboard`` command: ELO ratings and calibration of models or agents from the stored debates.
 
 Declarations only (the flags and the help), imported while the app is built: what the command
-does is in :mod:`dialectic.cli.leaderboard_view`, imported when it runs.
+does is in :mod:`dialectic.cli.leaderboard_run`, imported when it runs.
 """
 
 from __future__ import annotations
@@ -37,6 +37,6 @@ def leaderboard(
 ) -> None:
     """Rank models or agents by ELO rating from the completed debates' verdicts and votes, with each one's
     calibration (the Brier score of the confidences it stated) beside its rating."""
-    from dialectic.cli.leaderboard_view import print_leaderboard
+    from dialectic.cli.leaderboard_run import print_leaderboard
 
     print_leaderboard(by=by, output_format=output_format, since=since, store=store)

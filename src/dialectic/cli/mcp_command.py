@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from dialectic.cli.options import EnvFileOption, LenientOption, StoreOption
+from dialectic.core import environment
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
@@ -48,7 +49,7 @@ def mcp(
         str | None,
         typer.Option(
             "--token",
-            envvar="DIALECTIC_TOKEN",
+            envvar=environment.TOKEN,
             show_envvar=True,
             show_default=False,
             help="Require this token on every HTTP request, as 'Authorization: Bearer TOKEN' (16 characters or more).",

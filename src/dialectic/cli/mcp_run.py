@@ -11,13 +11,13 @@ once the flags and the configuration have passed their checks.
 from __future__ import annotations
 
 import asyncio
-import os
 import sys
 from pathlib import Path
 
 from dialectic.cli.command_setup import load_environment, open_debate_store
 from dialectic.cli.console import Terminal
-from dialectic.core.binding import TOKEN_ENV, check_bind, check_port, listen
+from dialectic.core import environment
+from dialectic.core.binding import check_bind, check_port, listen
 from dialectic.loading.setup import Overrides, prepare_config
 
 
@@ -37,7 +37,7 @@ def run_mcp(
     load_environment(env_file)
     http = transport == "http"
     if http:
-        token = token or os.environ.get(TOKEN_ENV) or None
+        token = token or environment.token()
         check_bind(host, token)
         check_port(port)  # before the configuration: a wrong flag is said first
     prepared = prepare_config(config, Overrides(lenient=lenient))

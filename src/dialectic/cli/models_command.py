@@ -1,7 +1,7 @@
 """The ``dialectic models`` command: the models a server offers, so a configuration can name one.
 
 Declarations only (the flags and the help), imported while the app is built: what the command
-does is in :mod:`dialectic.cli.models_view`, imported when it runs.
+does is in :mod:`dialectic.cli.models_run`, imported when it runs.
 """
 
 from __future__ import annotations
@@ -31,6 +31,6 @@ def models(
     env_file: EnvFileOption = None,
 ) -> None:
     """List the models an OpenAI-compatible server offers (GET /v1/models)."""
-    from dialectic.cli.models_view import print_models
+    from dialectic.cli.models_run import print_models
 
     print_models(provider=provider, base_url=base_url, as_json=as_json, env_file=env_file)

@@ -4,7 +4,9 @@ On a terminal a transient Rich ``Live`` display shows, for every round with work
 what is saved, running and still to come (work flows across rounds, see
 :mod:`dialectic.cli.work_board`), a spinner per call in flight, the contribution counts, the
 time so far and an estimate of the time left. Elsewhere (pipes, CI logs) every event becomes
-one plain line, the round lines carrying the estimate. Either way, failed and truncated
+one plain line, the round lines carrying the estimate, in reading order (see
+:mod:`dialectic.cli.progress_order`): a round's lines after its "Round" line, a phase's after its
+"expected" line, and a "done" line closing each phase. Either way, failed and truncated
 contributions, warnings and retries are printed as lines of their own, and nothing is ever
 written to stdout.
 """
@@ -29,6 +31,7 @@ from dialectic.cli.deliberation_lines import (
     verdict_line,
     vote_line,
 )
+from dialectic.cli.progress_order import Line, LineOrder
 from dialectic.cli.wording import plural
 from dialectic.cli.work_board import Running, WorkBoard, duration
 from dialectic.core import events as ev
@@ -59,6 +62,7 @@ class ProgressReporter:
         self._started_at: float | None = None
         self._synthesizing = False
         self._spinners: dict[tuple[object, ...], Spinner] = {}
+        self._order = LineOrder()
 
     def preload(self, state: DebateState) -> None:
         """A resumed debate: count what was saved before, so the display agrees with the store."""
@@ -82,10 +86,15 @@ class ProgressReporter:
         self._board.running.clear()
 
     def __call__(self, event: ev.Event) -> None:
-        line = self._track(event)
-        if line is not None and (not self._live_mode or self._always_shown(event)):
-            style = "yellow" if isinstance(event, ev.Warning | ev.CallRetrying | ev.ParticipantRemoved) else None
-            self._term.line(line, style=style)
+        text = self._track(event)
+        style = "yellow" if isinstance(event, ev.Warning | ev.CallRetrying | ev.ParticipantRemoved) else None
+        line = Line(text, style) if text is not None else None
+        if self._live_mode:
+            due = [line] if line is not None and self._always_shown(event) else []
+        else:
+            due = self._order.place(event, line)
+        for each in due:
+            self._term.line(each.text, style=each.style)
         if isinstance(event, ev.DebateStarted) and len(event.agents) == 1 and not event.resumed:
             self._term.warning(one_agent_warning(event.agents[0].name))
 

@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from dialectic.cli.options import EnvFileOption, LenientOption, StoreOption
+from dialectic.core import environment
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -36,7 +37,7 @@ def serve(
         str | None,
         typer.Option(
             "--token",
-            envvar="DIALECTIC_TOKEN",
+            envvar=environment.TOKEN,
             show_envvar=True,
             show_default=False,
             help="Require this token on every API call and event stream (16 characters or more).",

@@ -9,16 +9,19 @@ a token. Imported by :mod:`dialectic.cli.serve_command` when the command runs.
 from __future__ import annotations
 
 import gc
-import os
 import re
 import socket
 import sys
 from pathlib import Path
+from types import FrameType
 from urllib.parse import urlsplit
 
 from dialectic.cli.command_setup import load_environment, open_debate_store
 from dialectic.cli.console import Terminal
-from dialectic.core.binding import TOKEN_ENV, check_bind, listen
+from dialectic.cli.interruptions import signal_name
+from dialectic.cli.wording import plural
+from dialectic.core import environment
+from dialectic.core.binding import check_bind, listen
 from dialectic.core.errors import InvalidArgumentsError
 from dialectic.loading.client_config import parse_endpoint
 from dialectic.loading.setup import Overrides, prepare_config
@@ -50,7 +53,7 @@ def run_server(
     """``dialectic serve``: the flags are described in :func:`dialectic.cli.serve_command.serve`."""
     term = Terminal()
     load_environment(env_file)
-    token = token or os.environ.get(TOKEN_ENV) or None
+    token = token or environment.token()
     _check_flags(host, port, token, cors, max_running, max_body)
     extra_endpoints = frozenset(parse_endpoint(value) for value in allow_endpoints)
     prepared = prepare_config(config, Overrides(lenient=lenient))
@@ -89,7 +92,7 @@ def _serve(
     context = build_context(store, server, settings)
     for offered in (server.config, *(n.config for n in server.named)):
         context.providers.prepare([*offered.agents, offered.judge])
-    app = create_app(context)
+    app = create_app(context, request_log=term.line)
     if not settings.resume_orphans:
         orphans = stale_debates(store)
         if orphans:
@@ -110,7 +113,24 @@ def _serve(
     gc.collect()
     gc.freeze()
     gc.set_threshold(5000, 20, 50)
-    uvicorn.Server(config).run(sockets=[sock])
+
+    class Server(uvicorn.Server):
+        """uvicorn's server, saying so on stderr when a signal stops it (then shutting down gracefully)."""
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if not self.should_exit:
+                term.line(shutdown_line(sig, context.runs.count))
+            super().handle_exit(sig, frame)
+
+    Server(config).run(sockets=[sock])
+
+
+def shutdown_line(signum: int, running: int) -> str:
+    """What ``serve`` says when a signal stops it (before uvicorn's graceful shutdown)."""
+    line = f"Shutting down ({signal_name(signum)})"
+    if running:
+        line += f": {plural(running, 'running debate')} saved as interrupted (resume from the page or the CLI)"
+    return line
 
 
 def _check_flags(

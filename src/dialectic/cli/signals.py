@@ -14,10 +14,10 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from contextlib import contextmanager
 from types import FrameType
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from dialectic.cli.interruptions import Terminated
 
@@ -66,6 +66,21 @@ class StopSignals:
             for sig in STOP_SIGNALS:
                 loop.remove_signal_handler(sig)  # this resets the process-level handler to the default...
                 signal.signal(sig, self._raise)  # ...so put ours back
+
+    def run(self, work: Coroutine[Any, Any, None]) -> None:
+        """Run ``work`` to its end in a new event loop; SIGTERM or SIGHUP cancels it (what it saved stays
+        saved) and raises :class:`Terminated`. The one wrapper of the commands that run one coroutine
+        (``batch``, ``bench``)."""
+
+        async def cancellable() -> None:
+            await self.run_cancellable(lambda: work)
+
+        try:
+            asyncio.run(cancellable())
+        except asyncio.CancelledError:
+            if self.received is None:
+                raise
+            raise Terminated(self.received) from None
 
     def _raise(self, signum: int, frame: FrameType | None) -> None:
         if self.received is None:

@@ -35,6 +35,7 @@ from dialectic.core import events as ev
 from dialectic.core.config import HUMAN_PROVIDER
 from dialectic.core.domain import TURN_KINDS, DebateState, Participant, utc_now
 from dialectic.core.ledger import debate_totals, prompt_cache_text, usage_text
+from dialectic.core.titles import without_marks
 from dialectic.reporting.deliberation import debate_format
 from dialectic.reporting.export import export_json
 from dialectic.reporting.report import render_report
@@ -59,7 +60,7 @@ def print_listing(*, status: str | None, limit: int | None, store: str | None, a
                 "id": d.id,
                 "status": shown,
                 "currentRound": d.current_round,
-                "problem": d.problem,
+                "problem": without_marks(d.problem),  # a debate listed before titles lost their marks
                 "createdAt": d.created_at.isoformat(),
                 "updatedAt": d.updated_at.isoformat(),
             }
@@ -75,7 +76,9 @@ def print_listing(*, status: str | None, limit: int | None, store: str | None, a
         table.add_column(header, no_wrap=True)
     table.add_column("Problem", no_wrap=True, overflow="ellipsis", min_width=20)
     for d, shown in listings:
-        table.add_row(d.id, shown, str(d.current_round), _local(d.updated_at, seconds=False), _shorten(d.problem))
+        table.add_row(
+            d.id, shown, str(d.current_round), _local(d.updated_at, seconds=False), _shorten(without_marks(d.problem))
+        )
     console = Console()
     if not console.is_terminal:
         console.width = max(console.width, LIST_WIDTH_WHEN_PIPED)

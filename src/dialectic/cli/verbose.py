@@ -75,7 +75,7 @@ def _config_of(state: DebateState) -> SystemConfig | None:
     if not state.config:
         return None
     try:
-        return SystemConfig.model_validate(state.config)
+        return state.config_or_defaults()
     except ValidationError:
         return None
 

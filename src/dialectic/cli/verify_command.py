@@ -1,7 +1,7 @@
 """The ``dialectic verify`` command: check a debate's stored record against its receipt.
 
 Declarations only (the arguments and the help), imported while the app is built: what the command
-does is in :mod:`dialectic.cli.receipt_run`, imported when it runs.
+does is in :mod:`dialectic.cli.verify_run`, imported when it runs.
 """
 
 from __future__ import annotations
@@ -37,6 +37,6 @@ def verify(
 
     Exit 0: it matches; 1: it does not (the first change that differs is named), or the signature does
     not verify; 2: no such debate, no receipt, or an unreadable receipt file."""
-    from dialectic.cli.receipt_run import verify as run_verify
+    from dialectic.cli.verify_run import verify as run_verify
 
     run_verify(target, store=store, public_key=public_key)

@@ -9,13 +9,14 @@ import socket
 from collections.abc import Mapping
 from typing import Any
 
+from dialectic.core import environment
 from dialectic.core.errors import DialecticError, InvalidArgumentsError
 
 RAY_MISSING = "--ray needs Ray, which is not installed: pip install 'dialectic-debate[ray]'"
 NAMESPACE = "dialectic"
 _TOKEN_HINT = "set RAY_AUTH_MODE=token, and RAY_AUTH_TOKEN or ~/.ray/auth_token to its token"
 _FORWARDED_SUFFIXES = ("_API_KEY", "_BASE_URL")
-_FORWARDED_PREFIXES = ("DIALECTIC_",)
+_FORWARDED_PREFIXES = (environment.PREFIX,)
 PROBE_TIMEOUT_S = 5.0
 """How long joining waits for the cluster's address to accept a connection (Ray itself would retry for ever)."""
 

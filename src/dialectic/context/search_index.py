@@ -21,8 +21,9 @@ from pathlib import Path
 
 from platformdirs import user_cache_dir
 
+from dialectic.core import environment
 from dialectic.core.errors import ConfigError
-from dialectic.store import APP_NAME, HOME_ENV_VAR
+from dialectic.store import APP_NAME
 
 CHUNK_LINES = 40
 INDEX_VERSION = "1"
@@ -53,7 +54,7 @@ class SearchHit:
 
 def default_cache_dir(env: Mapping[str, str]) -> Path:
     """Where indexes are kept: ``$DIALECTIC_HOME/cache/context-index``, else the user's cache directory."""
-    home = env.get(HOME_ENV_VAR, "").strip()
+    home = environment.home(env)
     base = Path(home).expanduser() / "cache" if home else Path(user_cache_dir(APP_NAME, appauthor=False))
     return base / "context-index"
 

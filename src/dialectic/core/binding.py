@@ -9,9 +9,10 @@ from __future__ import annotations
 import ipaddress
 import socket
 
+from dialectic.core import environment
 from dialectic.core.errors import InvalidArgumentsError
 
-TOKEN_ENV = "DIALECTIC_TOKEN"
+TOKEN_ENV = environment.TOKEN
 MIN_TOKEN_CHARS = 16
 
 

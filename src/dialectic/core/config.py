@@ -10,6 +10,7 @@ from typing import Any, Literal, Protocol, TypeVar, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 
+from dialectic.core import environment
 from dialectic.core.bounds import MAX_TOKENS
 from dialectic.core.errors import InvalidArgumentsError
 
@@ -601,7 +602,7 @@ def problem_text(problem: str, limits: LimitsConfig) -> str:
     return text
 
 
-DEFAULT_HOOK_SECRET_ENV = "DIALECTIC_HOOK_SECRET"
+DEFAULT_HOOK_SECRET_ENV = environment.HOOK_SECRET
 """The environment variable a webhook's signing secret is read from when ``secretEnv`` names none."""
 
 

@@ -841,6 +841,10 @@ class DebateState(Model):
         """The configuration the debate runs with, typed (``None`` when none was saved)."""
         return SystemConfig.model_validate(self.config) if self.config else None
 
+    def config_or_defaults(self) -> SystemConfig:
+        """:meth:`saved_config`, or the built-in defaults when none was saved (as a run reads it)."""
+        return SystemConfig.model_validate(self.config)
+
     def shuffle_seed(self) -> str:
         """The seed of the debate's shuffled orders: its id, or a replayed debate's seed, so that a replay
         shuffles as the original did and sends the same requests."""

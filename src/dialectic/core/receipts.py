@@ -23,6 +23,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from dialectic.core import environment
 from dialectic.core.changes import (
     Change,
     ContributionRecorded,
@@ -40,7 +41,7 @@ from dialectic.core.files import KEY_FILE, read_user_bytes
 ALGORITHM = "sha256-chain"
 """The receipt's algorithm: SHA-256 links over canonical JSON changes (this module's docstring)."""
 SIGNATURE_ALGORITHM = "ed25519"
-KEY_ENV_VAR = "DIALECTIC_RECEIPT_KEY"
+KEY_ENV_VAR = environment.RECEIPT_KEY
 """The environment variable naming the private key file that signs receipts (``--sign-key`` wins)."""
 _GENESIS = bytes(32)
 

@@ -225,19 +225,19 @@ class DebateEngine:
             raise DebateStateError(f"debate {debate_id} is already completed; nothing to resume")
         if state.status not in RESUMABLE:
             raise DebateStateError(f"debate {debate_id} has status '{state.status}' and cannot be resumed")
-        config = SystemConfig.model_validate(state.config)
+        config = state.config_or_defaults()
         if windows:
             sized = WindowsSized(windows=checked_windows(config, windows))
             lease.store.append(debate_id, sized)
             state = lease.store.load(debate_id)
-            config = SystemConfig.model_validate(state.config)
+            config = state.config_or_defaults()
         if budget is not None and (budget.max_cost_usd is not None or budget.max_tokens is not None):
             changed = BudgetChanged(max_cost_usd=budget.max_cost_usd, max_tokens=budget.max_tokens)
             limited = with_limits(config, budget.max_cost_usd, budget.max_tokens)
             check_budget_prices(limited, PriceTable.of(config.pricing))
             lease.store.append(debate_id, changed)
             state = lease.store.load(debate_id)
-            config = SystemConfig.model_validate(state.config)
+            config = state.config_or_defaults()
         if config.debate.format == "auto":  # saved unresolved (not by start): resolve it as start does
             kind = choose_kind(config.debate.problem_kind, state.problem).kind
             settings = config.debate.model_copy(update={"format": resolved_format("auto", kind)})

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
+from dialectic.core import environment
 from dialectic.core.errors import ConfigError
 
 Progress = Callable[[str], None]
@@ -115,7 +116,7 @@ def resolve_model(name_or_path: str) -> ModelSpec | Path:
 
 def default_cache_dir() -> Path:
     """``$DIALECTIC_CACHE``, else ``$XDG_CACHE_HOME/dialectic``, else ``~/.cache/dialectic``."""
-    explicit = os.environ.get("DIALECTIC_CACHE")
+    explicit = environment.cache()
     if explicit:
         return Path(explicit).expanduser()
     xdg = os.environ.get("XDG_CACHE_HOME")

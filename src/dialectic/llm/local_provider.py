@@ -38,6 +38,7 @@ from collections.abc import AsyncIterator, Callable, Generator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
+from dialectic.core import environment
 from dialectic.core.domain import Usage
 from dialectic.core.errors import ConfigError, ContextWindowExceeded, InvalidResponse, ProviderError, ProviderTimeout
 from dialectic.llm.base import (
@@ -77,7 +78,7 @@ T = TypeVar("T")
 Chat = list[dict[str, str]]
 
 PROVIDER = "local"
-N_CTX_ENV = "DIALECTIC_LOCAL_N_CTX"
+N_CTX_ENV = environment.LOCAL_N_CTX
 MAX_DEFAULT_N_CTX = 8192
 """Context used when none is asked for: the model's trained context, capped to bound memory."""
 
@@ -155,7 +156,7 @@ def job_for(request: CompletionRequest) -> GenerationJob:
 def _context_size(path: Path, requested: int | None) -> int:
     if requested is not None:
         return requested
-    raw = os.environ.get(N_CTX_ENV, "").strip()
+    raw = environment.local_n_ctx()
     if raw:
         if not raw.isdigit() or int(raw) < 256:
             raise ConfigError(f"{N_CTX_ENV} must be a whole number of tokens, at least 256 (got '{raw}')")

@@ -18,6 +18,7 @@ from typing import Any
 
 from dialectic.core.domain import Usage
 from dialectic.core.errors import ContextWindowExceeded
+from dialectic.llm import scripted_debate
 from dialectic.llm.base import (
     FINISH_LENGTH,
     FINISH_STOP,
@@ -94,11 +95,33 @@ def _example(schema: dict[str, Any], name: str, seed: str, defs: dict[str, Any])
     return f"Scripted {name.replace('_', ' ')}{(' ' + seed) if seed else ''}".strip()
 
 
+WRITERS: dict[str, Callable[[str, str], str]] = {
+    "proposal": scripted_debate.proposal,
+    "critique": scripted_debate.critique,
+    "refinement": scripted_debate.refinement,
+}
+"""The design debate's turns, written as a debate's (see :mod:`dialectic.llm.scripted_debate`), by purpose."""
+
+
 def default_reply(request: CompletionRequest) -> ScriptedReply:
-    """The reply used when no function or queue was given: deterministic in the request."""
+    """The reply used when no function or queue was given: deterministic in the request.
+
+    A design debate's proposals, critiques, refinements, summaries and the judge's solution read like a
+    small real debate (:mod:`dialectic.llm.scripted_debate`); any other request gets a short reply
+    naming its purpose, or a value that satisfies its JSON schema."""
+    purpose, _, role = (request.tag or "").partition(":")
     if request.json_schema is not None:
         value = example_for_schema(request.json_schema.schema, name=request.json_schema.name)
+        if isinstance(value, dict) and "design debate" in request.last_user:
+            written = scripted_debate.solution_fields(request.json_schema.name, request.last_user)
+            value.update({key: text for key, text in written.items() if key in value})
         return ScriptedReply(text=json.dumps(value), structured=value)
+    writer = WRITERS.get(purpose)
+    if writer is not None and "design debate" in request.last_user:
+        return ScriptedReply(text=writer(role, request.last_user))
+    notes = scripted_debate.judge_summary(request.last_user) if purpose == "judge-summary" else None
+    if notes is not None:
+        return ScriptedReply(text=notes)
     digest = hashlib.sha256(request.last_user.encode("utf-8")).hexdigest()[:8]
     purpose = request.tag or "reply"
     first_line = next(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dialectic.core.config import SystemConfig, with_cache
+from dialectic.core.config import with_cache
 from dialectic.core.domain import DebateState
 from dialectic.core.errors import DebateStateError
 from dialectic.engine.api import DebateRequest
@@ -43,7 +43,7 @@ def replay_request(
         prepared = prepare_config(config_path, Overrides(lenient=lenient), check=False)
         config, directory, warnings = prepared.config, prepared.directory, list(prepared.warnings)
     elif original.config:
-        config, directory = SystemConfig.model_validate(original.config), original.config_dir()
+        config, directory = original.config_or_defaults(), original.config_dir()
         pasted = original.context  # the files as the original read them, so its prompts repeat
     else:
         raise DebateStateError(f"debate {original.id} has no saved configuration to replay; give one with -c")

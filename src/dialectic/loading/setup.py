@@ -94,7 +94,8 @@ def prepare_config(
     (the CLI checks the problem first, so that a mistake in it is the first thing said)."""
     wanted = overrides or Overrides()
     loaded = load_config(path or Path(DEFAULT_CONFIG_FILENAME), explicit=path is not None, lenient=wanted.lenient)
-    warnings = list(loaded.warnings)
+    # With no file and a provider given, the built-in defaults are what was asked for: no "no config file" warning.
+    warnings = [] if loaded.path is None and wanted.provider is not None else list(loaded.warnings)
     notes: list[str] = []
     provider, model = wanted.provider, wanted.model
     if loaded.path is None and provider is None:

@@ -66,7 +66,11 @@ class Job:
     phase_done: int = 0
     phase_expected: int = 0
     steps: int = 0
-    """How many events moved the debate on in this process (it only grows: progress notifications use it)."""
+    """How many events moved the debate on in this process."""
+    progress: float = 0.0
+    """How far the run got, in rounds (the synthesis counts as one more): it only grows, up to :attr:`total`.
+    A round's own share grows with each contribution by a part of what is left of it, sized by what its
+    phase still expects, so it never reaches the next round early."""
     outcome: str | None = None
     """How the last run ended (``completed``, ``waiting for answers``…), once it has."""
     error: str | None = None
@@ -83,22 +87,40 @@ class Job:
                 self.total_rounds, self.phase, self.outcome = total, None, None
             case ev.RoundBegan(round_number=number, total_rounds=total):
                 self.round, self.total_rounds, self.phase = number, total, None
+                self._reach(number - 1)
             case ev.PhaseStarted(round_number=number, phase=phase, expected=expected):
                 self.round, self.phase, self.phase_done, self.phase_expected = number, phase, 0, expected
             case ev.ContributionAdded() | ev.SummaryAdded():
                 self.phase_done += 1
+                self._step_within_round()
             case ev.PhaseCompleted():
                 self.phase_done = max(self.phase_done, self.phase_expected)
             case ev.SynthesisStarted():
                 self.phase, self.phase_done, self.phase_expected = "synthesis", 0, 1
+                self._reach(self.total_rounds)
             case ev.QuestionsPending():
                 self.phase = "clarification"
             case _ if type(event) in ENDINGS:
                 self.phase, self.phase_done, self.phase_expected = None, 0, 0
                 self.outcome = ENDINGS[type(event)]
+                if isinstance(event, ev.DebateCompleted):
+                    self._reach(self.total)
         self.steps += 1
         self._wake()
         return True
+
+    @property
+    def total(self) -> int:
+        """What :attr:`progress` counts up to: the rounds and the synthesis."""
+        return self.total_rounds + 1
+
+    def _reach(self, value: float) -> None:
+        self.progress = max(self.progress, float(value))
+
+    def _step_within_round(self) -> None:
+        end = float(max(self.round, 1))  # the current round is over at this value
+        left = max(self.phase_expected - self.phase_done, 0)
+        self.progress += (end - self.progress) / (left + 2)
 
     def describe(self) -> str:
         """One line on where the run stands, e.g. ``round 1/2: critique 3/6``, or how it ended."""

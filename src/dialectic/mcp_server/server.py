@@ -210,15 +210,15 @@ def build_server(service: DebateService) -> MCPServer:
             job = service.jobs.get(debate_id)
             waited: bool | None = None
             if job is not None and job.running:
-                told: tuple[int, str] = (-1, "")
+                told: tuple[float, str] = (-1.0, "")
 
                 async def tell(moved: Job) -> None:
                     nonlocal told
                     message = moved.describe()
                     # progress must grow from one notification to the next; and say something new
-                    if moved.steps > told[0] and message != told[1]:
-                        told = (moved.steps, message)
-                        await ctx.report_progress(moved.steps, None, message)
+                    if moved.progress > told[0] and message != told[1]:
+                        told = (moved.progress, message)
+                        await ctx.report_progress(moved.progress, moved.total, message)
 
                 await tell(job)
                 waited = await service.jobs.wait(job, timeout_s, tell)

@@ -35,6 +35,7 @@ from dialectic.core.domain import (
     Solution,
     ToolCallRecord,
 )
+from dialectic.core.titles import title_line
 from dialectic.reporting.deliberation import (
     assessment_blocks,
     correction_blocks,
@@ -162,7 +163,7 @@ def _bullets(items: Iterable[str]) -> str:
 
 
 def _first_line(text: str) -> str:
-    return next((line.strip() for line in text.splitlines() if line.strip()), "(no problem statement)")
+    return title_line(text) or "(no problem statement)"
 
 
 class _People:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from platformdirs import user_data_dir
 
+from dialectic.core import environment
 from dialectic.core.errors import InvalidArgumentsError
 from dialectic.store.absent import AbsentStore
 from dialectic.store.base import CallCache, DebateListing, DebateStore, WindowMemory
@@ -47,8 +48,8 @@ __all__ = [
 ]
 
 APP_NAME = "dialectic"
-HOME_ENV_VAR = "DIALECTIC_HOME"
-STORE_ENV_VAR = "DIALECTIC_STORE"
+HOME_ENV_VAR = environment.HOME
+STORE_ENV_VAR = environment.STORE
 DATABASE_FILENAME = "debates.sqlite3"
 MEMORY_LOCATION = ":memory:"
 _DATABASE_SUFFIXES = (".sqlite3", ".db")
@@ -67,10 +68,10 @@ def resolve_store(explicit: str | None, env: Mapping[str, str]) -> str | Path:
     directory, a database file or ``:memory:``: :func:`open_store` sorts that out). One default per
     user, so every debate is found wherever it was started.
     """
-    for given in (explicit, env.get(STORE_ENV_VAR, "").strip()):
+    for given in (explicit, environment.store(env)):
         if given:
             return given.strip() if is_postgres_url(given) else Path(given).expanduser()
-    home = env.get(HOME_ENV_VAR, "").strip()
+    home = environment.home(env)
     if home:
         return Path(home).expanduser()
     return default_data_dir()

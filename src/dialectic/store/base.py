@@ -19,6 +19,7 @@ from types import TracebackType
 from typing import Protocol, Self, runtime_checkable
 
 from dialectic.core.changes import (
+    CallRecorded,
     Change,
     ContributionRecorded,
     DebateCreated,
@@ -30,8 +31,9 @@ from dialectic.core.changes import (
     fold,
     parse_change,
 )
-from dialectic.core.domain import ContributionMetadata, DebateState
+from dialectic.core.domain import Contribution, ContributionMetadata, DebateState, DebateSummary
 from dialectic.core.errors import DebateNotFoundError, StoreError
+from dialectic.core.titles import title_line
 from dialectic.store.leases import DEFAULT_TTL, Lease, LeaseGrant, LeaseOwner, OwnerGoneCheck, owner_process_gone
 
 HEADLINE_MAX_CHARS = 100
@@ -65,23 +67,33 @@ class TokenCount:
 
 @dataclass(frozen=True)
 class TokenTally:
-    """A debate's tokens, counted as the report's Totals count them, kept change by change.
+    """A debate's tokens as its ledger counts them (:func:`dialectic.core.ledger.debate_totals`: what the page,
+    ``show`` and the report count), kept change by change.
 
-    Contributions only add up; the final solution, an agent's summary of a round and the judge's
-    summary replace what was recorded before them (as folding the log does), so each is kept apart.
+    ``ledger`` counts the calls recorded (``calls`` of them). A debate saved before there was a ledger has
+    none: its tokens are those of the ledger its saved metadata gives (:func:`dialectic.core.ledger.entries_of`),
+    kept in the other fields as folding the log keeps them: contributions add up, while the solution, an
+    agent's summary of a round and the judge's summary replace what was recorded before them.
     """
 
+    ledger: TokenCount = TokenCount()
+    calls: int = 0
     contributions: TokenCount = TokenCount()
+    metered: bool = False
+    """Whether a contribution made by a call carries its latency or tokens (else the metadata gives no ledger)."""
     solution: TokenCount = TokenCount()
-    summaries: tuple[tuple[int, str, int], ...] = ()
+    summaries: tuple[tuple[int, str, TokenCount], ...] = ()
     """``(round, agent id, tokens)`` of each summary the state holds."""
-    judge_summary: int = 0
+    judge_summary: TokenCount = TokenCount()
 
     def totals(self) -> TokenCount:
-        """Input and output of every call that made a contribution or the solution; the total adds the summaries."""
-        calls = self.contributions + self.solution
-        summaries = sum(tokens for _, _, tokens in self.summaries) + self.judge_summary
-        return TokenCount(calls.input, calls.output, calls.total + summaries)
+        """Input, output and their sum, over the ledger (or the one the metadata gives)."""
+        if self.calls:
+            return self.ledger
+        if not self.metered:
+            return TokenCount()
+        parts = [self.contributions, self.solution, self.judge_summary, *(n for _, _, n in self.summaries)]
+        return sum(parts, TokenCount())
 
 
 @dataclass(frozen=True)
@@ -284,8 +296,8 @@ class ClosingStore(ABC):
 
 
 def first_line(problem: str) -> str:
-    """The first non-blank line of ``problem``, stripped."""
-    return next((ln.strip() for ln in problem.splitlines() if ln.strip()), "")
+    """The first non-blank line of ``problem``, stripped of its Markdown marks (see :mod:`dialectic.core.titles`)."""
+    return title_line(problem)
 
 
 def cut_line(line: str, width: int) -> str:
@@ -296,7 +308,7 @@ def cut_line(line: str, width: int) -> str:
 
 
 def headline(problem: str, width: int = HEADLINE_MAX_CHARS) -> str:
-    """The first non-blank line of ``problem``, shortened to ``width``."""
+    """The first non-blank line of ``problem`` without its Markdown marks, shortened to ``width``."""
     return cut_line(first_line(problem), width)
 
 
@@ -345,38 +357,67 @@ def advance_listing(listing: DebateListing | None, change: Change) -> DebateList
     return replace(listing, updated_at=as_utc(change.at))
 
 
+def counted(inputs: int, outputs: int) -> TokenCount:
+    return TokenCount(inputs, outputs, inputs + outputs)
+
+
 def call_tokens(metadata: ContributionMetadata) -> TokenCount:
-    """One call's tokens; its total is ``tokensUsed``, or input plus output when only those were recorded."""
-    inputs, outputs = metadata.input_tokens or 0, metadata.output_tokens or 0
-    total = metadata.tokens_used if metadata.tokens_used is not None else inputs + outputs
-    return TokenCount(inputs, outputs, total)
+    """One call's tokens as the ledger its metadata gives counts them (input, output, their sum)."""
+    return counted(metadata.input_tokens or 0, metadata.output_tokens or 0)
+
+
+def summary_tokens(summary: DebateSummary) -> TokenCount:
+    """A summary's tokens as that ledger counts them: a bare total is counted as input."""
+    m = summary.metadata
+    unsplit = m.input_tokens is None and m.output_tokens is None
+    return counted((m.tokens_used if unsplit else m.input_tokens) or 0, m.output_tokens or 0)
+
+
+def _metered(contribution: Contribution) -> bool:
+    m = contribution.metadata
+    return not m.carried_over and (m.latency_ms is not None or m.tokens_used is not None)
 
 
 def tally_of(state: DebateState) -> TokenTally:
     """The tokens ``state`` holds (a debate may be created with rounds already in it, e.g. an import)."""
-    contributions = sum((call_tokens(c.metadata) for c in state.all_contributions()), TokenCount())
-    solution = call_tokens(state.final_solution.metadata) if state.final_solution is not None else TokenCount()
-    summaries = tuple(
-        (rnd.round_number, agent_id, summary.metadata.tokens_used or 0)
-        for rnd in state.rounds
-        for agent_id, summary in rnd.summaries.items()
+    made = [c for c in state.all_contributions() if not c.metadata.carried_over]
+    return TokenTally(
+        ledger=sum((counted(e.input_tokens, e.output_tokens) for e in state.ledger), TokenCount()),
+        calls=len(state.ledger),
+        contributions=sum((call_tokens(c.metadata) for c in made), TokenCount()),
+        metered=any(_metered(c) for c in made),
+        solution=call_tokens(state.final_solution.metadata) if state.final_solution is not None else TokenCount(),
+        summaries=tuple(
+            (rnd.round_number, agent_id, summary_tokens(summary))
+            for rnd in state.rounds
+            for agent_id, summary in rnd.summaries.items()
+        ),
+        judge_summary=summary_tokens(state.judge_summary) if state.judge_summary is not None else TokenCount(),
     )
-    judge = (state.judge_summary.metadata.tokens_used or 0) if state.judge_summary is not None else 0
-    return TokenTally(contributions, solution, summaries, judge)
 
 
 def advance_tally(tally: TokenTally, change: Change) -> TokenTally:
     """The tally after ``change``, following :func:`dialectic.core.changes.apply_change` (what replaces, what adds)."""
+    if isinstance(change, CallRecorded):
+        entry = change.entry
+        return replace(
+            tally, ledger=tally.ledger + counted(entry.input_tokens, entry.output_tokens), calls=tally.calls + 1
+        )
     if isinstance(change, ContributionRecorded):
-        return replace(tally, contributions=tally.contributions + call_tokens(change.contribution.metadata))
+        c = change.contribution
+        if c.metadata.carried_over:
+            return tally
+        return replace(
+            tally, contributions=tally.contributions + call_tokens(c.metadata), metered=tally.metered or _metered(c)
+        )
     if isinstance(change, SolutionRecorded):
         return replace(tally, solution=call_tokens(change.solution.metadata))
     if isinstance(change, SummaryRecorded):
         key = (change.round_number, change.summary.agent_id)
         kept = tuple(entry for entry in tally.summaries if entry[:2] != key)
-        return replace(tally, summaries=(*kept, (*key, change.summary.metadata.tokens_used or 0)))
+        return replace(tally, summaries=(*kept, (*key, summary_tokens(change.summary))))
     if isinstance(change, JudgeSummaryRecorded):
-        return replace(tally, judge_summary=change.summary.metadata.tokens_used or 0)
+        return replace(tally, judge_summary=summary_tokens(change.summary))
     return tally
 
 

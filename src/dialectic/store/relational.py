@@ -492,11 +492,14 @@ def dump_details(details: ListingDetails) -> str:
             "agents": builtins.list(details.agents),
             "createdAt": details.created_at.isoformat(),
             "updatedAt": details.updated_at.isoformat(),
-            "tokens": {
+            "tokens": {  # "ledger" is new with the ledger's count: details without it are folded again
+                "ledger": _count_json(tokens.ledger),
+                "calls": tokens.calls,
                 "contributions": _count_json(tokens.contributions),
+                "metered": tokens.metered,
                 "solution": _count_json(tokens.solution),
-                "summaries": [builtins.list(entry) for entry in tokens.summaries],
-                "judgeSummary": tokens.judge_summary,
+                "summaries": [[r, agent, *_count_json(n)] for r, agent, n in tokens.summaries],
+                "judgeSummary": _count_json(tokens.judge_summary),
             },
         },
         ensure_ascii=False,
@@ -506,6 +509,11 @@ def dump_details(details: ListingDetails) -> str:
 
 def _count_json(count: TokenCount) -> builtins.list[int]:
     return [count.input, count.output, count.total]
+
+
+def _count(value: Any) -> TokenCount:
+    inputs, outputs, total = (int(n) for n in value)
+    return TokenCount(inputs, outputs, total)
 
 
 def load_details(text: str | None) -> ListingDetails | None:
@@ -524,10 +532,13 @@ def load_details(text: str | None) -> ListingDetails | None:
             created_at=datetime.fromisoformat(value["createdAt"]),
             updated_at=datetime.fromisoformat(value["updatedAt"]),
             tokens=TokenTally(
-                contributions=TokenCount(*(int(n) for n in tokens["contributions"])),
-                solution=TokenCount(*(int(n) for n in tokens["solution"])),
-                summaries=tuple((int(r), str(agent), int(n)) for r, agent, n in tokens["summaries"]),
-                judge_summary=int(tokens["judgeSummary"]),
+                ledger=_count(tokens["ledger"]),
+                calls=int(tokens["calls"]),
+                contributions=_count(tokens["contributions"]),
+                metered=bool(tokens["metered"]),
+                solution=_count(tokens["solution"]),
+                summaries=tuple((int(r), str(agent), _count(n)) for r, agent, *n in tokens["summaries"]),
+                judge_summary=_count(tokens["judgeSummary"]),
             ),
         )
     except (ValueError, TypeError, KeyError):

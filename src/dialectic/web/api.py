@@ -11,7 +11,6 @@ from fastapi.responses import PlainTextResponse
 from pydantic import Field
 from sse_starlette import EventSourceResponse, ServerSentEvent
 
-from dialectic.core.config import SystemConfig
 from dialectic.core.domain import DebateState, utc_now
 from dialectic.core.errors import DebateStateError, InvalidArgumentsError
 from dialectic.engine.seats import check_turn_text, deadline_passed, turn_texts
@@ -323,7 +322,7 @@ def _check_resumable(ctx: ServerState, state: DebateState) -> None:
     """What ``dialectic resume`` checks first: the saved configuration's prompt files and providers."""
     if not state.config:
         return
-    saved = SystemConfig.model_validate(state.config)
+    saved = state.config_or_defaults()
     check_ready(saved, state.config_dir())
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import FileResponse
+from fastapi.responses import FileResponse, HTMLResponse
 from fastapi.staticfiles import StaticFiles
 
 from dialectic.core.binding import is_loopback
@@ -19,8 +19,10 @@ from dialectic.store import MEMORY_LOCATION
 from dialectic.store.base import DebateStore
 from dialectic.store.leases import STALE
 from dialectic.web.api import router, session_router
+from dialectic.web.api_docs import api_docs_html
 from dialectic.web.errors import install_error_handlers
 from dialectic.web.openai_api import router as openai_router
+from dialectic.web.request_log import RequestLog
 from dialectic.web.security import PAGE_HEADERS, RequestGuard
 from dialectic.web.state import ServerState
 from dialectic.web.views import shown
@@ -28,7 +30,7 @@ from dialectic.web.views import shown
 log = logging.getLogger(__name__)
 
 STATIC_DIR = Path(__file__).parent / "static"
-API_DOCS_PATHS = ("/api", "/v1", "/docs", "/redoc", "/openapi.json")
+API_DOCS_PATHS = ("/api", "/v1", "/openapi.json")
 
 
 def stale_debates(store: DebateStore) -> list[str]:
@@ -46,7 +48,9 @@ def server_paths(ctx: ServerState) -> dict[str, str]:
     return paths
 
 
-def create_app(ctx: ServerState) -> FastAPI:
+def create_app(ctx: ServerState, *, request_log: Callable[[str], None] | None = None) -> FastAPI:
+    """The app of ``ctx``; with ``request_log``, a line for each request served is handed to it."""
+
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         await _take_up_orphans(ctx)
@@ -60,6 +64,8 @@ def create_app(ctx: ServerState) -> FastAPI:
         title="dialectic",
         summary="Start, watch, steer and download multi-agent debates.",
         lifespan=lifespan,
+        docs_url=None,  # Swagger UI and ReDoc load their scripts from a CDN: see dialectic.web.api_docs
+        redoc_url=None,
     )
     app.state.web = ctx
     install_error_handlers(app, server_paths(ctx))
@@ -70,6 +76,10 @@ def create_app(ctx: ServerState) -> FastAPI:
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     def page() -> FileResponse:
         return FileResponse(STATIC_DIR / "index.html", headers={"Cache-Control": "no-store"})
+
+    @app.get("/docs", include_in_schema=False)
+    def api_docs() -> HTMLResponse:
+        return HTMLResponse(api_docs_html(app.openapi()))
 
     app.mount("/static", StaticFiles(directory=STATIC_DIR), name="static")
     if ctx.settings.cors_origins:
@@ -87,6 +97,8 @@ def create_app(ctx: ServerState) -> FastAPI:
         page_headers=PAGE_HEADERS,
         api_paths=API_DOCS_PATHS,
     )
+    if request_log is not None:  # outermost: a request the guard refuses is logged too
+        app.add_middleware(RequestLog, write=request_log)
     return app
 
 

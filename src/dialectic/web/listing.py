@@ -20,6 +20,7 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from dialectic.core.titles import without_marks
 from dialectic.store.base import DebateStore, ListedDebate, ListingDetails, PageKey, cut_line
 from dialectic.store.leases import STALE
 from dialectic.web.errors import ApiError
@@ -100,7 +101,7 @@ def summary_row(entry: ListedDebate, details: ListingDetails, status: str) -> di
     return {
         "id": listing.id,
         "status": status,
-        "problem": cut_line(details.first_line, PROBLEM_CHARS),
+        "problem": cut_line(without_marks(details.first_line), PROBLEM_CHARS),  # also one kept before
         "currentRound": listing.current_round,
         "rounds": details.rounds,
         "format": details.format if details.format is not None else DEFAULT_FORMAT,

@@ -17,7 +17,8 @@ from pydantic.alias_generators import to_camel
 
 from dialectic.core import events as ev
 from dialectic.core.changes import Change
-from dialectic.core.domain import ContributionMetadata, DebateState
+from dialectic.core.domain import DebateState
+from dialectic.core.ledger import debate_totals
 from dialectic.web.markdown import render_markdown
 
 LIVE_EVENTS: dict[type[ev.Event], str] = {
@@ -135,7 +136,7 @@ def _json_value(value: Any) -> Any:
 
 @dataclasses.dataclass(frozen=True)
 class TokenTotals:
-    """Tokens a debate used, counted as the Markdown report counts them (so the figures agree)."""
+    """Tokens a debate used, counted over its ledger as the report, ``show`` and the page count them."""
 
     input: int = 0
     output: int = 0
@@ -146,21 +147,7 @@ class TokenTotals:
 
 
 def token_totals(state: DebateState) -> TokenTotals:
-    """Input and output tokens of every call that made a contribution or the solution; the total adds
-    the summaries (the agents' and the judge's), as the report's Totals section does."""
-    calls: list[ContributionMetadata] = [c.metadata for c in state.all_contributions()]
-    if state.final_solution is not None:
-        calls.append(state.final_solution.metadata)
-    summaries = [s.metadata for r in state.rounds for s in r.summaries.values()]
-    if state.judge_summary is not None:
-        summaries.append(state.judge_summary.metadata)
-    return TokenTotals(
-        input=sum(m.input_tokens or 0 for m in calls),
-        output=sum(m.output_tokens or 0 for m in calls),
-        total=sum(_call_tokens(m) for m in calls) + sum(s.tokens_used or 0 for s in summaries),
-    )
-
-
-def _call_tokens(m: ContributionMetadata) -> int:
-    """Tokens of one call: ``tokensUsed``, or input plus output when only those were recorded."""
-    return m.tokens_used if m.tokens_used is not None else (m.input_tokens or 0) + (m.output_tokens or 0)
+    """The tokens of every call in the debate's ledger (:func:`dialectic.core.ledger.debate_totals`): the figure
+    the page, ``show`` and the report give."""
+    totals = debate_totals(state)
+    return TokenTotals(input=totals.input_tokens, output=totals.output_tokens, total=totals.total_tokens)

@@ -13,7 +13,6 @@ and only the scorer says whether it is right. Either way the scorer decides.
 
 from __future__ import annotations
 
-import difflib
 import importlib
 from collections.abc import Mapping
 from dataclasses import fields
@@ -25,6 +24,7 @@ from dialectic.bench.tasks.base import REASONING_GYM_PREFIX, Item, Task, check_c
 from dialectic.core.answers import MatchMode, canonical_number
 from dialectic.core.errors import InvalidArgumentsError
 from dialectic.core.extras import require_extra
+from dialectic.core.spelling import did_you_mean, nearest
 
 ANY_VALID = "(any valid answer)"
 """The reference answer of an item whose dataset gives none: its scorer alone knows a right answer."""
@@ -61,8 +61,8 @@ def _library() -> Any:
 def _check(name: str, options: Mapping[str, Any]) -> None:
     registry: dict[str, tuple[type, type]] = importlib.import_module("reasoning_gym.factory").DATASETS
     if name not in registry:
-        close = difflib.get_close_matches(name, registry, n=1)
-        hint = f" (did you mean rg:{close[0]}?)" if close else " (see reasoning-gym's list of datasets)"
+        close = nearest(name, registry)
+        hint = did_you_mean(f"rg:{close}") if close else " (see reasoning-gym's list of datasets)"
         raise InvalidArgumentsError(f"reasoning-gym has no dataset '{name}'{hint}")
     config_type = registry[name][1]
     known = [f.name for f in fields(config_type) if f.name not in ("seed", "size")]
@@ -70,10 +70,9 @@ def _check(name: str, options: Mapping[str, Any]) -> None:
         if key in ("seed", "size"):
             raise InvalidArgumentsError(f"--task-option {key}: use --seed and -n for the dataset's {key}")
         if key not in known:
-            close = difflib.get_close_matches(key, known, n=1)
-            hint = f"did you mean {close[0]}? " if close else ""
             raise InvalidArgumentsError(
-                f"rg:{name} has no option '{key}' ({hint}its options: {', '.join(known) or 'none'})"
+                f"rg:{name} has no option '{key}'{did_you_mean(nearest(key, known))} "
+                f"(its options: {', '.join(known) or 'none'})"
             )
 
 

@@ -87,10 +87,28 @@
     return node;
   }
 
-  // A problem's first non-blank line, cut to `width` characters as the server cuts it (dialectic.store.base.headline).
-  function firstLine(text) {
-    return (text || "").split(/\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/).map((line) => line.trim()).find(Boolean) || "";
+  // titles:begin: a problem's title, its first line without Markdown marks, by the server's rules
+  // (dialectic.core.titles; tests/web/test_titles.py runs both on the same lines).
+  const LINE_START = /^(?:>\s*)*(?:#{1,6}(?:\s+|$)|[-*+]\s+|\d{1,9}[.)]\s+)?/;
+  const CLOSING_HASHES = /\s+#+\s*$/;
+  const LINK = /!?\[([^\]]*)\]\([^)]*\)/g;
+  const EMPHASIS = /(\*\*|__|~~)(?=\S)(.+?)(?<=\S)\1|(?<![\w*])\*(?=\S)([^*]+?)(?<=\S)\*(?![\w*])/g;
+  const CODE = /`+([^`]+)`+/g;
+
+  function withoutMarks(line) {
+    let text = line.trim().replace(LINE_START, "");
+    if (line.replace(/^[ >]+/, "").startsWith("#")) text = text.replace(CLOSING_HASHES, "");
+    text = text.replace(LINK, "$1").replace(CODE, "$1");
+    for (let nested = 0; nested < 2; nested += 1) {
+      text = text.replace(EMPHASIS, (_m, _mark, strong, em) => (strong !== undefined ? strong : em));
+    }
+    return text.trim();
   }
+
+  function titleLine(text) {
+    return (text || "").split(/\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]/).map(withoutMarks).find(Boolean) || "";
+  }
+  // titles:end
 
   function cutLine(line, width) {
     const chars = Array.from(line);
@@ -427,7 +445,7 @@
 
   /** The problem as the page's heading and the tab's title; the id and times below it. */
   function renderHead(s) {
-    const line = firstLine(s.problem);
+    const line = titleLine(s.problem);
     const title = line ? cutLine(line, TITLE_CHARS) : `Debate ${s.id}`;
     if ($("debate-title").textContent !== title) $("debate-title").textContent = title;
     document.title = `${line ? cutLine(line, TAB_TITLE_CHARS) : `Debate ${s.id}`} · dialectic`;

@@ -46,7 +46,11 @@ def debate(
     problem: Annotated[str | None, typer.Argument(help="The problem to debate (or use --problem-file).")] = None,
     problem_file: Annotated[
         Path | None,
-        typer.Option("--problem-file", "-f", "--problemDescription", help="Read the problem from this UTF-8 file."),
+        typer.Option("--problem-file", "-f", help="Read the problem from this UTF-8 file."),
+    ] = None,
+    problem_description: Annotated[
+        Path | None,
+        typer.Option("--problemDescription", hidden=True, help="The seed's spelling of --problem-file."),
     ] = None,
     agents: Annotated[
         str | None, typer.Option("--agents", "-a", help="Comma-separated roles to keep, e.g. architect,security.")
@@ -152,9 +156,11 @@ def debate(
     """Run a debate on a problem and print the judge's solution."""
     from dialectic.cli.debate_run import run_debate
 
+    if problem_file is not None and problem_description is not None:
+        raise typer.BadParameter("give the problem file once (--problemDescription is --problem-file)")
     run_debate(
         problem=problem,
-        problem_file=problem_file,
+        problem_file=problem_file or problem_description,
         agents=agents,
         rounds=rounds,
         debate_format=debate_format,

@@ -12,11 +12,11 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from dialectic.cli.command_setup import open_debate_store
+from dialectic.core import environment
 from dialectic.core.domain import Receipt
 from dialectic.core.errors import DialecticError, InvalidArgumentsError
 from dialectic.core.files import RECEIPT_FILE, parse_json, read_user_text
 from dialectic.core.receipts import (
-    KEY_ENV_VAR,
     ReceiptSigner,
     load_public_key,
     load_signer,
@@ -40,7 +40,7 @@ def receipt_signer(sign_key: Path | None) -> ReceiptSigner | None:
     Loaded before the debate is created, so a bad key never leaves a half-made debate."""
     if sign_key is not None:
         return load_signer(sign_key)
-    from_env = os.environ.get(KEY_ENV_VAR, "").strip()
+    from_env = environment.receipt_key()
     return load_signer(from_env) if from_env else None
 
 

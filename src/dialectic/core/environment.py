@@ -1,0 +1,65 @@
+"""The one module that reads the ``DIALECTIC_*`` environment variables: their names and typed accessors.
+
+Every other module asks here (``environment.home()``, ``environment.token()``…) instead of reading
+``os.environ`` itself, so a variable's name, its trimming and what "unset" means are decided once.
+Each accessor takes the environment as a mapping (``os.environ`` when none is given), so a caller
+that was handed an environment, and a test, pass their own. A value that is empty or only blanks
+counts as unset (``None``).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+PREFIX = "DIALECTIC_"
+HOME = "DIALECTIC_HOME"
+"""The directory debates, caches and settings are kept under (the user's data directory when unset)."""
+STORE = "DIALECTIC_STORE"
+"""Where debates are kept: a directory, a database file or a ``postgresql://`` URL (wins over ``HOME``)."""
+CACHE = "DIALECTIC_CACHE"
+"""Where downloaded local models are cached."""
+LOCAL_N_CTX = "DIALECTIC_LOCAL_N_CTX"
+"""The local model's context size, in tokens."""
+TOKEN = "DIALECTIC_TOKEN"
+"""The bearer token ``serve`` and ``mcp --http`` require."""
+RECEIPT_KEY = "DIALECTIC_RECEIPT_KEY"
+"""The private key file that signs receipts (``--sign-key`` wins)."""
+HOOK_SECRET = "DIALECTIC_HOOK_SECRET"
+"""The default variable holding a webhook's signing secret (``hooks.secretEnv``)."""
+
+
+def value(name: str, env: Mapping[str, str] | None = None) -> str | None:
+    """``name``'s value without surrounding blanks; ``None`` when unset or blank."""
+    raw = (os.environ if env is None else env).get(name, "").strip()
+    return raw or None
+
+
+def home(env: Mapping[str, str] | None = None) -> str | None:
+    return value(HOME, env)
+
+
+def store(env: Mapping[str, str] | None = None) -> str | None:
+    return value(STORE, env)
+
+
+def cache(env: Mapping[str, str] | None = None) -> str | None:
+    return value(CACHE, env)
+
+
+def local_n_ctx(env: Mapping[str, str] | None = None) -> str | None:
+    """As written: :mod:`dialectic.llm.local_provider` checks it is a number of tokens."""
+    return value(LOCAL_N_CTX, env)
+
+
+def token(env: Mapping[str, str] | None = None) -> str | None:
+    return value(TOKEN, env)
+
+
+def receipt_key(env: Mapping[str, str] | None = None) -> str | None:
+    return value(RECEIPT_KEY, env)
+
+
+def own_variables(env: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Every ``DIALECTIC_*`` variable set, as given (a Ray worker is handed them: it does not inherit them)."""
+    return {name: raw for name, raw in (os.environ if env is None else env).items() if name.startswith(PREFIX)}
