@@ -27,6 +27,8 @@ RECEIPT_KEY = "DIALECTIC_RECEIPT_KEY"
 """The private key file that signs receipts (``--sign-key`` wins)."""
 HOOK_SECRET = "DIALECTIC_HOOK_SECRET"
 """The default variable holding a webhook's signing secret (``hooks.secretEnv``)."""
+PROMPT_CACHE = "DIALECTIC_PROMPT_CACHE"
+"""``off`` asks no provider to reuse cached prompt prefixes (``benchmarks/speed.py`` compares the two)."""
 
 
 def value(name: str, env: Mapping[str, str] | None = None) -> str | None:
@@ -63,3 +65,8 @@ def receipt_key(env: Mapping[str, str] | None = None) -> str | None:
 def own_variables(env: Mapping[str, str] | None = None) -> dict[str, str]:
     """Every ``DIALECTIC_*`` variable set, as given (a Ray worker is handed them: it does not inherit them)."""
     return {name: raw for name, raw in (os.environ if env is None else env).items() if name.startswith(PREFIX)}
+
+
+def prompt_cache(env: Mapping[str, str] | None = None) -> bool:
+    """Whether providers are asked to reuse cached prompt prefixes: on unless ``off``, ``0``, ``false`` or ``no``."""
+    return (value(PROMPT_CACHE, env) or "on").lower() not in ("off", "0", "false", "no")

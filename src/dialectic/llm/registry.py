@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import TYPE_CHECKING
 
+from dialectic.core import environment
 from dialectic.core.config import DEFAULT_MODELS, AgentConfig, WireApi
 from dialectic.core.errors import ConfigError, MissingApiKeyError
 from dialectic.core.redaction import note_key_env
@@ -32,8 +33,6 @@ if TYPE_CHECKING:
     from dialectic.llm.client import SharedLimit
 
 ENTRY_POINT_GROUP = "dialectic.providers"
-PROMPT_CACHE_ENV = "DIALECTIC_PROMPT_CACHE"
-"""``off`` asks no provider to reuse cached prompt prefixes (see :class:`ProviderSettings`)."""
 
 
 @dataclass(frozen=True)
@@ -293,7 +292,7 @@ def resolve_settings(agent: AgentConfig, env: Mapping[str, str] | None = None) -
     if key_env and not api_key and (agent.api_key_env or not (agent.base_url or spec.key_optional)):
         raise MissingApiKeyError(agent.provider, key_env)
     timeout_s = agent.timeout / 1000 if agent.timeout else None
-    prompt_cache = environ.get(PROMPT_CACHE_ENV, "on").strip().lower() not in ("off", "0", "false", "no")
+    prompt_cache = environment.prompt_cache(environ)
     return ProviderSettings(
         provider=spec.name,
         api_key=api_key,
