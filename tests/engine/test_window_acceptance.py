@@ -26,8 +26,8 @@ from dialectic.llm.registry import ProviderPool
 from dialectic.llm.scripted import ScriptedReply, default_reply
 from dialectic.store.base import DebateStore
 from dialectic.testing.fake_server import FakeLLMServer, completion_request
-from dialectic.testing.wire import prompt_tokens
 from dialectic.testing.harness import FAST_RETRY
+from dialectic.testing.wire import prompt_tokens
 
 WINDOW = 1500
 PADDING = " ".join(["The design keeps a bounded queue per tenant and sheds load early."] * 4)

@@ -105,8 +105,9 @@ async def debate_shapes(
         yield Shape(History(kept), SLIDE)
     if positions:
         yield Shape(History(positions), SLIDE)
-        for share in QUOTE_SHARES if cut_positions is not None else ():
-            yield Shape(History(cut_positions(share)), CUT)
+        if cut_positions is not None:
+            for share in QUOTE_SHARES:
+                yield Shape(History(cut_positions(share)), CUT)
 
 
 async def cut_shapes(full: str, cut: Callable[[float], str]) -> Shapes[str]:
