@@ -14,8 +14,9 @@ import shutil
 import socket
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 DATABASE = "dialectic_test"
@@ -43,9 +44,27 @@ def _free_port() -> int:
         return int(probe.getsockname()[1])
 
 
+@dataclass
+class Cluster:
+    """A running throwaway cluster: its database's URL, and a way to stop it and start it again (same port)."""
+
+    url: str
+    stop: Callable[[], None]
+    """Stop the server at once (``pg_ctl stop -m immediate``): every connection is cut."""
+    start: Callable[[], None]
+    """Start it again on the same port and data (waits until it accepts connections)."""
+
+
 @contextmanager
 def cluster() -> Iterator[str]:
     """Start a cluster; yield the URL of its database."""
+    with controlled_cluster() as running:
+        yield running.url
+
+
+@contextmanager
+def controlled_cluster() -> Iterator[Cluster]:
+    """Start a cluster; yield it (its URL, and how to stop and start it: for the fault tests)."""
     try:
         import psycopg
     except ImportError:
@@ -68,18 +87,28 @@ def cluster() -> Iterator[str]:
             server_log = Path(log).read_text(errors="replace") if Path(log).exists() else ""
             raise RuntimeError(f"{' '.join(args)} failed: {done.stdout}{done.stderr}{server_log}")
 
-    started = False
+    settings = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
+    running = False
+
+    def start() -> None:
+        nonlocal running
+        run(f"{bin_dir}/pg_ctl", "-D", data, "-l", log, "-o", settings, "-w", "-t", "60", "start")
+        running = True
+
+    def stop() -> None:
+        nonlocal running
+        run(f"{bin_dir}/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
+        running = False
+
     try:
         run(f"{bin_dir}/initdb", "-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")
-        settings = f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off"
-        run(f"{bin_dir}/pg_ctl", "-D", data, "-l", log, "-o", settings, "-w", "-t", "60", "start")
-        started = True
+        start()
         with psycopg.connect(f"host={root} port={port} user=postgres dbname=postgres", autocommit=True) as admin:
             admin.execute(f"CREATE DATABASE {DATABASE}")
-        yield f"postgresql://postgres@127.0.0.1:{port}/{DATABASE}"
+        yield Cluster(f"postgresql://postgres@127.0.0.1:{port}/{DATABASE}", stop, start)
     finally:
-        if started:
-            run(f"{bin_dir}/pg_ctl", "-D", data, "-m", "immediate", "-w", "stop")
+        if running:
+            stop()
         shutil.rmtree(root, ignore_errors=True)
 
 

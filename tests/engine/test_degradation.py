@@ -8,7 +8,18 @@ from collections.abc import Callable
 import pytest
 
 from dialectic.core import events as ev
-from dialectic.core.errors import ProviderUnavailable, RateLimited, RetriesExhausted, TooFewAgentsError
+from dialectic.core.errors import (
+    BadRequest,
+    ContextWindowExceeded,
+    ModelNotFound,
+    ProviderAuthError,
+    ProviderError,
+    ProviderUnavailable,
+    RateLimited,
+    RetriesExhausted,
+    TooFewAgentsError,
+)
+from dialectic.engine.dropping import resume_hint
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.retry import RetryPolicy
 from dialectic.llm.scripted import ScriptedProvider, ScriptedReply, default_reply
@@ -129,3 +140,17 @@ def test_debates_complete_under_injected_faults(harness: Callable[..., Harness],
             contributions.append(len(state.all_contributions()))
     assert completed == 10
     assert contributions and all(count == 24 for count in contributions)
+
+
+@pytest.mark.parametrize(
+    ("error", "says"),
+    [
+        (ProviderUnavailable("down", status_code=503), "once the provider works again"),
+        (ContextWindowExceeded("too long", window=1500), "only with a larger context window"),
+        (ProviderAuthError("no"), "API key is fixed"),
+        (ModelNotFound("no such model"), "model exists"),
+        (BadRequest("bad"), "will fail the same way"),
+    ],
+)
+def test_a_failure_names_whether_resuming_can_help(error: ProviderError, says: str) -> None:
+    assert says in resume_hint(error)

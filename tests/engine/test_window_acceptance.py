@@ -11,6 +11,7 @@ the server refused at most one prompt (so at most one per participant).
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,9 @@ from dialectic.llm.base import CompletionRequest
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.scripted import ScriptedReply, default_reply
 from dialectic.store.base import DebateStore
-from dialectic.testing.fake_server import FakeLLMServer
+from dialectic.testing.fake_server import FakeLLMServer, completion_request
 from dialectic.testing.harness import FAST_RETRY
+from dialectic.testing.wire import prompt_tokens
 
 WINDOW = 1500
 PADDING = " ".join(["The design keeps a bounded queue per tenant and sheds load early."] * 4)
@@ -91,3 +93,49 @@ def test_a_debate_that_outgrows_its_window_completes(
     assert refusals == sum(use.refusals for use in state.windows.values())
     assert refusals == (1 if source == "refusal" else 0)  # at most one refusal to learn the window
     assert store.load(state.id).windows == state.windows  # saved with the debate
+
+
+# -- a step that overfills its window by itself (issue 52, item 1) ------------------------------------
+
+LONG = " ".join(["Each tenant gets a token bucket in Redis, refilled by a Lua script on every request."] * 23)
+"""About 2,000 characters: some 500 tokens as the fake server counts them (four characters a token)."""
+REPLY_TOKENS = 500
+
+
+def long_replies(request: CompletionRequest) -> ScriptedReply:
+    """Replies of about 500 tokens: in round 1 a refinement quotes a proposal and two critiques, past 1,500."""
+    reply = default_reply(request)
+    return reply if request.json_schema is not None else ScriptedReply(text=f"1. **Buckets**: {LONG}")
+
+
+def sent_prompts(fake: FakeLLMServer) -> list[int]:
+    """The size of every completion prompt the server received, as it counts them."""
+    return [
+        prompt_tokens(completion_request("chat", r.body)) for r in fake.requests if r.path.endswith("/chat/completions")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("told", "configured", "source"),
+    [(False, True, "config"), (True, False, "server"), (False, False, "refusal")],
+    ids=["configured", "read-from-props", "learned-from-one-refusal"],
+)
+def test_a_step_that_overfills_its_window_by_itself_is_fitted_and_no_agent_is_dropped(
+    store: DebateStore, told: bool, configured: bool, source: str
+) -> None:
+    with FakeLLMServer(long_replies, strict=told, n_ctx=WINDOW) as fake:
+        setup = config(fake.openai_base_url, "summarize", WINDOW if configured else None)
+        agents = [a.model_copy(update={"max_tokens": REPLY_TOKENS}) for a in setup.agents]
+        state, warnings = debate(store, fake, setup.model_copy(update={"agents": agents}))
+        prompts, refusals = sent_prompts(fake), refused(fake)
+    assert state.status == "completed" and not state.dropped, state.error
+    assert len(state.rounds) == 4 and all(c.ok for c in state.all_contributions())
+    assert refusals == (1 if source == "refusal" else 0)  # the one refusal that taught the window
+    assert sum(1 for tokens in prompts if tokens >= WINDOW) == refusals  # none past it once it is known
+    for role in ROLES:
+        use = state.windows[f"agent-{role}"]
+        assert use.window == WINDOW and use.source == source
+        assert use.fired.get("cut", 0) >= 1  # the critiques its refinement quotes were cut, and it said so
+    assert any("contributions it quotes are cut" in w for w in warnings)
+    said = [r for r in fake.requests if "cut to fit your context window" in json.dumps(r.body)]
+    assert said  # the prompts whose quotes were cut say so

@@ -195,12 +195,34 @@ def test_prompts_well_inside_the_window_are_counted_and_nothing_else(harness: Ca
         assert use.largest_prompt > 0 and use.prompts > 0 and not use.warned and not use.fired
 
 
-def test_a_prompt_with_nothing_left_to_shrink_is_sent_as_it_is(harness: Callable[..., Harness]) -> None:
+def test_a_prompt_with_nothing_left_to_shrink_is_sent_as_it_is_while_it_fits_the_window(
+    harness: Callable[..., Harness],
+) -> None:
+    window = 440
     h = harness(wordy)
-    state = h.start(sized(make_config(agents=2, rounds=1, contextStrategy="slide"), agents=300))
-    assert state.status == "completed"
-    assert all(state.windows[a].over_sent >= 1 for a in ("agent-architect", "agent-performance"))
-    assert warnings(h, "nothing left to shrink")
+    state = h.start(sized(make_config(agents=2, rounds=1, contextStrategy="slide"), agents=window))
+    assert state.status == "completed" and not state.dropped
+    assert any(state.windows[a].over_sent >= 1 for a in ("agent-architect", "agent-performance"))
+    assert all(state.windows[a].fired.get("cut") for a in ("agent-architect", "agent-performance"))
+    assert warnings(h, "nothing left to shrink") and warnings(h, "contributions it quotes are cut")
+    refinement = next(c for c in h.provider.calls if c.tag.startswith("refinement")).last_user
+    assert "cut to fit your context window" in refinement and "[… cut to fit the context window]" in refinement
+    assert max(prompt_words(c) for c in h.provider.calls if not c.tag.startswith("synthesis")) < window
+
+
+def test_a_step_that_cannot_fit_its_window_is_refused_before_any_call_with_the_numbers(
+    harness: Callable[..., Harness],
+) -> None:
+    h = harness(wordy)
+    with pytest.raises(WindowFull) as stopped:
+        h.start(sized(make_config(agents=2, rounds=1, contextStrategy="slide"), agents=300))
+    message = stopped.value.message
+    assert "300-token context window: nothing was sent" in message and "needs " in message
+    assert "--context-window agent-" in message and "maxTokens" in message
+    assert stopped.value.debate_id is not None
+    saved = h.store.load(stopped.value.debate_id)
+    assert saved.status == "failed" and saved.failure_reason == "window" and not saved.dropped
+    assert max(prompt_words(c) for c in h.provider.calls) < 300  # no prompt past the window went out
 
 
 def test_a_window_too_small_for_the_reply_is_a_config_error() -> None:

@@ -14,6 +14,7 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined, TemplateError
 
 from dialectic.agents.outputs import QuestionList, SynthesisOutput
+from dialectic.agents.squeeze import quote, quotes_cut, reply_tokens
 from dialectic.agents.templates import JUDGE_ROLE, builtin_role_prompt, phase_template, render
 from dialectic.agents.tool_loop import (
     AgentReply,
@@ -154,7 +155,7 @@ class Speaker:
             messages=(Message("system", system), Message("user", user)),
             model=self.config.model,
             temperature=self.config.temperature,
-            max_tokens=max_tokens or self.config.max_tokens,
+            max_tokens=reply_tokens(max_tokens or self.config.max_tokens),
             timeout_s=timeout,
             tag=f"{tag}:{self.role}",
         )
@@ -180,10 +181,11 @@ class DebateAgent(Speaker):
         they are given, and the margin lets their reply end before the limit cuts it
         (200 tokens: 111 words; on the embedded models :data:`LOCAL_REPLY_SHARE`).
         """
-        if self.config.max_tokens is None:
+        limit = reply_tokens(self.config.max_tokens)  # lowered while the prompt is squeezed into its window
+        if limit is None:
             return usual
         share = LOCAL_REPLY_SHARE if self.config.provider == "local" else REPLY_SHARE
-        return max(20, min(usual, int(self.config.max_tokens * WORDS_PER_TOKEN * share)))
+        return max(20, min(usual, int(limit * WORDS_PER_TOKEN * share)))
 
     async def propose(
         self,
@@ -232,7 +234,8 @@ class DebateAgent(Speaker):
             history_is_summary=history_is_summary,
             target_name=target.name,
             target_role=target.role,
-            proposal=proposal.content,
+            proposal=quote(proposal.content),
+            quotes_cut=quotes_cut(),
             word_limit=self.word_limit(CRITIQUE_WORDS),
         )
         return await self.client.complete(self.request(user, "critique"), on_retry=on_retry)
@@ -257,7 +260,8 @@ class DebateAgent(Speaker):
             history=history,
             history_is_summary=history_is_summary,
             original=original.content,
-            critiques=critiques,
+            critiques=[{**c, "content": quote(c["content"])} for c in critiques],
+            quotes_cut=quotes_cut() and bool(critiques),
             word_limit=self.word_limit(PROPOSAL_WORDS),
             **files_variables(tools),
         )

@@ -644,8 +644,9 @@ class WindowUse(Model):
     warned: bool = False
     """A prompt passed 80% of the window (the warning is given once)."""
     fired: dict[str, int] = Field(default_factory=dict)
-    """``debate.contextStrategy`` applied at 90%, by what was done (``summarize``, ``slide``, ``fail``):
-    how many prompts it shrank (or the one it stopped on)."""
+    """``debate.contextStrategy`` applied at 90%, by what was done (``summarize``, ``slide``, ``fail``),
+    then, when that was not enough, the quotes of other participants cut (``cut``) and the reply's
+    ``maxTokens`` lowered (``reply``): how many prompts each shrank (or the one it stopped on)."""
     refusals: int = 0
     """Prompts the server refused as too long for the window."""
     over_sent: int = 0

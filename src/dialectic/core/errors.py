@@ -75,7 +75,13 @@ class LeaseLostError(DebateBusyError):
 
 
 class StoreError(DialecticError):
-    """The debate store could not be read or written."""
+    """The debate store could not be read or written.
+
+    ``unreachable``: the store's server could not be reached or went away (a connection refused or cut,
+    a server shutting down): nothing was written, and the same write may succeed once it is back.
+    """
+
+    unreachable: bool = False
 
 
 class BudgetExceeded(DialecticError):

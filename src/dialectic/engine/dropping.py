@@ -12,7 +12,14 @@ from typing import TYPE_CHECKING
 from dialectic.core import events as ev
 from dialectic.core.changes import ContributionRecorded, ParticipantDropped
 from dialectic.core.domain import ContributionType, DroppedParticipant
-from dialectic.core.errors import ProviderError, TooFewAgentsError
+from dialectic.core.errors import (
+    BadRequest,
+    ContextWindowExceeded,
+    ModelNotFound,
+    ProviderAuthError,
+    ProviderError,
+    TooFewAgentsError,
+)
 from dialectic.engine.run_state import RunState, failed_contribution
 
 if TYPE_CHECKING:
@@ -37,7 +44,19 @@ def drop_agent(ctx: RunState, agent: DebateAgent, number: int, kind: Contributio
     if len(remaining) < needed:
         raise TooFewAgentsError(
             f"{agent.name} failed ({error}) and was dropped: {len(remaining)} of "
-            f"{len(ctx.roster.agents)} agents remain, fewer than debate.minAgents ({needed}); "
-            "the debate can be resumed once the provider works again",
+            f"{len(ctx.roster.agents)} agents remain, fewer than debate.minAgents ({needed}); {resume_hint(error)}",
             cause=error,
         ) from error
+
+
+def resume_hint(error: ProviderError) -> str:
+    """Whether resuming the debate can help after ``error``, and what must change first: its real cause."""
+    if isinstance(error, ContextWindowExceeded):
+        return "resuming helps only with a larger context window (contextWindow, or --context-window on resume)"
+    if isinstance(error, ProviderAuthError):
+        return "resuming helps once the provider's API key is fixed"
+    if isinstance(error, ModelNotFound):
+        return "resuming helps only once the model exists on the provider (check the model's name)"
+    if isinstance(error, BadRequest):
+        return "the provider refused the request itself: resuming unchanged will fail the same way"
+    return "the debate can be resumed once the provider works again"

@@ -16,21 +16,36 @@ The shapes follow the strategy:
   (:class:`~dialectic.core.errors.WindowFull`, exit 3), saved as failed and resumable with a larger
   window.
 
-When no shape fits, the leanest is sent anyway (with a warning). When the server refuses a prompt
-as too long (:class:`~dialectic.core.errors.ContextWindowExceeded`), the gate has learned the window
-from the refusal; the call is tried once more, shrunk by the strategy to fit the window learned.
-A second refusal fails the call as before (the agent is dropped).
+When no shape fits, the step's own inputs are squeezed (:mod:`dialectic.agents.squeeze`), in order:
+
+* the other participants' contributions the prompt quotes (the proposal a critique is about, the
+  critiques a refinement answers) are cut to :data:`QUOTE_SHARES` of their length, the prompt
+  saying so;
+* the reply's ``maxTokens`` is lowered to what the window leaves after the prompt, never under
+  :data:`REPLY_FLOOR_SHARE` of it; the leanest prompt then goes even past 90% (with a warning),
+  as long as it fits the window with its reply;
+* else the step is refused before any call (:class:`~dialectic.core.errors.WindowFull`, exit 3,
+  the debate saved as failed and resumable with a larger window), with the numbers and the
+  settings to change. No agent is dropped for a window its debate overfilled.
+
+When the server refuses a prompt as too long (:class:`~dialectic.core.errors.ContextWindowExceeded`),
+the gate has learned the window from the refusal; the call is tried once more, shrunk as above to
+fit the window learned. A second refusal stops the debate as :class:`~dialectic.core.errors.WindowFull`:
+the window, not the provider, is the cause.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from dialectic.agents.participants import Speaker
+from dialectic.agents.squeeze import NONE as NO_SQUEEZE
+from dialectic.agents.squeeze import Squeeze, squeezing
 from dialectic.core.domain import DebateRound
 from dialectic.core.errors import ContextWindowExceeded, WindowFull
 from dialectic.engine.run_state import RunState
@@ -41,6 +56,8 @@ V = TypeVar("V")
 T = TypeVar("T")
 
 SUMMARIZE, SLIDE, FAIL = "summarize", "slide", "fail"
+CUT, REPLY = "cut", "reply"
+"""What was done past the strategy (the keys of ``WindowUse.fired``): quotes cut, the reply's limit lowered."""
 
 
 @dataclass(frozen=True)
@@ -86,51 +103,104 @@ async def fitted(ctx: RunState, speaker: Speaker, what: str, shapes: Shapes[V], 
     strategy = ctx.roster.settings.context_strategy
     async with contextlib.aclosing(shapes) as made:
         shape = await anext(made)
-        refused = leanest = False
+        squeeze, cuts, stage = NO_SQUEEZE, iter(QUOTE_SHARES), _SHAPES
+        asked: int | None = None  # the reply's maxTokens before it was lowered
+        refused = False
         while True:
+            last = stage == _LAST
             gate = WindowGate(
                 keeper,
                 current_observer(),
-                may_refuse=not leanest,
+                may_refuse=not last,
+                must_fit=last,
                 on_warn=lambda counted: ctx.warn(_warning(keeper, counted, strategy)),
                 on_refused=lambda error: ctx.warn(_refusal(keeper, what, error)),
             )
             ok, over = False, None
             try:
-                with observing(gate):
+                with squeezing(squeeze), observing(gate):
                     result = await call(shape.value)
                 ok = True
             except Overflow as overflow:
                 over = overflow
-            except ContextWindowExceeded:
-                if refused or leanest:
-                    raise
+            except ContextWindowExceeded as error:
+                if refused:  # refused again after shrinking to the window it taught: the window is the cause
+                    raise WindowFull(_refused_again(ctx, keeper, what, error)) from error
                 refused = True  # the gate learned the window from it: shrunk to fit, the prompt goes once more
                 continue
             finally:
                 await asyncio.shield(gate.close(ok=ok))  # a probe's turn passes on even when this call is cancelled
             if over is None:
-                _sent(ctx, keeper, shape.strategy, what, gate.first_tokens, leanest)
+                tokens = gate.first_tokens
+                over_line = last and tokens is not None and keeper.over(tokens, squeeze.max_tokens)
+                _sent(ctx, keeper, shape.strategy, what, tokens, squeeze, over=over_line)
                 return result
             if strategy == FAIL:
                 keeper.fired(FAIL)
                 raise WindowFull(_full(ctx, keeper, what, over.tokens))
-            following = await anext(made, None)  # made only now: a summary is asked for only when it is needed
-            if following is None:
-                leanest = True  # nothing left to shrink: the leanest goes as it is
-            else:
-                shape = following
+            if stage == _SHAPES:
+                following = await anext(made, None)  # made only now: a summary is asked for only when it is needed
+                if following is not None:
+                    shape = following
+                    continue
+                stage = _QUOTES
+            if stage == _QUOTES:
+                share = next(cuts, None)
+                if share is not None:
+                    squeeze = Squeeze(quote_share=share)
+                    continue
+                stage, asked = _LAST, over.max_tokens  # the reply's maxTokens lowered to what the window leaves
+                squeeze = replace(squeeze, max_tokens=_lowered(over))
+                continue
+            raise WindowFull(_cannot_fit(ctx, keeper, what, over, squeeze, asked))
 
 
-def _sent(ctx: RunState, keeper: WindowKeeper, strategy: str | None, what: str, tokens: int | None, over: bool) -> None:
+QUOTE_SHARES = (0.5, 0.25, 0.125)
+"""Shares of the other participants' contributions a prompt keeps, tried in turn once nothing else is left to shrink."""
+REPLY_FLOOR_SHARE = 0.25
+"""The reply's ``maxTokens`` is never lowered under this share of the configured one."""
+_SHAPES, _QUOTES, _LAST = "shapes", "quotes", "last"
+
+
+def reply_floor(max_tokens: int) -> int:
+    """The least ``maxTokens`` a reply is given to fit a prompt in its window."""
+    return max(1, math.ceil(max_tokens * REPLY_FLOOR_SHARE))
+
+
+def _lowered(over: Overflow) -> int | None:
+    """The reply's ``maxTokens`` with which the prompt that overflowed would fit its window (down to the floor)."""
+    if over.max_tokens is None:
+        return None
+    return max(reply_floor(over.max_tokens), min(over.max_tokens, over.window - over.tokens))
+
+
+def _sent(
+    ctx: RunState,
+    keeper: WindowKeeper,
+    strategy: str | None,
+    what: str,
+    tokens: int | None,
+    squeeze: Squeeze,
+    *,
+    over: bool,
+) -> None:
     """Note what was done to the prompt that went out (a warning the first time each thing is done)."""
     window = keeper.window
-    if strategy is not None and keeper.fired(strategy) and window is not None:
-        done = (
-            "its older rounds are replaced by its summary"
-            if strategy == SUMMARIZE
-            else "only the last rounds that fit are kept"
+    if squeeze.cuts_quotes and keeper.fired(CUT) and window is not None:
+        ctx.warn(
+            f"{keeper.name}'s prompt for {what} did not fit its {window:,}-token context window with nothing "
+            f"left to shrink: the other participants' contributions it quotes are cut (to {squeeze.quote_share:.1%})"
         )
+    if squeeze.max_tokens is not None and keeper.fired(REPLY) and window is not None:
+        ctx.warn(
+            f"{keeper.name}'s reply for {what} is limited to {squeeze.max_tokens:,} tokens (under its maxTokens) "
+            f"so that prompt and reply fit its {window:,}-token context window"
+        )
+    if strategy is not None and keeper.fired(strategy) and window is not None:
+        done = {
+            SUMMARIZE: "its older rounds are replaced by its summary",
+            CUT: "the contributions it quotes are cut",
+        }.get(strategy, "only the last rounds that fit are kept")
         ctx.warn(
             f"{keeper.name}'s prompt for {what} passed 90% of its {window:,}-token context window: {done} "
             f"(debate.contextStrategy {ctx.roster.settings.context_strategy})"
@@ -156,6 +226,35 @@ def _refusal(keeper: WindowKeeper, what: str, error: ContextWindowExceeded) -> s
     return (
         f"the server refused {keeper.name}'s request for {what} as too long: its context window is "
         f"{keeper.window or 0:,} tokens ({told}); its prompts are shrunk to fit it from now on"
+    )
+
+
+def _cannot_fit(
+    ctx: RunState, keeper: WindowKeeper, what: str, over: Overflow, squeeze: Squeeze, asked: int | None
+) -> str:
+    """Why a step is refused before any call: the numbers, and the settings that would let it fit."""
+    if asked:
+        share = f"{REPLY_FLOOR_SHARE:.0%}"
+        reply = f"a reply of at least {reply_floor(asked):,} tokens ({share} of its maxTokens of {asked:,})"
+    else:
+        reply = "room for a reply"
+    cut = f", the others' contributions it quotes cut to {squeeze.quote_share:.1%}" if squeeze.cuts_quotes else ""
+    larger = _larger_window(over.tokens + (asked or 0))
+    return (
+        f"{keeper.name}'s prompt for {what} needs {over.tokens:,} tokens{cut}, and {reply}, which does not fit "
+        f"its {over.window:,}-token context window: nothing was sent. Resuming helps only with a larger window or "
+        f"smaller replies: dialectic resume {ctx.debate_id} --context-window {keeper.use.agent_id}={larger} "
+        "(or set its contextWindow, llama-server's -c per slot, or a lower maxTokens)"
+    )
+
+
+def _refused_again(ctx: RunState, keeper: WindowKeeper, what: str, error: ContextWindowExceeded) -> str:
+    window = keeper.window or error.window or 0
+    return (
+        f"the server refused {keeper.name}'s request for {what} as too long again, after it was shrunk to the "
+        f"{window:,}-token context window the first refusal taught ({error}). Resuming helps only with a larger "
+        f"window: dialectic resume {ctx.debate_id} --context-window {keeper.use.agent_id}=TOKENS (or set its "
+        "contextWindow)"
     )
 
 

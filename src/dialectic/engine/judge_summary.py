@@ -7,13 +7,14 @@ summarize``); saved once and read by the synthesis and the verdict.
 
 from __future__ import annotations
 
-from dialectic.context.history import debate_text, final_round_text
+from dialectic.context.history import POSITION_KINDS, debate_text, final_round_text, participant_names, rounds_text
 from dialectic.core.changes import JudgeSummaryRecorded
 from dialectic.core.domain import DebateSummary
-from dialectic.core.errors import ProviderError
-from dialectic.engine.fitting import gated
+from dialectic.core.errors import ProviderError, WindowFull
+from dialectic.engine.fitting import fitted
 from dialectic.engine.run_state import RunState
 from dialectic.engine.summaries import summary_from
+from dialectic.engine.window_shapes import cut_rounds, cut_shapes
 
 
 async def judge_summary(ctx: RunState, *, forced: bool = False) -> DebateSummary | None:
@@ -35,17 +36,18 @@ async def judge_summary(ctx: RunState, *, forced: bool = False) -> DebateSummary
         completion = await ctx.announce(
             judge,
             "summarizing",
-            gated(
+            fitted(
                 ctx,
                 judge,
                 "summarizing",
-                lambda: judge.summarize(
-                    problem=ctx.problem, debate=text, warnings=warnings, on_retry=ctx.retry_hook(judge, "summarizing")
+                cut_shapes(text, lambda share: _final_round_cut(ctx, share)),
+                lambda debate: judge.summarize(
+                    problem=ctx.problem, debate=debate, warnings=warnings, on_retry=ctx.retry_hook(judge, "summarizing")
                 ),
             ),
             kind="judge_summary",
         )
-    except ProviderError as exc:
+    except (ProviderError, WindowFull) as exc:  # a summary too large for the window is a summary not had
         ctx.flush_warnings(warnings)
         ctx.warn(f"the judge could not summarize the final round ({exc}); it reads the full debate")
         return None
@@ -53,3 +55,9 @@ async def judge_summary(ctx: RunState, *, forced: bool = False) -> DebateSummary
     summary = summary_from(judge, judge.summarization, completion, before_chars=len(text))
     ctx.record(JudgeSummaryRecorded(summary=summary))
     return summary
+
+
+def _final_round_cut(ctx: RunState, share: float) -> str:
+    """The final round's positions, each cut to ``share`` of its length, to fit the judge's window."""
+    last = ctx.state.rounds[-1:]
+    return rounds_text(cut_rounds(last, share), participant_names(ctx.state), kinds=POSITION_KINDS)

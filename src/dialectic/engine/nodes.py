@@ -19,7 +19,13 @@ from dialectic.agents.outputs import SynthesisOutput
 from dialectic.agents.participants import Judge
 from dialectic.agents.templates import REASONING_KIND
 from dialectic.agents.tool_loop import StructuredReply
-from dialectic.context.history import debate_text, final_round_text, participant_names, rounds_text
+from dialectic.context.history import (
+    POSITION_KINDS,
+    debate_text,
+    final_round_text,
+    participant_names,
+    rounds_text,
+)
 from dialectic.core import events as ev
 from dialectic.core.changes import (
     DebateStoppedEarly,
@@ -56,7 +62,7 @@ from dialectic.engine.solution_checks import gate_confidence, unrestated
 from dialectic.engine.turns import run_turns
 from dialectic.engine.verdict_step import give_final_verdict, verdict_wanted
 from dialectic.engine.vote_step import hold_vote, vote_text
-from dialectic.engine.window_shapes import History, debate_shapes
+from dialectic.engine.window_shapes import History, cut_rounds, debate_shapes
 from dialectic.engine.work import DebateWork
 
 
@@ -517,6 +523,7 @@ def _debate_shapes(
         strategy=ctx.roster.settings.context_strategy,
         summarize=summarize,
         positions=final_round_text(ctx.state),
+        cut_positions=lambda share: rounds_text(cut_rounds(ctx.state.rounds[-1:], share), names, kinds=POSITION_KINDS),
     )
 
 

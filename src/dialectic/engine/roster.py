@@ -69,7 +69,8 @@ class ClientFactory:
         key = self._pool.key_for(config)
         shared = self._pool.shared_limit(key)
         limiter = shared if shared is not None else self._limits.setdefault(key, asyncio.Semaphore(self._max))
-        cache = self._cache.at(key) if self._cache is not None and not config.is_human else None
+        # each seat counts its own draws: identical seats replay their own replies (see dialectic.llm.call_cache)
+        cache = self._cache.at(key, seat=config.id) if self._cache is not None and not config.is_human else None
         return LLMClient(
             self._pool.get(config),
             retry=self._retry,

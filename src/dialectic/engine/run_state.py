@@ -32,7 +32,7 @@ from dialectic.core.domain import (
     DebateState,
     ToolCallRecord,
 )
-from dialectic.core.errors import ProviderError
+from dialectic.core.errors import ProviderError, StoreError
 from dialectic.core.events import EventBus
 from dialectic.core.ledger import LedgerTotals
 from dialectic.core.pricing import PriceTable
@@ -44,6 +44,7 @@ from dialectic.engine.ledger_book import LedgerBook
 from dialectic.engine.pausing import PauseRequested, RunControl
 from dialectic.engine.roster import Roster
 from dialectic.engine.seats import PeopleWaited, SeatDesk, TurnChannel, played_by
+from dialectic.engine.store_outage import OUTAGE_BOUND_S, patient_append
 from dialectic.engine.windows import WindowBook
 from dialectic.llm.base import Completion
 from dialectic.llm.client import RetryHook, streaming_to
@@ -140,13 +141,16 @@ class RunState:
         saved: tuple[Change, ...] = (*changes, *calls, *self.windows.notes())
         if receipt:
             saved = (*saved, self._receipt_over(saved))
-        last_seq = self.store.append(self.state.id, *saved)
+        last_seq = patient_append(self.store, self.state.id, saved, on_wait=self._store_unreachable)
         for change in saved:
             apply_change(self.state, change)
         self.last_progress = time.monotonic()
         self.emit(ev.ChangesSaved(self.debate_id, last_seq, saved))
         for call in calls:
             self.emit(ev.CallSaved(self.debate_id, call.entry))
+
+    def _store_unreachable(self, error: StoreError) -> None:
+        self.warn(f"{error.message}; waiting for it (up to {OUTAGE_BOUND_S:.0f} s) before saving the debate's progress")
 
     def _receipt_over(self, saving: tuple[Change, ...]) -> ReceiptRecorded:
         """The receipt of the stored log followed by ``saving``, each change as the store will read it back."""

@@ -15,7 +15,7 @@ import asyncio
 from dialectic.core import events as ev
 from dialectic.core.changes import CursorMoved, StatusChanged
 from dialectic.core.domain import DebateState
-from dialectic.core.errors import DialecticError
+from dialectic.core.errors import DialecticError, StoreError
 from dialectic.engine.nodes import NODES, End, InitializationNode, Node, Suspend
 from dialectic.engine.pausing import PauseRequested
 from dialectic.engine.run_state import RunState
@@ -71,6 +71,8 @@ async def run_graph(ctx: RunState, start: Node) -> DebateState:
     except asyncio.CancelledError:
         await _interrupted(ctx)
         raise
+    except StoreError as exc:
+        raise await _unsaved(ctx, exc) from exc
     except DialecticError as exc:
         await _stop(ctx, "failed", exc.message, exc.stop_reason)
         exc.debate_id = ctx.debate_id
@@ -120,6 +122,23 @@ def waiting_reason(state: DebateState) -> str:
     what = f"waiting for {first.agent_name}'s turn ({first.activity}"
     what += f", round {first.round_number})" if first.round_number is not None else ")"
     return what + (f" and {len(turns) - 1} more" if len(turns) > 1 else "")
+
+
+async def _unsaved(ctx: RunState, exc: StoreError) -> StoreError:
+    """The store cannot be written (its disk full, its server gone for longer than a write waits): the work
+    stops without saving that it failed, which would fail the same way. Every write is one transaction, so
+    what was saved before is whole, and the debate resumes from it once the store can be written again."""
+    ctx.take_uncommitted()
+    await ctx.cancel_work()
+    hint = f"resume it once the store can be written again: dialectic resume {ctx.debate_id}"
+    message = exc.message if f"dialectic resume {ctx.debate_id}" in exc.message else f"{exc.message}; {hint}"
+    error = StoreError(
+        f"{message} (the debate stopped at its last saved step: nothing after it was written)", detail=exc.detail
+    )
+    error.unreachable = exc.unreachable
+    error.debate_id = ctx.debate_id
+    ctx.emit(ev.DebateFailed(ctx.debate_id, error.message))
+    return error
 
 
 async def _interrupted(ctx: RunState) -> None:

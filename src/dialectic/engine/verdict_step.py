@@ -22,7 +22,7 @@ from dialectic.engine.judge_summary import judge_summary
 from dialectic.engine.protocols import protocol
 from dialectic.engine.run_state import RunState
 from dialectic.engine.vote_step import vote_text
-from dialectic.engine.window_shapes import History, debate_shapes
+from dialectic.engine.window_shapes import History, cut_rounds, debate_shapes
 
 
 def verdict_wanted(ctx: RunState) -> bool:
@@ -79,6 +79,9 @@ async def give_final_verdict(ctx: RunState) -> Verdict | None:
                         strategy=ctx.roster.settings.context_strategy,
                         summarize=summarize,
                         positions=positions,
+                        cut_positions=lambda share: rounds_text(
+                            cut_rounds(last, share), ordered, kinds=POSITION_KINDS, with_roles=False
+                        ),
                     ),
                     lambda debate: give_verdict(
                         judge,

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
+from dialectic.agents.squeeze import cut_quote
 from dialectic.context.history import history_for, participant_names, perspective, rounds_text
 from dialectic.core.domain import DebateRound, DebateState
-from dialectic.engine.fitting import SLIDE, SUMMARIZE, Shape, Shapes, slid
+from dialectic.engine.fitting import CUT, QUOTE_SHARES, SLIDE, SUMMARIZE, Shape, Shapes, slid
 
 Summarize = Callable[[], Awaitable[str | None]]
 """Gets the participant's summary of the older rounds now (``None`` when there is none to be had)."""
@@ -89,10 +90,12 @@ async def debate_shapes(
     strategy: str,
     summarize: Summarize | None,
     positions: str = "",
+    cut_positions: Callable[[float], str] | None = None,
 ) -> Shapes[History]:
     """The debate as the judge reads it: as it is; its summary of the final round; the last rounds that fit;
-    at the leanest, ``positions``: the final round's proposals and refinements without its critiques (a
-    judge given no round at all would have nothing to judge)."""
+    ``positions``: the final round's proposals and refinements without its critiques (a judge given no
+    round at all would have nothing to judge); at the leanest, those positions each cut to a share of
+    their length (``cut_positions``)."""
     yield Shape(full)
     if strategy == SUMMARIZE and not full.is_summary and summarize is not None:
         summary = await summarize()
@@ -102,11 +105,37 @@ async def debate_shapes(
         yield Shape(History(kept), SLIDE)
     if positions:
         yield Shape(History(positions), SLIDE)
+        if cut_positions is not None:
+            for share in QUOTE_SHARES:
+                yield Shape(History(cut_positions(share)), CUT)
+
+
+async def cut_shapes(full: str, cut: Callable[[float], str]) -> Shapes[str]:
+    """A text quoting others' contributions: as it is, then with each of them cut to :data:`QUOTE_SHARES`."""
+    yield Shape(full)
+    for share in QUOTE_SHARES:
+        yield Shape(cut(share), CUT)
 
 
 async def source_shapes(rounds: Sequence[DebateRound], render: Callable[[Sequence[DebateRound]], str]) -> Shapes[str]:
-    """What a summary summarizes: every round given, then the last ones that fit (a summary's own prompt
-    can only slide: it is the summary)."""
+    """What a summary summarizes: every round given, then the last ones that fit, then the last round with
+    its contributions cut (a summary's own prompt can only slide and cut: it is the summary)."""
     yield Shape(render(rounds))
     for kept in slid(rounds, render, least=1):
         yield Shape(kept, SLIDE)
+    for share in QUOTE_SHARES if rounds else ():
+        yield Shape(render(cut_rounds(rounds[-1:], share)), CUT)
+
+
+def cut_rounds(rounds: Sequence[DebateRound], share: float) -> list[DebateRound]:
+    """``rounds`` with every contribution cut to ``share`` of its length, marked where (:func:`cut_quote`)."""
+    return [
+        rnd.model_copy(
+            update={
+                "contributions": [
+                    c.model_copy(update={"content": cut_quote(c.content, share)}) for c in rnd.contributions
+                ]
+            }
+        )
+        for rnd in rounds
+    ]

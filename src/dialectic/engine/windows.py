@@ -86,13 +86,20 @@ def window_after_refusal(error: ContextWindowExceeded, counted: int) -> int:
     return max(1, math.floor(counted * REFUSAL_CEILING))
 
 
-class Overflow(Exception):
-    """A call's first request passed the act line and was not sent (a smaller prompt may be tried)."""
+def fits_whole(window: int, tokens: int, max_tokens: int | None) -> bool:
+    """Whether a prompt of ``tokens`` fits ``window`` with room for its reply's ``max_tokens`` (one token at least)."""
+    return tokens + max(1, max_tokens or 0) <= window
 
-    def __init__(self, tokens: int, window: int) -> None:
+
+class Overflow(Exception):
+    """A call's first request passed the act line (or could not fit the window at all) and was not sent
+    (a smaller prompt may be tried); ``max_tokens``: the reply's limit it asked for."""
+
+    def __init__(self, tokens: int, window: int, max_tokens: int | None = None) -> None:
         super().__init__(f"{tokens} tokens over the act line of a {window}-token window")
         self.tokens = tokens
         self.window = window
+        self.max_tokens = max_tokens
 
 
 @dataclass(frozen=True)
@@ -296,10 +303,12 @@ class WindowGate:
     """The request observer of one attempt at a call: every request is counted against the window.
 
     The attempt's first request is the prompt: past the act line it is not sent (:class:`Overflow`,
-    before the observer the gate wraps — the budget — sees it). The requests that follow within
-    the call (a continuation of a cut-off reply, a repair of bad JSON, a tool step) are part of a
-    reply under way: they go out, counted, unless the window is known and they could not fit it,
-    in which case they are refused here as the server would refuse them (no request is made).
+    before the observer the gate wraps — the budget — sees it); with ``may_refuse`` off, only a
+    prompt that cannot fit the window with its reply (``must_fit``, :func:`fits_whole`) is stopped so.
+    The requests that follow within the call (a continuation of a cut-off reply, a repair of bad
+    JSON, a tool step) are part of a reply under way: they go out, counted, unless the window is
+    known and they could not fit it, in which case they are refused here as the server would refuse
+    them (no request is made).
     While the window is unknown, any request of the attempt may have to wait its turn as a probe
     (see :class:`ServerWindow`; the probe then lasts the rest of the attempt, so a continuation
     refused as too long counts for it), so a continuation larger than any prompt taken cannot
@@ -315,10 +324,12 @@ class WindowGate:
         may_refuse: bool,
         on_warn: Callable[[Counted], None],
         on_refused: Callable[[ContextWindowExceeded], None],
+        must_fit: bool = False,
     ) -> None:
         self.keeper = keeper
         self._inner = inner
         self._may_refuse = may_refuse
+        self._must_fit = must_fit
         self._on_warn = on_warn
         self._on_refused = on_refused
         self._first_request: CompletionRequest | None = None
@@ -342,8 +353,11 @@ class WindowGate:
         if request is self._first_request:
             if self.keeper.reached(counted.tokens):
                 self._on_warn(counted)
-            if self._may_refuse and window is not None and self.keeper.over(counted.tokens, request.max_tokens):
-                raise Overflow(counted.tokens, window)
+            if window is not None and (
+                (self._may_refuse and self.keeper.over(counted.tokens, request.max_tokens))
+                or (self._must_fit and not fits_whole(window, counted.tokens, request.max_tokens))
+            ):
+                raise Overflow(counted.tokens, window, request.max_tokens)
         elif window is not None and counted.tokens >= window:
             raise ContextWindowExceeded(
                 f"{self.keeper.name}: the request ({counted.tokens} tokens) cannot fit the context window "

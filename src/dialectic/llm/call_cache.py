@@ -9,6 +9,16 @@ turn it back into a :class:`~dialectic.llm.base.Completion`.
 
 What does not decide a reply stays out of the key: the per-call timeout and the tag (a label for
 logs and the scripted model).
+
+In a debate the draw index counts per *seat* (the participant's id, beside the request's content):
+three identical seats (same model, role and prompt) send identical requests, and a count shared
+between them would serve one seat's reply to another on replay, in whatever order the calls happen
+to arrive. So a seat's key names the seat, and its k-th identical request is its own k-th draw.
+Keys without a seat (the bench's samples, :func:`cache_key` without ``seat``) are as before. A cache
+filed before seats were counted (one draw count shared by every seat) is still read: a seat's key
+that is not filed falls back to the key the shared count gives (:attr:`ReplyCache.legacy_hits`), so
+an older recording replays with no call made, though identical seats may then trade replies as
+they did when it was recorded.
 """
 
 from __future__ import annotations
@@ -68,36 +78,56 @@ def base_key(request: CompletionRequest, *, provider: str, endpoint: str) -> str
     return _digest(request_inputs(request, provider=provider, endpoint=endpoint))
 
 
-def cache_key(request: CompletionRequest, *, provider: str, endpoint: str, draw: int = 0) -> str:
-    """The key ``request``'s reply is filed under: the ``draw``-th (from 0) identical request of a run."""
-    return _drawn(base_key(request, provider=provider, endpoint=endpoint), draw)
+def cache_key(
+    request: CompletionRequest, *, provider: str, endpoint: str, draw: int = 0, seat: str | None = None
+) -> str:
+    """The key ``request``'s reply is filed under: the ``draw``-th (from 0) identical request of a run, of
+    ``seat`` when given (see the module's docstring)."""
+    return _drawn(base_key(request, provider=provider, endpoint=endpoint), draw, seat)
 
 
-def _drawn(base: str, draw: int) -> str:
-    """The key of the ``draw``-th request whose :func:`base_key` is ``base``."""
+def _drawn(base: str, draw: int, seat: str | None = None) -> str:
+    """The key of the ``draw``-th request whose :func:`base_key` is ``base`` (of ``seat``, when given)."""
     if draw < 0:
         raise ValueError(f"a draw index is 0 or more, not {draw}")
-    return _digest({"request": base, "draw": draw})
+    if seat is None:
+        return _digest({"request": base, "draw": draw})
+    return _digest({"request": base, "seat": seat, "draw": draw})
 
 
 class DrawCounter:
     """Numbers identical requests within one run: the first of a base key is draw 0, the next draw 1, ….
 
-    A replay that sends the same requests in the same order so meets sample k under entry k.
-    Safe to share between the tasks and threads of one run.
+    With a ``seat``, the count is the seat's own (see the module's docstring). A replay that sends the
+    same requests in the same order so meets sample k under entry k. Safe to share between the tasks
+    and threads of one run.
     """
 
     def __init__(self) -> None:
         self._seen: Counter[str] = Counter()
+        self._seats: Counter[tuple[str, str]] = Counter()
         self._lock = threading.Lock()
 
     def next_key(self, request: CompletionRequest, *, provider: str, endpoint: str) -> str:
         """The key of this occurrence of ``request`` (each call counts one more draw of it)."""
+        return self.next_keys(request, provider=provider, endpoint=endpoint)[0]
+
+    def next_keys(
+        self, request: CompletionRequest, *, provider: str, endpoint: str, seat: str | None = None
+    ) -> tuple[str, str]:
+        """The key of this occurrence of ``request`` by ``seat``, and the key the count shared by every
+        seat gives it (the one a cache filed before seats were counted has it under); the same key twice
+        without a seat."""
         base = base_key(request, provider=provider, endpoint=endpoint)
         with self._lock:
-            draw = self._seen[base]
-            self._seen[base] = draw + 1
-        return _drawn(base, draw)  # what cache_key gives, without digesting the request a second time
+            shared = self._seen[base]
+            self._seen[base] = shared + 1
+            own = shared
+            if seat is not None:
+                own = self._seats[(seat, base)]
+                self._seats[(seat, base)] = own + 1
+        legacy = _drawn(base, shared)  # what cache_key gives, without digesting the request a second time
+        return (legacy if seat is None else _drawn(base, own, seat)), legacy
 
 
 def dump_completion(completion: Completion) -> str:
@@ -165,6 +195,18 @@ class _Tally:
                 self.misses += 1
 
 
+class _Shared:
+    """Counts shared by every view of one cache, across threads."""
+
+    def __init__(self) -> None:
+        self.legacy_hits = 0
+        self._lock = threading.Lock()
+
+    def count_legacy(self) -> None:
+        with self._lock:
+            self.legacy_hits += 1
+
+
 class CallKeeper(Protocol):
     """Where replies are filed: a store that keeps a call cache (:class:`~dialectic.store.base.CallCache`)."""
 
@@ -184,13 +226,18 @@ class ReplyCache:
     counter numbers identical requests across them.
     """
 
-    def __init__(self, keeper: CallKeeper, *, endpoint: str = "", read: bool = False) -> None:
+    def __init__(self, keeper: CallKeeper, *, endpoint: str = "", read: bool = False, seat: str | None = None) -> None:
         self.keeper = keeper
         self.endpoint = endpoint
         """The provider endpoint this view's keys name (see :meth:`at`)."""
+        self.seat = seat
+        """The participant whose requests this view files: its draws are counted apart (see the module's docstring)."""
         self.read = read
         self._tally = _Tally()
         self._draws = DrawCounter()
+        self._legacy: dict[str, str] = {}
+        self._legacy_lock = threading.Lock()
+        self._shared = _Shared()
 
     @property
     def hits(self) -> int:
@@ -202,28 +249,48 @@ class ReplyCache:
         """Requests the cache did not answer (sent to the provider)."""
         return self._tally.misses
 
-    def at(self, endpoint: str) -> ReplyCache:
-        """This cache as a client of ``endpoint`` uses it: its keys name that endpoint; the keeper, the
-        reading, the draw counter and the hit and miss counts are shared with this one."""
+    @property
+    def legacy_hits(self) -> int:
+        """Requests answered under the key of a cache filed before seats were counted (see the module's docstring)."""
+        return self._shared.legacy_hits
+
+    def at(self, endpoint: str, seat: str | None = None) -> ReplyCache:
+        """This cache as a client of ``endpoint`` uses it for ``seat``: its keys name that endpoint and that
+        seat; the keeper, the reading, the draw counter and the hit and miss counts are shared with this one."""
         view = copy.copy(self)
         view.endpoint = endpoint
+        view.seat = seat
         return view
 
     def key(self, request: CompletionRequest, provider: str) -> str:
         """The key of this occurrence of ``request`` to ``provider`` (counts one more draw of it)."""
-        return self._draws.next_key(request, provider=provider, endpoint=self.endpoint)
+        key, legacy = self._draws.next_keys(request, provider=provider, endpoint=self.endpoint, seat=self.seat)
+        if legacy != key and self.read:
+            with self._legacy_lock:
+                self._legacy[key] = legacy
+        return key
 
     def lookup(self, key: str) -> Completion | None:
-        """The reply filed under ``key`` when reading is on, else ``None`` (counted as a miss)."""
+        """The reply filed under ``key`` when reading is on, else ``None`` (counted as a miss); a seat's key
+        not filed falls back to the key a cache filed before seats were counted has it under."""
         found: Completion | None = None
         if self.read:
-            try:
-                value = self.keeper.cached_call(key)
-                found = parse_completion(value) if value is not None else None
-            except (StoreError, ValueError):
-                found = None  # an unreadable entry is a miss: the provider answers again
+            found = self._filed(key)
+            with self._legacy_lock:
+                legacy = self._legacy.pop(key, None)
+            if found is None and legacy is not None:
+                found = self._filed(legacy)
+                if found is not None:
+                    self._shared.count_legacy()
         self._tally.count(hit=found is not None)
         return found
+
+    def _filed(self, key: str) -> Completion | None:
+        try:
+            value = self.keeper.cached_call(key)
+            return parse_completion(value) if value is not None else None
+        except (StoreError, ValueError):
+            return None  # an unreadable entry is a miss: the provider answers again
 
     def keep(self, key: str, completion: Completion) -> None:
         """File ``completion`` under ``key``; a store that refuses only leaves it out of the cache."""

@@ -11,7 +11,13 @@ SOURCES = {
     "refusal": "learned from a refusal",
     "remembered": "learned earlier",
 }
-VERBS = {"summarize": "summarized", "slide": "slid", "fail": "failed on"}
+VERBS = {
+    "summarize": "summarized",
+    "slide": "slid",
+    "cut": "cut its quotes",
+    "reply": "shortened its reply",
+    "fail": "failed on",
+}
 
 
 def ordered_uses(state: DebateState) -> list[tuple[str, WindowUse]]:

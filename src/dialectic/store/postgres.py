@@ -104,6 +104,22 @@ class PostgresDb:
         self.conn.execute("SELECT pg_advisory_xact_lock(%s::integer, %s::integer)", (_LOCKS, key))
 
 
+_GONE_STATES = ("57P01", "57P02", "57P03")
+"""Postgres's ``admin_shutdown``, ``crash_shutdown`` and ``cannot_connect_now``: the server is going or not yet back."""
+
+
+def _unreachable(psycopg_module: Any, exc: Exception) -> bool:
+    """Whether ``exc`` says the server could not be reached or went away (not: the database refused the work).
+
+    A connection that could not be had (from the pool or at all) carries no SQLSTATE; one cut while in
+    use is class ``08``; a server stopping or starting says so by one of :data:`_GONE_STATES`.
+    """
+    if not isinstance(exc, psycopg_module.OperationalError):
+        return False
+    state = getattr(exc, "sqlstate", None)
+    return state is None or state.startswith("08") or state in _GONE_STATES
+
+
 def _drivers() -> tuple[Any, Any]:
     """psycopg and its pool, or the one-line :class:`MissingExtraError` (exit 4) that names the extra."""
     require_extra(FEATURE, "postgres")
@@ -161,7 +177,9 @@ class PostgresStore(RelationalStore):
         else:
             lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
             reason = lines[0] if lines else type(exc).__name__
-        return StoreError(f"cannot {doing} the debate store {self.location}: {reason}", detail=str(exc))
+        error = StoreError(f"cannot {doing} the debate store {self.location}: {reason}", detail=str(exc))
+        error.unreachable = not self._closed and _unreachable(self._psycopg, exc)
+        return error
 
     @contextmanager
     def _translated(self, doing: str) -> Iterator[None]:

@@ -1,0 +1,190 @@
+"""The debate store going away mid-debate: a real Postgres server stopped and started again (issue 52, item 6).
+
+The cluster is a throwaway one (:mod:`tests.postgres_cluster`); the debate runs against the fake
+OpenAI server, whose responder stops Postgres at a given call (a count, not a time). The first write
+that finds the store unreachable lets a thread start it again; the debate waits for it and goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from dialectic.core import events as ev
+from dialectic.core.changes import Change, DebateCreated, StatusChanged
+from dialectic.core.config import SystemConfig
+from dialectic.core.domain import DebateState
+from dialectic.core.errors import StoreError
+from dialectic.engine import DebateEngine, DebateRequest
+from dialectic.engine.store_outage import patient_append
+from dialectic.llm.base import CompletionRequest
+from dialectic.llm.registry import ProviderPool
+from dialectic.llm.scripted import Script
+from dialectic.store.memory import MemoryStore
+from dialectic.testing.fake_server import FakeLLMServer
+from dialectic.testing.harness import FAST_RETRY, scripted_judge
+from tests.postgres_cluster import Cluster, Unavailable, controlled_cluster
+
+STOP_AT_CALL = 8
+"""The call during which Postgres is stopped: round 1's critiques are under way."""
+
+
+@pytest.fixture
+def own_cluster() -> Iterator[Cluster]:
+    """A cluster of this test's own: it is stopped and started, so the session's shared one is not used."""
+    try:
+        with controlled_cluster() as running:
+            yield running
+    except Unavailable as why:
+        if os.environ.get("DIALECTIC_REQUIRE_POSTGRES"):
+            pytest.fail(f"DIALECTIC_REQUIRE_POSTGRES is set, but {why}")
+        pytest.skip(str(why))
+
+
+def watched_store(url: str, outage: threading.Event) -> Any:
+    """A Postgres store that sets ``outage`` when a write finds it unreachable."""
+    from dialectic.store.postgres import PostgresStore
+
+    class Watched(PostgresStore):
+        def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> int:
+            try:
+                return super().append(debate_id, *changes, holder=holder)
+            except StoreError as error:
+                if error.unreachable:
+                    outage.set()
+                raise
+
+    return Watched(url, timeout=2)
+
+
+def config(base_url: str) -> SystemConfig:
+    endpoint = {"provider": "openai", "baseUrl": base_url, "model": "m"}
+    roles = ("architect", "performance", "kiss")
+    return SystemConfig.model_validate(
+        {
+            "agents": [{"id": f"agent-{r}", "name": r.title(), "role": r, **endpoint} for r in roles],
+            "judge": {"id": "judge", "name": "Judge", "role": "generalist", **endpoint},
+            "debate": {"rounds": 2},
+        }
+    )
+
+
+def test_postgres_stopped_mid_debate_and_started_again_the_debate_waits_and_completes(own_cluster: Cluster) -> None:
+    outage = threading.Event()
+    store = watched_store(own_cluster.url, outage)
+    judge = scripted_judge()
+    served = itertools.count(1)
+
+    def respond(request: CompletionRequest) -> Script:
+        if next(served) == STOP_AT_CALL:
+            own_cluster.stop()  # every connection is cut; the call itself is answered
+        return judge(request)
+
+    def restart_when_missed() -> None:
+        outage.wait()
+        own_cluster.start()
+
+    restarter = threading.Thread(target=restart_when_missed, daemon=True)
+    restarter.start()
+    bus = ev.EventBus()
+    warnings: list[str] = []
+    bus.subscribe(lambda e: warnings.append(e.message) if isinstance(e, ev.Warning) else None)
+    try:
+        with FakeLLMServer(respond) as fake:
+            engine = DebateEngine(store, ProviderPool(env={"OPENAI_API_KEY": "test-key"}), bus, retry=FAST_RETRY)
+            request = DebateRequest(
+                problem="Design a rate limiter", config=config(fake.openai_base_url), config_dir=Path(".")
+            )
+            state = asyncio.run(engine.start(request))
+            answered = fake.call_count
+    finally:
+        outage.set()
+        restarter.join()
+    assert outage.is_set() and any("waiting for it" in w for w in warnings)
+    assert state.status == "completed" and not state.dropped
+    saved = store.load(state.id)
+    assert saved.status == "completed"
+    # no call repeated: every call answered is one line of the ledger, and no contribution was saved twice
+    assert sum(e.requests for e in saved.ledger) == answered
+    keys = [(r.round_number, c.type, c.agent_id, c.target_agent_id) for r in saved.rounds for c in r.contributions]
+    assert len(keys) == len(set(keys))
+    store.close()
+
+
+class Flaky(MemoryStore):
+    """A store unreachable for its first ``misses`` appends; with ``lands``, the first append is kept although
+    it reports the connection cut (a commit whose answer was lost)."""
+
+    def __init__(self, misses: int, *, lands: bool = False) -> None:
+        super().__init__()
+        self.misses = misses
+        self.lands = lands
+
+    def append(self, debate_id: str, *changes: Change, holder: str | None = None) -> int:
+        if self.misses > 0:
+            self.misses -= 1
+            if self.lands:
+                self.lands = False
+                super().append(debate_id, *changes, holder=holder)
+            error = StoreError("cannot write to the debate store: server closed the connection unexpectedly")
+            error.unreachable = True
+            raise error
+        return super().append(debate_id, *changes, holder=holder)
+
+
+def _created(store: MemoryStore) -> tuple[str, list[Change]]:
+    """A debate with one change saved, and the change to append next."""
+    store.append("deb-1", DebateCreated(state=DebateState(id="deb-1", problem="P")))
+    return "deb-1", [StatusChanged(status="running")]
+
+
+def test_a_write_waits_out_a_short_outage_within_its_bound() -> None:
+    clock = itertools.count()
+    store = Flaky(0)
+    debate_id, changes = _created(store)
+    store.misses = 3
+    pauses: list[float] = []
+    told: list[StoreError] = []
+    seq = patient_append(
+        store, debate_id, changes, on_wait=told.append, sleep=pauses.append, clock=lambda: float(next(clock))
+    )
+    assert seq == 2 and len(store.changes(debate_id)) == 2
+    assert len(told) == 1 and len(pauses) == 3 and pauses == sorted(pauses)
+
+
+def test_a_write_whose_commit_landed_before_the_cut_is_not_appended_twice() -> None:
+    store = Flaky(0)
+    debate_id, changes = _created(store)
+    store.misses, store.lands = 1, True
+    seq = patient_append(store, debate_id, changes, sleep=lambda _: None)
+    assert seq == 2 and len(store.changes(debate_id)) == 2
+
+
+def test_an_outage_past_the_bound_stops_the_debate_saying_the_store_is_the_cause() -> None:
+    clock = itertools.count(0, 10)
+    store = Flaky(0)
+    debate_id, changes = _created(store)
+    store.misses = 100
+    with pytest.raises(StoreError) as raised:
+        patient_append(store, debate_id, changes, bound_s=60, sleep=lambda _: None, clock=lambda: float(next(clock)))
+    assert "unreachable for 60 s" in raised.value.message and f"dialectic resume {debate_id}" in raised.value.message
+    assert len(store.changes(debate_id)) == 1  # nothing half-written
+
+
+def test_a_store_error_that_is_not_an_outage_is_not_waited_for() -> None:
+    store = Flaky(0)
+    debate_id, changes = _created(store)
+
+    def refuse(*_: Any, **__: Any) -> int:
+        raise StoreError("cannot write to the debate store: disk full")
+
+    store.append = refuse  # type: ignore[method-assign]
+    with pytest.raises(StoreError, match="disk full"):
+        patient_append(store, debate_id, changes, sleep=lambda _: pytest.fail("waited"))
