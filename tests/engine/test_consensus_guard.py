@@ -20,6 +20,7 @@ from dialectic.llm.scripted import Script, ScriptedProvider, ScriptedReply, defa
 from dialectic.reporting.report import render_report
 from dialectic.testing.harness import Harness, assessment_value, make_config, scripted_judge
 from tests.engine.test_resume import Crash, CrashingStore, start_quietly
+from tests.test_similarity_models import needs_minilm
 
 OBJECTION = "Nobody asked what happens when the Redis primary fails over: every bucket resets at once."
 SHARED = "Use a token bucket per client key in Redis, refilled lazily on each request."
@@ -81,6 +82,7 @@ def test_the_default_is_auto() -> None:
     assert make_config(consensusGuard="off").debate.consensus_guard == "off"
 
 
+@needs_minilm  # convergence is read from the embeddings' similarity; the lexical fallback stays below it
 def test_a_fast_shallow_consensus_is_challenged_and_the_debate_goes_on(harness: Callable[..., Harness]) -> None:
     h = harness(responder(evidence=2, converge_at=1))
     state = h.start(config())
@@ -188,6 +190,7 @@ def test_a_resumed_debate_never_challenges_twice(harness: Callable[..., Harness]
     assert resumes >= total_appends // 2  # most crashes leave something to resume
 
 
+@needs_minilm
 def test_a_turn_format_reads_the_challenge_in_its_next_round(harness: Callable[..., Harness]) -> None:
     """free-form: the judge says stop at once while the scripted turns look alike; the next turns read the objection."""
 
