@@ -82,3 +82,16 @@ def test_a_calibrated_model_has_its_confidence_shown(monkeypatch: pytest.MonkeyP
 def test_the_shipped_table_reads() -> None:
     stated_confidence.measurements.cache_clear()
     assert all(isinstance(m, Measured) for m in stated_confidence.measurements().values())
+
+
+def test_a_replaced_fallback_synthesis_still_says_the_judge_failed() -> None:
+    """The page and the report name a failed judge from ``judge_failure``: replacing the text keeps it."""
+    from types import SimpleNamespace
+
+    from dialectic.core.domain import DebateState
+    from dialectic.engine.solution_checks import unrestated
+
+    state = DebateState.model_validate({"id": "d", "problem": PROBLEM, "status": "running", "config": {}})
+    failed = Solution(description="Design a cache.", synthesized_by="agent-a", judge_failure="model-broken: 500")
+    solution = unrestated(SimpleNamespace(state=state), failed, "", lambda _: None)  # type: ignore[arg-type]
+    assert solution.description == NO_SOLUTION and solution.judge_failure == "model-broken: 500"

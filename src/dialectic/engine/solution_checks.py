@@ -50,6 +50,7 @@ def unrestated(ctx: RunState, solution: Solution, instructions: str, warn: Calla
             synthesized_by=solution.synthesized_by,
             structured=False,
             confidence_withheld="there is no solution",
+            judge_failure=solution.judge_failure,
             metadata=solution.metadata,
         )
     _, agent_id, text = max(candidates, key=lambda c: c[0])
@@ -67,5 +68,6 @@ def unrestated(ctx: RunState, solution: Solution, instructions: str, warn: Calla
         confidence_withheld="no one stated a confidence in this position",
         synthesized_by=agent_id,
         structured=False,
+        judge_failure=solution.judge_failure,  # a fallback's restated synthesis replaced: the judge still failed
         metadata=solution.metadata,
     )
