@@ -123,7 +123,8 @@ def essence(exported: dict[str, Any]) -> list[tuple[int, str, str, str]]:
 
 
 def test_ctrl_c_saves_the_debate_as_interrupted_and_resume_completes(workspace: Workspace) -> None:
-    with FakeLLMServer(latency_s=0.3) as server:
+    # 1 s a call: on a loaded machine the debate must still be running when Ctrl-C reaches it
+    with FakeLLMServer(latency_s=1.0) as server:
         config = workspace.write_config(server, ROLES, rounds=1)
         process = workspace.spawn("debate", PROBLEM, "-c", str(config), log_name="interrupted")
         debate_id = wait_for(workspace, lambda s: len(s.all_contributions()) >= 1, process)
