@@ -169,13 +169,16 @@ async def run_size(url: str, size: int, store_path: Path, pid: int) -> dict[str,
     }
 
 
-def serve(directory: Path, config: Path, max_running: int) -> tuple[subprocess.Popen[str], str]:
+def serve(
+    directory: Path, config: Path, max_running: int, store: str | None = None
+) -> tuple[subprocess.Popen[str], str]:
+    """``dialectic serve`` on a free port (the store: ``store``, else ``directory/store``); the process and its URL."""
     executable = str(Path(sys.executable).parent / "dialectic")
     env = {**os.environ, "OPENAI_API_KEY": "bench-key", "DIALECTIC_HOME": str(directory / "home")}
     env.pop("DIALECTIC_TOKEN", None)
     process = subprocess.Popen(
-        [executable, "serve", "--port", "0", "--store", str(directory / "store"), "-c", str(config),
-         "--max-running", str(max_running)],
+        [executable, "serve", "--port", "0", "--store", store or str(directory / "store"), "-c",
+         str(config), "--max-running", str(max_running)],
         cwd=directory, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
         stderr=(directory / "serve.stderr").open("w"), text=True,
     )  # fmt: skip

@@ -32,7 +32,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx2 as httpx
-from serve_load import Watch, check_sequence, percentile, start_and_watch, write_config
+from serve_load import Watch, check_sequence, percentile, serve, start_and_watch, write_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # the throwaway cluster the tests use
 
@@ -50,24 +50,6 @@ def rss_mib(pid: int) -> float:
 
 def open_fds(pid: int) -> int:
     return len(os.listdir(f"/proc/{pid}/fd"))
-
-
-def serve(directory: Path, config: Path, store_url: str, at_once: int) -> tuple[subprocess.Popen[str], str]:
-    executable = str(Path(sys.executable).parent / "dialectic")
-    env = {**os.environ, "OPENAI_API_KEY": "bench-key", "DIALECTIC_HOME": str(directory / "home")}
-    env.pop("DIALECTIC_TOKEN", None)
-    process = subprocess.Popen(
-        [executable, "serve", "--port", "0", "--store", store_url, "-c", str(config),
-         "--max-running", str(at_once)],
-        cwd=directory, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=(directory / "serve.stderr").open("w"), text=True,
-    )  # fmt: skip
-    assert process.stdout is not None
-    line = process.stdout.readline()
-    if not line.startswith("Serving on "):
-        process.kill()
-        raise SystemExit(f"dialectic serve did not start: {line!r} {(directory / 'serve.stderr').read_text()}")
-    return process, line.split()[2]
 
 
 async def soak(url: str, debates: int, at_once: int, pid: int) -> tuple[list[Watch], dict[str, float]]:
@@ -113,7 +95,7 @@ def main() -> int:
         with controlled_cluster() as database, tempfile.TemporaryDirectory(prefix="soak-") as tmp:
             directory = Path(tmp)
             config = write_config(directory, llm_url, args.agents, args.rounds)
-            process, url = serve(directory, config, database.url, args.at_once)
+            process, url = serve(directory, config, args.at_once, store=database.url)
             started = time.perf_counter()
             try:
                 watches, figures = asyncio.run(soak(url, args.debates, args.at_once, process.pid))
