@@ -9,7 +9,7 @@ from collections.abc import Callable
 import httpx2
 import pytest
 
-from dialectic.llm.http_wire import JsonWire, WireConnectionError, WireStatusError, WireTimeout
+from dialectic.llm.http_wire import JsonWire, WireConnectionError, WireStatusError, WireTimeout, plain_loopback
 
 Handler = Callable[[httpx2.Request], httpx2.Response]
 
@@ -74,3 +74,25 @@ def test_a_transport_failure_is_a_connection_error_or_a_timeout(error: Exception
     with pytest.raises(family) as raised:
         post(wire_with(fail))
     assert raised.value.request is not None and raised.value.request.url.port == 9
+
+
+@pytest.mark.parametrize(
+    ("base_url", "plain"),
+    [
+        ("http://127.0.0.1:8080/v1", True),
+        ("http://localhost:8080/v1", True),
+        ("http://[::1]:8080/v1", True),
+        ("https://127.0.0.1:8080/v1", False),
+        ("http://10.0.0.5:8080/v1", False),
+        ("https://api.openai.com/v1", False),
+    ],
+)
+def test_only_plain_http_on_this_machine_skips_tls_and_redirects(base_url: str, plain: bool) -> None:
+    """The certificate store is not loaded for a local plain-HTTP server, which then follows no redirect;
+    anywhere else the client verifies TLS and follows redirects as the SDKs do."""
+    wire = JsonWire(base_url, {}, 5.0)
+    try:
+        assert plain_loopback(wire.base_url) is plain
+        assert wire._client.follow_redirects is not plain
+    finally:
+        asyncio.run(wire.aclose())

@@ -27,6 +27,14 @@ from dialectic.llm.wire_timing import EVENT_HOOKS
 JSON_HEADERS = {"Content-Type": "application/json", "Accept": "application/json", "User-Agent": "dialectic"}
 LIMITS = httpx2.Limits(max_connections=1000, max_keepalive_connections=100)
 """The SDKs' own pool limits: a busy ``dialectic serve`` runs many calls on one endpoint at once."""
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "localhost", "::1"})
+
+
+def plain_loopback(url: httpx2.URL) -> bool:
+    """Whether ``url`` is plain HTTP on this machine (a llama-server, a local vLLM): no TLS is spoken there,
+    so the client skips loading the certificate store (a tenth of a debate's start-up); it then follows
+    no redirects either, so nothing can lead it to an unverified HTTPS host."""
+    return url.scheme == "http" and url.host in LOOPBACK_HOSTS
 
 
 class WireError(Exception):
@@ -82,12 +90,14 @@ class JsonWire:
     def __init__(self, base_url: str, headers: dict[str, str], timeout_s: float | None) -> None:
         self.base_url = httpx2.URL(base_url.rstrip("/") + "/")
         self.timeout = http_timeout(timeout_s)
+        local = plain_loopback(self.base_url)
         self._client = httpx2.AsyncClient(
             base_url=self.base_url,
             headers={**JSON_HEADERS, **headers},
             timeout=self.timeout,
             limits=LIMITS,
-            follow_redirects=True,  # as the SDKs' clients do
+            verify=not local,
+            follow_redirects=not local,  # elsewhere as the SDKs' clients do
             event_hooks=EVENT_HOOKS,
         )
 
