@@ -68,8 +68,9 @@ def test_a_pricing_key_must_name_provider_and_model() -> None:
         SystemConfig.model_validate({"pricing": {"openai/x": {"input": -1, "output": 2}}})
 
 
-def test_prompt_cache_reads_are_priced_at_the_cached_rate() -> None:
-    """Anthropic's cache reads and OpenAI's cached tokens, as the adapters count them, cost the cached rate."""
+def test_prompt_cache_reads_and_writes_are_priced_at_their_rates() -> None:
+    """Anthropic's cache reads and OpenAI's cached tokens, as the adapters count them, cost the cached rate;
+    Anthropic's cache writes cost 1.25× its input price."""
     from dialectic.llm.anthropic_provider import _usage_json
 
     usage = _usage_json(
@@ -82,7 +83,12 @@ def test_prompt_cache_reads_are_priced_at_the_cached_rate() -> None:
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,
         cached=usage.cached_input_tokens,
+        cache_writes=usage.cache_write_tokens,
     )
-    assert cost == pytest.approx((150 * 1.00 + 900 * 0.10 + 12 * 5.00) / 1_000_000)
+    assert (usage.input_tokens, usage.cached_input_tokens, usage.cache_write_tokens) == (1050, 900, 100)
+    assert cost == pytest.approx((50 * 1.00 + 100 * 1.25 + 900 * 0.10 + 12 * 5.00) / 1_000_000)
+    assert table.price("anthropic", "claude-sonnet-4-5").cache_write == pytest.approx(3.75)  # type: ignore[union-attr]
+    own = PriceTable.of({"anthropic/x": ModelPrice(input=2, output=4)})
+    assert own.cost("anthropic", "x", input_tokens=100, output_tokens=0, cache_writes=40) == pytest.approx(200 / 1e6)
     openai_cost = table.cost("openai", "gpt-4o-mini", input_tokens=1000, output_tokens=0, cached=896)
     assert openai_cost == pytest.approx((104 * 0.15 + 896 * 0.075) / 1_000_000)

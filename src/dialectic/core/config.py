@@ -354,11 +354,13 @@ class BudgetSettings(ConfigModel):
 
 
 class ModelPrice(ConfigModel):
-    """US dollars per million tokens; ``cachedInput`` defaults to the input price."""
+    """US dollars per million tokens; ``cachedInput`` (prompt-cache reads) and ``cacheWrite`` (prompt-cache
+    writes, which Anthropic charges at 1.25× its input price) default to the input price."""
 
     input: float = Field(ge=0, le=1_000_000)
     output: float = Field(ge=0, le=1_000_000)
     cached_input: float | None = Field(default=None, ge=0, le=1_000_000)
+    cache_write: float | None = Field(default=None, ge=0, le=1_000_000)
 
 
 ContextMode = Literal["tools", "paste", "off"]

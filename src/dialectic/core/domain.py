@@ -57,22 +57,26 @@ class Usage(Model):
     total_tokens: int = 0
     cached_input_tokens: int | None = None
     """Input tokens read from the provider's prompt cache; ``None`` when the provider does not say."""
+    cache_write_tokens: int | None = None
+    """Input tokens written to the provider's prompt cache (Anthropic reports them, and charges them above the
+    input rate); ``None`` when the provider does not say."""
     estimated: bool | None = None
     """True when some of these counts are estimates: the server reported no usage (some omit it in streams)."""
 
     def __add__(self, other: Usage) -> Usage:
-        cached = (
-            None
-            if self.cached_input_tokens is None and other.cached_input_tokens is None
-            else (self.cached_input_tokens or 0) + (other.cached_input_tokens or 0)
-        )
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
-            cached_input_tokens=cached,
+            cached_input_tokens=_sum_known(self.cached_input_tokens, other.cached_input_tokens),
+            cache_write_tokens=_sum_known(self.cache_write_tokens, other.cache_write_tokens),
             estimated=True if self.estimated or other.estimated else None,
         )
+
+
+def _sum_known(a: int | None, b: int | None) -> int | None:
+    """The sum of two counts a provider may not report: unknown only when neither is known."""
+    return None if a is None and b is None else (a or 0) + (b or 0)
 
 
 ContributionType = Literal[

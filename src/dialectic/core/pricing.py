@@ -2,7 +2,7 @@
 
 Prices are US dollars per million tokens, the providers' list prices for standard (not batch)
 requests as of :data:`PRICES_AS_OF`. Providers change them; the configuration's ``pricing``
-section (``{"provider/model": {"input": .., "output": .., "cachedInput": ..}}``) overrides an
+section (``{"provider/model": {"input": .., "output": .., "cachedInput": .., "cacheWrite": ..}}``) overrides an
 entry or adds a model. The embedded ``local`` model and the ``scripted`` test model cost nothing
 unless ``pricing`` says otherwise. A model found nowhere has no price: its cost is unknown
 (``None``), never taken as 0.
@@ -30,8 +30,18 @@ _SNAPSHOT = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|latest)$")
 _FREE = ModelPrice(input=0, output=0, cached_input=0)
 
 
+ANTHROPIC_CACHE_WRITE = 1.25
+"""Anthropic's price of writing a prompt-cache entry (the 5-minute cache), as a multiple of the input price."""
+
+
 def _price(input_usd: float, output_usd: float, cached_usd: float) -> ModelPrice:
     return ModelPrice(input=input_usd, output=output_usd, cached_input=cached_usd)
+
+
+def _anthropic(input_usd: float, output_usd: float, cached_usd: float) -> ModelPrice:
+    return ModelPrice(
+        input=input_usd, output=output_usd, cached_input=cached_usd, cache_write=input_usd * ANTHROPIC_CACHE_WRITE
+    )
 
 
 BUILT_IN_PRICES: dict[str, ModelPrice] = {
@@ -47,14 +57,14 @@ BUILT_IN_PRICES: dict[str, ModelPrice] = {
     "openai/o3": _price(2.00, 8.00, 0.50),
     "openai/o3-mini": _price(1.10, 4.40, 0.55),
     "openai/o4-mini": _price(1.10, 4.40, 0.275),
-    # Anthropic: input, output, cache reads
-    "anthropic/claude-opus-4-1": _price(15.00, 75.00, 1.50),
-    "anthropic/claude-opus-4-0": _price(15.00, 75.00, 1.50),
-    "anthropic/claude-sonnet-4-5": _price(3.00, 15.00, 0.30),
-    "anthropic/claude-sonnet-4-0": _price(3.00, 15.00, 0.30),
-    "anthropic/claude-3-7-sonnet": _price(3.00, 15.00, 0.30),
-    "anthropic/claude-haiku-4-5": _price(1.00, 5.00, 0.10),
-    "anthropic/claude-3-5-haiku": _price(0.80, 4.00, 0.08),
+    # Anthropic: input, output, cache reads (cache writes at 1.25× the input)
+    "anthropic/claude-opus-4-1": _anthropic(15.00, 75.00, 1.50),
+    "anthropic/claude-opus-4-0": _anthropic(15.00, 75.00, 1.50),
+    "anthropic/claude-sonnet-4-5": _anthropic(3.00, 15.00, 0.30),
+    "anthropic/claude-sonnet-4-0": _anthropic(3.00, 15.00, 0.30),
+    "anthropic/claude-3-7-sonnet": _anthropic(3.00, 15.00, 0.30),
+    "anthropic/claude-haiku-4-5": _anthropic(1.00, 5.00, 0.10),
+    "anthropic/claude-3-5-haiku": _anthropic(0.80, 4.00, 0.08),
     # OpenRouter: the providers' prices under OpenRouter's model names
     "openrouter/openai/gpt-4o": _price(2.50, 10.00, 1.25),
     "openrouter/openai/gpt-4o-mini": _price(0.15, 0.60, 0.075),
@@ -104,18 +114,32 @@ class PriceTable:
         return None
 
     def cost(
-        self, provider: str, model: str, *, input_tokens: int, output_tokens: int, cached: int | None = None
+        self,
+        provider: str,
+        model: str,
+        *,
+        input_tokens: int,
+        output_tokens: int,
+        cached: int | None = None,
+        cache_writes: int | None = None,
     ) -> float | None:
-        """US dollars for one request's tokens (``input_tokens`` counts the cached ones too), or ``None``."""
+        """US dollars for one request's tokens (``input_tokens`` counts the cached and written ones too), or
+        ``None``."""
         price = self.price(provider, model)
-        return None if price is None else cost_at(price, input_tokens, output_tokens, cached)
+        return None if price is None else cost_at(price, input_tokens, output_tokens, cached, cache_writes)
 
 
-def cost_at(price: ModelPrice, input_tokens: int, output_tokens: int, cached: int | None = None) -> float:
-    """Dollars for these tokens at ``price``: cached input at the cached rate, the rest at the input rate."""
+def cost_at(
+    price: ModelPrice, input_tokens: int, output_tokens: int, cached: int | None = None, cache_writes: int | None = None
+) -> float:
+    """Dollars for these tokens at ``price``: input read from the prompt cache at the cached rate, input written
+    to it at the cache-write rate, the rest at the input rate."""
     hits = min(max(cached or 0, 0), input_tokens)
+    writes = min(max(cache_writes or 0, 0), input_tokens - hits)
     cached_rate = price.input if price.cached_input is None else price.cached_input
-    return ((input_tokens - hits) * price.input + hits * cached_rate + output_tokens * price.output) / 1_000_000
+    write_rate = price.input if price.cache_write is None else price.cache_write
+    fresh = input_tokens - hits - writes
+    return (fresh * price.input + hits * cached_rate + writes * write_rate + output_tokens * price.output) / 1_000_000
 
 
 def _key(provider: str, model: str) -> str:

@@ -115,6 +115,7 @@ class CallScope:
             input_tokens=usage.input_tokens,
             output_tokens=usage.output_tokens,
             cached=usage.cached_input_tokens,
+            cache_writes=usage.cache_write_tokens,
         )
         self._guard.settle(self._tickets.pop(id(request), NO_TICKET), usage.input_tokens + usage.output_tokens, cost)
         self.usage = self.usage + Usage(
@@ -122,6 +123,7 @@ class CallScope:
             output_tokens=usage.output_tokens,
             total_tokens=usage.input_tokens + usage.output_tokens,
             cached_input_tokens=usage.cached_input_tokens,
+            cache_write_tokens=usage.cache_write_tokens,
         )
         self.requests += 1
         self.cost = None if cost is None or self.cost is None else self.cost + cost

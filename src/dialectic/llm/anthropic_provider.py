@@ -110,11 +110,16 @@ def _content(message: Message, with_tools: bool) -> tuple[str, str | Blocks]:
 def _usage(
     input_tokens: int | None, output_tokens: int | None, cache_writes: int | None = None, cache_reads: int | None = None
 ) -> Usage:
-    """Every input token counted as input (Anthropic reports cache writes and reads apart); reads as cached."""
+    """Every input token counted as input (Anthropic reports cache writes and reads apart); reads as cached,
+    writes as written (priced apart)."""
     used_in = (input_tokens or 0) + (cache_writes or 0) + (cache_reads or 0)
     used_out = output_tokens or 0
     return Usage(
-        input_tokens=used_in, output_tokens=used_out, total_tokens=used_in + used_out, cached_input_tokens=cache_reads
+        input_tokens=used_in,
+        output_tokens=used_out,
+        total_tokens=used_in + used_out,
+        cached_input_tokens=cache_reads,
+        cache_write_tokens=cache_writes,
     )
 
 
@@ -310,6 +315,7 @@ class AnthropicProvider:
         finish: str | None = None
         input_tokens = output_tokens = 0
         cached: int | None = None
+        written: int | None = None
         model = request.model
         body = {**self._options(request), "stream": True}
         try:
@@ -329,6 +335,7 @@ class AnthropicProvider:
                         model = started.get("model") or model
                         usage = _usage_json(started.get("usage"))
                         input_tokens, cached = usage.input_tokens, usage.cached_input_tokens
+                        written = usage.cache_write_tokens
                     elif kind == "content_block_delta":
                         delta = data["delta"]
                         if delta.get("type") == "text_delta" and delta.get("text"):
@@ -349,6 +356,7 @@ class AnthropicProvider:
             output_tokens=output_tokens,
             total_tokens=input_tokens + output_tokens,
             cached_input_tokens=cached,
+            cache_write_tokens=written,
         )
         yield Delta(finish_reason=finish, usage=usage, model=model)
 
