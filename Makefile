@@ -55,6 +55,7 @@ lint: venv-dev
 	$(BIN)/ruff check src tests benchmarks scripts
 	$(BIN)/ruff format --check src tests benchmarks scripts
 	$(BIN)/mypy
+	$(BIN)/mypy --strict src/dialectic/core src/dialectic/engine src/dialectic/llm
 
 # The browser tests drive Debian's chromium (Playwright's own browser download does not work
 # everywhere); installed here when it is missing and we may (root, apt-get present).

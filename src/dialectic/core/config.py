@@ -5,7 +5,7 @@ Pure data and pure functions; reading files lives in :mod:`dialectic.loading.con
 
 from __future__ import annotations
 
-from typing import Any, Literal, Protocol, TypeVar, get_args
+from typing import Literal, Protocol, TypeVar, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from pydantic.alias_generators import to_camel
@@ -13,6 +13,7 @@ from pydantic.alias_generators import to_camel
 from dialectic.core import environment
 from dialectic.core.bounds import MAX_TOKENS
 from dialectic.core.errors import InvalidArgumentsError
+from dialectic.core.json_values import JsonValue
 
 DEFAULT_PROVIDER = "openai"
 DEFAULT_MODEL = "gpt-4o-mini"
@@ -189,7 +190,7 @@ class AgentConfig(ConfigModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _model_for_provider(cls, data: Any) -> Any:
+    def _model_for_provider(cls, data: JsonValue) -> JsonValue:
         if isinstance(data, dict) and data.get("model") is None:
             provider = str(data.get("provider") or DEFAULT_PROVIDER).strip().lower()
             if provider in DEFAULT_MODELS:
@@ -620,7 +621,7 @@ class WebhookTarget(ConfigModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _bare_url(cls, value: Any) -> Any:
+    def _bare_url(cls, value: JsonValue) -> JsonValue:
         return {"url": value} if isinstance(value, str) else value
 
     @field_validator("url")

@@ -12,12 +12,13 @@ import json
 import secrets
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from dialectic.core.config import SystemConfig
+from dialectic.core.json_values import JsonObject
 
 CONFIG_DIR_KEY = "configDir"
 """The key the directory of a debate's configuration is saved under, beside the configuration."""
@@ -38,7 +39,7 @@ class Model(BaseModel):
 
     model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True, extra="ignore")
 
-    def to_json_dict(self) -> dict[str, Any]:
+    def to_json_dict(self) -> JsonObject:
         return self.model_dump(mode="json", by_alias=True, exclude_none=True)
 
 
@@ -143,7 +144,7 @@ class ToolCallRecord(Model):
     """One tool call an agent made while writing a contribution (see :mod:`dialectic.agents.tool_loop`)."""
 
     name: str
-    arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: JsonObject = Field(default_factory=dict)
     result_chars: int = 0
     """Characters of the result the model was shown."""
     latency_ms: int = 0
@@ -235,7 +236,7 @@ class RubricScores(Model):
         total = sum(chosen.get(name, 0.0) for name in RUBRIC)
         if total <= 0:
             return 0.0
-        return sum(getattr(self, name) * chosen.get(name, 0.0) for name in RUBRIC) / total
+        return sum(float(getattr(self, name)) * chosen.get(name, 0.0) for name in RUBRIC) / total
 
 
 class ParticipantAssessment(Model):
@@ -823,7 +824,7 @@ class DebateState(Model):
     prompt_sources: PromptSources = Field(default_factory=PromptSources)
     agents: list[Participant] = Field(default_factory=list)
     judge: Participant | None = None
-    config: dict[str, Any] = Field(default_factory=dict)
+    config: JsonObject = Field(default_factory=dict)
     """The resolved configuration (camelCase, the seed's shape) the debate runs with; resume rebuilds from
     it. Read it through :meth:`saved_config` and :meth:`config_dir`, typed."""
     error: str | None = None

@@ -21,9 +21,9 @@ import os
 import stat
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from dialectic.core.errors import ConfigError, DialecticError, InvalidArgumentsError
+from dialectic.core.json_values import JsonValue
 
 KB = 1024
 MB = 1024 * KB
@@ -65,7 +65,7 @@ RECEIPT_FILE = FileKind("receipt file", 64 * MB, InvalidArgumentsError)
 """``dialectic verify RECEIPT.json``: a receipt, or a whole export that carries one."""
 
 
-def parse_json(text: str) -> Any:
+def parse_json(text: str) -> JsonValue:
     """``json.loads`` for a file the user named: a document nested past the parser's depth (``[[[[…``) is a
     ``json.JSONDecodeError`` as any other malformed JSON is, never a ``RecursionError``."""
     try:

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from dialectic.core.domain import ContributionMetadata, DebateState, DebateSummary, LedgerEntry
+from dialectic.core.json_values import JsonObject
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,7 @@ class LedgerTotals:
     def cost_known(self) -> bool:
         return self.unpriced_calls == 0
 
-    def to_json_dict(self) -> dict[str, Any]:
+    def to_json_dict(self) -> JsonObject:
         """The totals as ``export`` writes them (camelCase; ``costUsd`` is ``null`` when any cost is unknown)."""
         return {
             "calls": self.calls,

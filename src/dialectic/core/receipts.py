@@ -21,7 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from types import ModuleType
+from typing import TYPE_CHECKING
 
 from dialectic.core import environment
 from dialectic.core.changes import (
@@ -37,6 +38,9 @@ from dialectic.core.domain import Receipt, utc_now
 from dialectic.core.errors import ConfigError
 from dialectic.core.extras import EXTRA_MODULES, MissingExtraError, missing_module
 from dialectic.core.files import KEY_FILE, read_user_bytes
+
+if TYPE_CHECKING:
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
 ALGORITHM = "sha256-chain"
 """The receipt's algorithm: SHA-256 links over canonical JSON changes (this module's docstring)."""
@@ -223,7 +227,7 @@ def fingerprint(public_key: bytes) -> str:
 class ReceiptSigner:
     """Signs receipts' digests with an Ed25519 private key (``cryptography`` needed)."""
 
-    def __init__(self, private_key: Any, source: str) -> None:
+    def __init__(self, private_key: Ed25519PrivateKey, source: str) -> None:
         from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
         self._key = private_key
@@ -235,7 +239,7 @@ class ReceiptSigner:
         return signature.hex()
 
 
-def _cryptography() -> Any:
+def _cryptography() -> ModuleType:
     """``cryptography``'s serialization module; :class:`MissingExtraError` (exit 4) without the package."""
     missing = missing_module(EXTRA_MODULES["receipts"])
     if missing is not None:
@@ -251,7 +255,7 @@ def _read_key_file(path: Path, what: str) -> bytes:
     return read_user_bytes(path.expanduser(), replace(KEY_FILE, label=what))
 
 
-def _first_parse(data: bytes, *loaders: Callable[[bytes], Any]) -> Any:
+def _first_parse(data: bytes, *loaders: Callable[[bytes], object]) -> object:
     """What the first of ``loaders`` that understands ``data`` makes of it (``None``: none does).
 
     A loader refuses what it cannot read with ``ValueError`` or ``TypeError``, and a key of a kind the

@@ -130,7 +130,7 @@ def leader_more_likely(leader: int, runner_up: int) -> float:
     ``P(p > 1/2)``: for whole counts, the chance of fewer than ``leader + 1`` heads in
     ``leader + runner_up + 1`` fair coin flips."""
     flips = leader + runner_up + 1
-    return sum(math.comb(flips, heads) for heads in range(leader + 1)) / 2**flips
+    return sum(math.comb(flips, heads) for heads in range(leader + 1)) / float(2**flips)
 
 
 def sampling_done(answers: Sequence[str | None], plan: AdaptivePlan) -> bool:

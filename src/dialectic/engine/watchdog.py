@@ -23,7 +23,10 @@ async def wait_while_progressing(
     round_number: int,
     fatal: asyncio.Future[Any] | None = None,
 ) -> None:
-    """Return when every future in ``work`` is done; raise ``fatal``'s error as soon as it has one."""
+    """Return when every future in ``work`` is done; raise ``fatal``'s error as soon as it has one.
+
+    The futures' results are never read, only whether they are done: ``Any`` lets any future in (``Future``
+    is invariant, so ``Future[object]`` would refuse a ``Future[Contribution]``)."""
     pending: set[asyncio.Future[Any]] = {f for f in work if not f.done()}
     while True:
         if fatal is not None and fatal.done():

@@ -47,6 +47,7 @@ from dialectic.core.changes import (
     SummaryRecorded,
     WorkDiscarded,
 )
+from dialectic.core.config import DebateSettings
 from dialectic.core.domain import (
     Contribution,
     ContributionMetadata,
@@ -94,7 +95,7 @@ class DebateWork:
     # -- what nodes call ------------------------------------------------------------------------
 
     @property
-    def settings(self) -> Any:
+    def settings(self) -> DebateSettings:
         return self.ctx.roster.settings
 
     def agents(self) -> list[DebateAgent]:

@@ -23,7 +23,6 @@ import json
 import os
 import re
 from collections.abc import AsyncIterator
-from typing import Any
 
 import httpx2
 
@@ -32,6 +31,7 @@ from dialectic.core.errors import (
     InvalidResponse,
     ProviderError,
 )
+from dialectic.core.json_values import JsonObject, JsonValue
 from dialectic.llm.base import (
     FINISH_LENGTH,
     FINISH_STOP,
@@ -60,7 +60,7 @@ API_VERSION = "2023-06-01"
 """The ``anthropic-version`` header every request carries."""
 PROVIDER = "anthropic"
 _STOPPED = frozenset({None, "end_turn", "stop_sequence", "tool_use"})
-Blocks = list[dict[str, Any]]
+Blocks = list[JsonObject]
 
 
 def tool_name(schema_name: str) -> str:
@@ -74,7 +74,7 @@ def _finish(stop_reason: str | None) -> str:
     )
 
 
-def messages_param(conversation: tuple[Message, ...], *, with_tools: bool) -> list[dict[str, Any]]:
+def messages_param(conversation: tuple[Message, ...], *, with_tools: bool) -> list[JsonObject]:
     """The conversation (no system messages) as Messages API messages.
 
     ``with_tools``: assistant calls become ``tool_use`` blocks and results ``tool_result`` blocks,
@@ -82,7 +82,7 @@ def messages_param(conversation: tuple[Message, ...], *, with_tools: bool) -> li
     API wants every result of a turn in the message that follows it. Without tools, calls and
     results are written as text.
     """
-    out: list[dict[str, Any]] = []
+    out: list[JsonObject] = []
     for message in conversation:
         role, content = _content(message, with_tools)
         if out and out[-1]["role"] == role == "user" and isinstance(out[-1]["content"], list):
@@ -178,10 +178,10 @@ def _usage_json(usage: object) -> Usage:
     )
 
 
-EPHEMERAL: dict[str, Any] = {"type": "ephemeral"}
+EPHEMERAL: JsonObject = {"type": "ephemeral"}
 
 
-def with_breakpoints(options: dict[str, Any]) -> None:
+def with_breakpoints(options: JsonObject) -> None:
     """Mark ``options``' cache breakpoints in place: the system prompt (the participant's stable prefix)
     and the last turn of the conversation, so the next call, which repeats that history and adds to it,
     reads all of it from Anthropic's cache (reads cost a tenth of the input price). Two of the four
@@ -235,8 +235,8 @@ class AnthropicProvider:
         unknown (another model behind a compatible ``baseUrl``). See :mod:`dialectic.llm.windows`."""
         return CLAUDE_WINDOW if model.strip().lower().startswith("claude") else None
 
-    def _options(self, request: CompletionRequest) -> dict[str, Any]:
-        options: dict[str, Any] = {
+    def _options(self, request: CompletionRequest) -> JsonObject:
+        options: JsonObject = {
             "model": request.model,
             "max_tokens": request.max_tokens if request.max_tokens is not None else DEFAULT_MAX_TOKENS,
             "messages": messages_param(
@@ -276,7 +276,7 @@ class AnthropicProvider:
             raise self._invalid(request, "the Messages API did not answer with a message object")
         try:
             texts: list[str] = []
-            structured: Any | None = None
+            structured: JsonValue | None = None
             calls: list[ToolCall] = []
             for block in message["content"]:
                 kind = block.get("type")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from dialectic.core.domain import Usage
+from dialectic.core.json_values import JsonObject, JsonValue
 
 Role = Literal["system", "user", "assistant", "tool"]
 
@@ -33,7 +34,7 @@ class ToolSpec:
 
     name: str
     description: str
-    parameters: dict[str, Any]
+    parameters: JsonObject
 
 
 @dataclass(frozen=True)
@@ -46,7 +47,7 @@ class ToolCall:
 
     id: str
     name: str
-    arguments: dict[str, Any] = field(default_factory=dict)
+    arguments: JsonObject = field(default_factory=dict)
     arguments_text: str = ""
 
 
@@ -69,7 +70,7 @@ class JsonSchema:
     """A request for structured output: the provider's native JSON-schema mode where it has one."""
 
     name: str
-    schema: dict[str, Any]
+    schema: JsonObject
 
 
 @dataclass(frozen=True)
@@ -109,6 +110,8 @@ class CompletionRequest:
         return ""
 
     def with_changes(self, **changes: Any) -> CompletionRequest:
+        """A copy with ``changes``; ``dataclasses.replace`` checks the names at run time. ``Any``: a keyword
+        pass-through has no one type (``replace(request, …)`` directly gets mypy's check per field)."""
         return replace(self, **changes)
 
 
@@ -128,7 +131,7 @@ class Completion:
     usage: Usage = field(default_factory=Usage)
     latency_ms: int = 0
     finish_reason: str | None = FINISH_STOP
-    structured: Any | None = None
+    structured: JsonValue | None = None
     """The parsed JSON value when a schema was requested and the reply parsed."""
     truncated: bool = False
     """Set by the continuation wrapper when the reply was still cut off after continuing."""

@@ -28,21 +28,22 @@ import hashlib
 import json
 import threading
 from collections import Counter
-from typing import Any, Protocol
+from typing import Protocol
 
 from dialectic.core.domain import Usage
 from dialectic.core.errors import StoreError
+from dialectic.core.json_values import JsonObject, JsonValue
 from dialectic.llm.base import Completion, CompletionRequest, Message, TokenLogprob, ToolCall
 
 KEY_VERSION = 1
 """Part of every key: a change to what the key covers files replies under new keys."""
 
 
-def _tool_call(call: ToolCall) -> dict[str, Any]:
+def _tool_call(call: ToolCall) -> JsonObject:
     return {"id": call.id, "name": call.name, "arguments": call.arguments, "arguments_text": call.arguments_text}
 
 
-def _message(message: Message) -> dict[str, Any]:
+def _message(message: Message) -> JsonObject:
     return {
         "role": message.role,
         "content": message.content,
@@ -51,7 +52,7 @@ def _message(message: Message) -> dict[str, Any]:
     }
 
 
-def request_inputs(request: CompletionRequest, *, provider: str, endpoint: str) -> dict[str, Any]:
+def request_inputs(request: CompletionRequest, *, provider: str, endpoint: str) -> JsonObject:
     """Everything about ``request`` on ``provider`` at ``endpoint`` that decides its reply."""
     schema = request.json_schema
     return {
@@ -68,7 +69,7 @@ def request_inputs(request: CompletionRequest, *, provider: str, endpoint: str) 
     }
 
 
-def _digest(value: Any) -> str:
+def _digest(value: JsonValue) -> str:
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

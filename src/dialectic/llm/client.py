@@ -25,12 +25,13 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractAsyncContextManager, contextmanager, nullcontext
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
-from typing import Any, Generic, Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from dialectic.core.domain import Usage
 from dialectic.core.errors import ContextWindowExceeded, ProviderError
+from dialectic.core.json_values import JsonValue
 from dialectic.llm.base import (
     Completion,
     CompletionRequest,
@@ -118,7 +119,7 @@ class LLMClient:
         self._limiter = limiter
         self.max_continuations = max_continuations
 
-    def _slot(self) -> AbstractAsyncContextManager[Any]:
+    def _slot(self) -> AbstractAsyncContextManager[object]:
         if self._limiter is None:
             return nullcontext()
         if isinstance(self._limiter, asyncio.Semaphore):
@@ -299,7 +300,7 @@ class _Pieces:
 
 def parse_structured(completion: Completion, output_type: type[M]) -> tuple[M | None, str | None]:
     """Validate a completion's structured value (or its text parsed as JSON) against ``output_type``."""
-    raw: Any = completion.structured
+    raw: JsonValue = completion.structured
     if raw is None:
         raw = extract_json(completion.text)
         if raw is None:
@@ -312,7 +313,7 @@ def parse_structured(completion: Completion, output_type: type[M]) -> tuple[M | 
         return None, f"{where}: {first.get('msg', 'invalid')}"
 
 
-def extract_json(text: str) -> Any | None:
+def extract_json(text: str) -> JsonValue | None:
     """The JSON value in ``text``: the whole text, a fenced block, or the outermost ``{...}``.
 
     Parsed by :func:`~dialectic.llm.json_text.loads_model_json`, so LaTeX inside its strings

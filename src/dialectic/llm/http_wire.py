@@ -17,10 +17,10 @@ met while a stream is read goes through as httpx's own, as the SDKs let it.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 import httpx2
 
+from dialectic.core.json_values import JsonObject
 from dialectic.llm.timeouts import http_timeout_parts
 from dialectic.llm.wire_timing import EVENT_HOOKS
 
@@ -79,9 +79,10 @@ def error_body(response: httpx2.Response) -> object | None:
     if not text.strip():
         return None
     try:
-        return json.loads(text)
+        body: object = json.loads(text)
     except ValueError:
         return text
+    return body
 
 
 class JsonWire:
@@ -102,7 +103,7 @@ class JsonWire:
         )
 
     async def post(
-        self, path: str, body: dict[str, Any], *, timeout_s: float | None = None, stream: bool = False
+        self, path: str, body: JsonObject, *, timeout_s: float | None = None, stream: bool = False
     ) -> httpx2.Response:
         """POST ``body`` to ``path`` (relative to the base URL); an error status raises :class:`WireStatusError`.
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+
+from dialectic.core.json_values import JsonValue
 
 _FENCE = re.compile(r"^\s*```[a-zA-Z0-9_-]*\s*\n(.*?)\n?\s*```\s*$", re.DOTALL)
 _HEX = frozenset("0123456789abcdefABCDEF")
@@ -94,13 +95,13 @@ def repair_backslashes(text: str) -> str:
     return "".join(out)
 
 
-def loads_model_json(text: str) -> Any:
+def loads_model_json(text: str) -> JsonValue:
     """``text`` parsed as JSON after :func:`repair_backslashes`; raw control characters inside
     strings (a newline a model typed as is) are accepted. Raises ``ValueError`` if it does not parse."""
     return json.loads(repair_backslashes(text), strict=False)
 
 
-def parse_json_text(text: str) -> Any | None:
+def parse_json_text(text: str) -> JsonValue | None:
     """``text`` parsed as JSON (a surrounding ``` fence is stripped), or None if it does not parse."""
     match = _FENCE.match(text)
     try:

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from dialectic.core import environment
 from dialectic.core.domain import Usage
 from dialectic.core.errors import ConfigError, ContextWindowExceeded, InvalidResponse, ProviderError, ProviderTimeout
+from dialectic.core.json_values import JsonObject
 from dialectic.llm.base import (
     FINISH_LENGTH,
     FINISH_STOP,
@@ -82,7 +83,7 @@ N_CTX_ENV = environment.LOCAL_N_CTX
 MAX_DEFAULT_N_CTX = 8192
 """Context used when none is asked for: the model's trained context, capped to bound memory."""
 
-SAMPLING: dict[str, Any] = {"repeat_penalty": 1.1, "top_k": 20, "top_p": 0.8}
+SAMPLING: JsonObject = {"repeat_penalty": 1.1, "top_k": 20, "top_p": 0.8}
 """Qwen2.5's recommended sampling. The repetition penalty matters most: without it small models
 fall into loops (a judge repeating one sentence until the token limit, its JSON never closed)."""
 
@@ -209,6 +210,7 @@ class PrefixSnapshots:
 
     def __init__(self, capacity_bytes: int = 256 << 20) -> None:
         self.capacity_bytes = capacity_bytes
+        # llama-cpp-python's LlamaState is unannotated: Any at that third-party edge
         self._entries: OrderedDict[str, tuple[Any, bytes]] = OrderedDict()
         self._loaded = ""
 
@@ -421,8 +423,8 @@ def _chat(request: CompletionRequest) -> Chat:
     return [{"role": m.role, "content": m.content} for m in request.messages]
 
 
-def _options(request: CompletionRequest) -> dict[str, Any]:
-    options: dict[str, Any] = {"messages": _chat(request), **SAMPLING}
+def _options(request: CompletionRequest) -> JsonObject:
+    options: JsonObject = {"messages": _chat(request), **SAMPLING}
     if request.max_tokens is not None:
         options["max_tokens"] = request.max_tokens
     if request.temperature is not None:
@@ -438,7 +440,7 @@ def _finish(reason: object) -> str:
     return FINISH_LENGTH if reason == "length" else FINISH_STOP
 
 
-def _parse(response: dict[str, Any], label: str) -> tuple[str, str, Usage]:
+def _parse(response: JsonObject, label: str) -> tuple[str, str, Usage]:
     """Text, finish reason and usage of a chat completion."""
     try:
         choice, usage = response["choices"][0], response["usage"]
@@ -518,12 +520,12 @@ class LocalProvider:
         names = [tool.name for tool in request.tools]
 
         def generate(llama: Llama, grammar: str | None) -> tuple[str, str, Usage]:
-            extra: dict[str, Any] = {}
+            extra: JsonObject = {}
             if grammar is not None:
-                from llama_cpp import LlamaGrammar
+                from llama_cpp.llama_grammar import LlamaGrammar
 
                 extra["grammar"] = LlamaGrammar.from_string(grammar, verbose=False)
-            return _parse(cast(dict[str, Any], llama.create_chat_completion(**options, **extra)), shared.label)
+            return _parse(cast(JsonObject, llama.create_chat_completion(**options, **extra)), shared.label)
 
         def work(llama: Llama) -> tuple[tuple[str, str, Usage, float, tuple[ToolCall, ...]], str]:
             started = time.perf_counter()
@@ -568,7 +570,8 @@ class LocalProvider:
         def work(llama: Llama) -> tuple[None, str]:
             texts: list[str] = []
             finish: object = None
-            chunks = cast(Generator[Any, None, None], llama.create_chat_completion(**options, stream=True))
+            # the library's streamed chunks are raw JSON objects, typed loosely upstream
+            chunks = cast(Generator[JsonObject, None, None], llama.create_chat_completion(**options, stream=True))
             with contextlib.closing(chunks):
                 for chunk in chunks:
                     job.observe(llama.n_tokens)

@@ -24,8 +24,8 @@ import json
 import re
 import uuid
 from collections.abc import Sequence
-from typing import Any
 
+from dialectic.core.json_values import JsonObject
 from dialectic.llm.base import Message, ToolCall, ToolSpec
 from dialectic.llm.tool_arguments import parse_arguments
 
@@ -56,7 +56,7 @@ def tools_system_prompt(system: str, tools: Sequence[ToolSpec]) -> str:
     return (system or DEFAULT_SYSTEM) + _TOOLS_INTRO + lines + _TOOLS_OUTRO
 
 
-def tool_schema(tool: ToolSpec) -> dict[str, Any]:
+def tool_schema(tool: ToolSpec) -> JsonObject:
     """A tool as the OpenAI-style function object the template dumps."""
     return {
         "type": "function",
@@ -181,7 +181,7 @@ def _names_a_tool(text: str, tool_names: Sequence[str]) -> bool:
     return payload is not None and payload.get("name") in tool_names and "arguments" in payload
 
 
-def _json_object(text: str) -> dict[str, Any] | None:
+def _json_object(text: str) -> JsonObject | None:
     parsed = parse_arguments(text)
     return parsed or None
 

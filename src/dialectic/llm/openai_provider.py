@@ -34,7 +34,7 @@ import os
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import httpx2
 
@@ -48,6 +48,7 @@ from dialectic.core.errors import (
     ProviderUnavailable,
     ToolsUnsupported,
 )
+from dialectic.core.json_values import JsonObject, JsonValue
 from dialectic.llm.base import (
     FINISH_LENGTH,
     FINISH_STOP,
@@ -90,7 +91,7 @@ def _server_message(body: object) -> tuple[str | None, str | None]:
     return None, None
 
 
-def _error_object(body: object) -> dict[str, Any]:
+def _error_object(body: object) -> JsonObject:
     if isinstance(body, dict):
         error = body.get("error", body)
         if isinstance(error, dict):
@@ -150,7 +151,9 @@ def translate_error(error: Exception, *, provider: str, model: str, timeout_s: f
     return translate(error, SDK_ERRORS, provider=provider, model=model, timeout_s=timeout_s)
 
 
-def _usage(input_tokens: int | None, output_tokens: int | None, total_tokens: int | None, details: Any = None) -> Usage:
+def _usage(
+    input_tokens: int | None, output_tokens: int | None, total_tokens: int | None, details: JsonValue = None
+) -> Usage:
     """The usage, with the cached input tokens when the server reports them (``*_tokens_details.cached_tokens``)."""
     used_in, used_out = input_tokens or 0, output_tokens or 0
     cached = details.get("cached_tokens") if isinstance(details, dict) else getattr(details, "cached_tokens", None)
@@ -162,7 +165,7 @@ def _usage(input_tokens: int | None, output_tokens: int | None, total_tokens: in
     )
 
 
-def _usage_json(usage: Any, input_key: str, output_key: str) -> Usage:
+def _usage_json(usage: JsonValue, input_key: str, output_key: str) -> Usage:
     """The usage in a reply's JSON: Chat Completions name its parts ``prompt_tokens``/``completion_tokens``,
     the Responses API ``input_tokens``/``output_tokens``; no usage object gives zeros."""
     if not isinstance(usage, dict):
@@ -194,7 +197,7 @@ def rejects_tools(error: ProviderError) -> bool:
     return bool(_TOOL_WORDS.search(error.detail or ""))
 
 
-def chat_message(message: Message) -> dict[str, Any]:
+def chat_message(message: Message) -> JsonObject:
     """One message in Chat Completions' shape (tool calls on an assistant message, tool results as ``tool``)."""
     if message.role == "tool":
         return {"role": "tool", "tool_call_id": message.tool_call_id or "", "content": message.content}
@@ -214,7 +217,7 @@ def chat_message(message: Message) -> dict[str, Any]:
     return {"role": message.role, "content": message.content}
 
 
-def responses_message(role: str, text: str) -> dict[str, Any]:
+def responses_message(role: str, text: str) -> JsonObject:
     """One message as a typed Responses input item (``type: message``; strict servers refuse untyped items,
     llama-server with ``Cannot determine type of 'item'`` for an assistant turn): ``input_text`` parts for
     what the user (or system) said, the text itself for the assistant's own earlier replies. That is the
@@ -225,9 +228,9 @@ def responses_message(role: str, text: str) -> dict[str, Any]:
     return {"type": "message", "role": role, "content": [{"type": "input_text", "text": text}]}
 
 
-def responses_input(messages: tuple[Message, ...]) -> list[dict[str, Any]]:
+def responses_input(messages: tuple[Message, ...]) -> list[JsonObject]:
     """The conversation as Responses API input items (``function_call`` and ``function_call_output`` for tools)."""
-    items: list[dict[str, Any]] = []
+    items: list[JsonObject] = []
     for message in messages:
         if message.role == "tool":
             items.append(
@@ -254,7 +257,7 @@ def tool_call(call_id: str, name: str, arguments: str | None) -> ToolCall:
     return ToolCall(id=call_id, name=name, arguments=parse_arguments(text), arguments_text=text)
 
 
-def _chat_tool_calls(message: dict[str, Any]) -> tuple[ToolCall, ...]:
+def _chat_tool_calls(message: JsonObject) -> tuple[ToolCall, ...]:
     """The calls of a Chat Completions message (its JSON)."""
     calls: list[ToolCall] = []
     for call in message.get("tool_calls") or ():
@@ -371,7 +374,7 @@ STRUCTURED_FORMATS = ("json_schema", "json_object", "none")
 which answers 500 to the first), then none: the caller's structured-output repair checks the reply."""
 
 
-def response_format(kind: str, schema: JsonSchema) -> dict[str, Any]:
+def response_format(kind: str, schema: JsonSchema) -> JsonObject:
     if kind == "json_object":
         return {"type": "json_object", "schema": schema.schema}
     return {"type": "json_schema", "json_schema": {"name": schema.name, "schema": schema.schema}}
@@ -422,7 +425,7 @@ class OpenAIProvider:
     (see :data:`STRUCTURED_FORMATS`): asked that way from then on."""
     _windows: ClassVar[EndpointMemory[tuple[str, str], int | None]] = EndpointMemory()
     """Per endpoint and model: the context window the server said (``None``: it did not say)."""
-    _props: ClassVar[EndpointMemory[str, dict[str, Any] | None]] = EndpointMemory()
+    _props: ClassVar[EndpointMemory[str, JsonObject | None]] = EndpointMemory()
     """Per endpoint: what its ``/props`` said (llama-server's settings; ``None``: it has none)."""
 
     @classmethod
@@ -488,7 +491,7 @@ class OpenAIProvider:
             self._windows[key] = await self._ask_window(model)
         return self._windows[key]
 
-    async def _server_props(self) -> dict[str, Any] | None:
+    async def _server_props(self) -> JsonObject | None:
         """llama-server's ``/props`` of this endpoint (asked once per endpoint, for a while); ``None``
         for OpenAI's own endpoint and for servers that have none."""
         if self._official:
@@ -497,7 +500,7 @@ class OpenAIProvider:
             return self._props[self._endpoint]
         return await self._fetch_props()
 
-    async def _fetch_props(self) -> dict[str, Any] | None:
+    async def _fetch_props(self) -> JsonObject | None:
         """Ask ``/props`` now (and remember what it said)."""
         root = self._endpoint.rstrip("/").removesuffix("/v1")
         props = await self._get_json(f"{root}/props")
@@ -505,7 +508,7 @@ class OpenAIProvider:
         self._props[self._endpoint] = said
         return said
 
-    async def _cache_fields(self, request: CompletionRequest, *, chat: bool) -> dict[str, Any]:
+    async def _cache_fields(self, request: CompletionRequest, *, chat: bool) -> JsonObject:
         """What a request carries for the provider's prompt cache.
 
         OpenAI's own endpoint: ``prompt_cache_key`` (the debate run and participant), which routes a
@@ -561,7 +564,7 @@ class OpenAIProvider:
             if isinstance(entry, dict) and entry.get("id")
         ]
 
-    async def _get_json(self, url: str) -> Any:
+    async def _get_json(self, url: str) -> JsonValue:
         """GET ``url`` with the client's key and headers; ``None`` when it fails in any way."""
         try:
             response = await self._client.get(url, timeout_s=10.0)
@@ -590,14 +593,14 @@ class OpenAIProvider:
         return translated
 
     async def _post(
-        self, path: str, body: dict[str, Any], request: CompletionRequest, *, stream: bool = False
+        self, path: str, body: JsonObject, request: CompletionRequest, *, stream: bool = False
     ) -> httpx2.Response:
         """POST through the wire (endpoint, key, headers, errors by status) and take the raw response,
         under the request's own timeout when it sets one. The replies are read as JSON here."""
         return await self._client.post(path, body, timeout_s=request.timeout_s, stream=stream)
 
-    def _options(self, request: CompletionRequest) -> dict[str, Any]:
-        options: dict[str, Any] = {"model": request.model}
+    def _options(self, request: CompletionRequest) -> JsonObject:
+        options: JsonObject = {"model": request.model}
         if request.temperature is not None:
             options["temperature"] = request.temperature
         return options
@@ -643,7 +646,7 @@ class OpenAIProvider:
             if data.get("status") == "incomplete":
                 reason = (data.get("incomplete_details") or {}).get("reason")
                 finish = FINISH_LENGTH if reason in (None, "max_output_tokens") else str(reason)
-            output: list[dict[str, Any]] = data["output"]
+            output: list[JsonObject] = data["output"]
             text = "".join(
                 part.get("text") or ""
                 for item in output
@@ -708,7 +711,7 @@ class OpenAIProvider:
         except (AttributeError, TypeError, KeyError) as error:
             raise self._invalid(request, "the completion lacks expected fields") from error
 
-    def _chat_options(self, request: CompletionRequest) -> dict[str, Any]:
+    def _chat_options(self, request: CompletionRequest) -> JsonObject:
         options = self._options(request)
         options["messages"] = [chat_message(m) for m in request.messages]
         if request.tools:

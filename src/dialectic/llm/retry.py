@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Any, TypeVar, cast
+from typing import TypeVar, cast
 
 from tenacity import AsyncRetrying, RetryCallState, RetryError, retry_if_exception
 
@@ -30,6 +30,7 @@ from dialectic.core.errors import (
     RateLimited,
     RetriesExhausted,
 )
+from dialectic.core.json_values import JsonObject
 from dialectic.llm.base import Completion
 
 T = TypeVar("T")
@@ -213,7 +214,7 @@ def error_for_status(
     on_model = f" on model {model}" if model else ""
     server = _short(message)
     suffix = f": {server}" if server else ""
-    extra: dict[str, Any] = {"provider": provider, "status_code": status, "detail": message}
+    extra: JsonObject = {"provider": provider, "status_code": status, "detail": message}
     if status in (401, 402, 403):
         what = {401: "authentication failed", 402: "payment required", 403: "permission denied"}[status]
         return ProviderAuthError(f"{provider}: {what} ({status}); check the API key and account", **extra)

@@ -19,9 +19,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from pydantic import BaseModel
+
+from dialectic.core.json_values import JsonObject, JsonValue
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class SchemaShape:
     """Dotted path of a list field → the exact number of items it must hold."""
 
 
-def shaped_schema(output_type: type[BaseModel], shape: SchemaShape | None = None) -> dict[str, Any]:
+def shaped_schema(output_type: type[BaseModel], shape: SchemaShape | None = None) -> JsonObject:
     """``output_type``'s JSON schema (by alias) with every field required and ``shape`` applied."""
     schema = copy.deepcopy(output_type.model_json_schema(by_alias=True))
     _require_every_field(schema)
@@ -51,7 +52,7 @@ def shaped_schema(output_type: type[BaseModel], shape: SchemaShape | None = None
     return schema
 
 
-def _require_every_field(node: Any) -> None:
+def _require_every_field(node: JsonValue) -> None:
     if isinstance(node, dict):
         if isinstance(node.get("properties"), dict):
             node["required"] = list(node["properties"])
@@ -62,9 +63,9 @@ def _require_every_field(node: Any) -> None:
             _require_every_field(value)
 
 
-def _field(root: dict[str, Any], path: str) -> dict[str, Any]:
+def _field(root: JsonObject, path: str) -> JsonObject:
     """The schema node of the field at ``path``; a list field's items are stepped into on the way."""
-    node: dict[str, Any] = root
+    node: JsonObject = root
     names = path.split(".")
     for depth, name in enumerate(names):
         node = _resolved(root, node)
@@ -77,7 +78,7 @@ def _field(root: dict[str, Any], path: str) -> dict[str, Any]:
     return _resolved(root, node)
 
 
-def _resolved(root: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+def _resolved(root: JsonObject, node: JsonObject) -> JsonObject:
     """Follow ``$ref`` (and a one-element ``allOf`` around one) to the definition it names."""
     while True:
         if "$ref" in node:

@@ -14,10 +14,10 @@ import json
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from dialectic.core.domain import Usage
 from dialectic.core.errors import ContextWindowExceeded
+from dialectic.core.json_values import JsonObject, JsonValue
 from dialectic.llm import scripted_debate
 from dialectic.llm.base import (
     FINISH_LENGTH,
@@ -40,7 +40,7 @@ class ScriptedReply:
     """
 
     text: str = ""
-    structured: Any | None = None
+    structured: JsonValue | None = None
     finish_reason: str = FINISH_STOP
     delay_s: float = 0.0
     tool_calls: tuple[ToolCall, ...] = ()
@@ -54,13 +54,13 @@ def count_words(text: str) -> int:
     return len(text.split())
 
 
-def example_for_schema(schema: dict[str, Any], *, name: str = "value", seed: str = "") -> Any:
+def example_for_schema(schema: JsonObject, *, name: str = "value", seed: str = "") -> JsonValue:
     """A small value that satisfies ``schema`` (objects, arrays, strings, numbers, enums)."""
     defs = schema.get("$defs", {})
     return _example(schema, name, seed, defs)
 
 
-def _example(schema: dict[str, Any], name: str, seed: str, defs: dict[str, Any]) -> Any:
+def _example(schema: JsonObject, name: str, seed: str, defs: JsonObject) -> JsonValue:
     if "$ref" in schema:
         ref = schema["$ref"].rsplit("/", 1)[-1]
         return _example(defs.get(ref, {}), name, seed, defs)
@@ -79,7 +79,7 @@ def _example(schema: dict[str, Any], name: str, seed: str, defs: dict[str, Any])
     if isinstance(kind, list):
         kind = next((k for k in kind if k != "null"), "string")
     if kind == "object":
-        props: dict[str, Any] = schema.get("properties", {})
+        props: JsonObject = schema.get("properties", {})
         return {key: _example(sub, key, seed, defs) for key, sub in props.items()}
     if kind == "array":
         items = schema.get("items", {"type": "string"})

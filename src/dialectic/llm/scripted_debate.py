@@ -11,7 +11,8 @@ problem, the proposal or critiques quoted in it), so runs repeat exactly.
 from __future__ import annotations
 
 import re
-from typing import Any
+
+from dialectic.core.json_values import JsonObject
 
 Component = tuple[str, str, str]
 """A component's name, what it does, and the fix a critic asks of it."""
@@ -198,7 +199,7 @@ def refinement(role: str, prompt: str) -> str:
     return "\n".join(points)
 
 
-def solution_fields(schema_name: str, prompt: str) -> dict[str, Any]:
+def solution_fields(schema_name: str, prompt: str) -> JsonObject:
     """The judge's structured solution, from the components the debate named (nothing for another schema):
     the fields a solution's schema may have, to be kept where the schema asked for them."""
     if "synthesis" not in schema_name.lower():

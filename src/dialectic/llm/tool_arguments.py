@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
+from dialectic.core.json_values import JsonObject
 from dialectic.llm.json_text import loads_model_json
 
 
-def parse_arguments(text: str) -> dict[str, Any]:
+def parse_arguments(text: str) -> JsonObject:
     """The JSON object in ``text``; ``{}`` when it does not parse or is not an object.
 
     An empty text means no arguments. The tool, seeing ``{}`` where it needed arguments, answers
@@ -23,6 +23,6 @@ def parse_arguments(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def arguments_json(arguments: dict[str, Any], text: str = "") -> str:
+def arguments_json(arguments: JsonObject, text: str = "") -> str:
     """The JSON text to send back for a call's arguments: the model's own text when it had one."""
     return text if text.strip() else json.dumps(arguments, ensure_ascii=False)

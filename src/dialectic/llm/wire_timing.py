@@ -10,11 +10,12 @@ variable, so concurrent calls on one client keep their own).
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import Any
+
+import httpx2
 
 
 @dataclass
@@ -45,17 +46,17 @@ def measure() -> Iterator[WireTiming]:
         _CURRENT.reset(token)
 
 
-async def _on_request(request: Any) -> None:
+async def _on_request(request: httpx2.Request) -> None:
     timing = _CURRENT.get()
     if timing is not None:
         timing.sent, timing.arrived = time.perf_counter(), None
 
 
-async def _on_response(response: Any) -> None:
+async def _on_response(response: httpx2.Response) -> None:
     timing = _CURRENT.get()
     if timing is not None:
         timing.arrived = time.perf_counter()
 
 
-EVENT_HOOKS: dict[str, list[Any]] = {"request": [_on_request], "response": [_on_response]}
-"""``event_hooks`` for the SDKs' httpx clients."""
+EVENT_HOOKS: dict[str, list[Callable[..., Awaitable[None]]]] = {"request": [_on_request], "response": [_on_response]}
+"""``event_hooks`` for the wire's httpx clients."""

@@ -7,7 +7,6 @@ above it. Rendered with ``StrictUndefined``: a missing variable is an error, not
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 
@@ -26,6 +25,6 @@ def _environment() -> Environment:
     )
 
 
-def render(template_name: str, **variables: Any) -> str:
+def render(template_name: str, **variables: object) -> str:
     """Render one of this package's templates, e.g. ``render(REPAIR_PROMPT, error=...)``."""
     return _environment().get_template(template_name).render(**variables)
