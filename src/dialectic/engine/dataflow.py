@@ -18,6 +18,8 @@ from typing import Any
 from dialectic.core.domain import DebateState
 
 Key = tuple[Any, ...]
+"""``(kind, round, agent[, target])`` as the saved state and the benchmarks spell it: a plain tuple, its parts
+of mixed types (``Any``), so saved keys compare without the engine's own ``WorkKey``."""
 
 
 def inputs_of(key: Key, agents: Sequence[str], summaries: Collection[Key] = ()) -> list[Key]:
