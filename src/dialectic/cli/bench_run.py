@@ -37,7 +37,7 @@ from dialectic.cli.command_setup import load_environment
 from dialectic.cli.console import Terminal
 from dialectic.cli.interruptions import Terminated
 from dialectic.cli.output import OutputTarget, check_output, write_output
-from dialectic.cli.ray_cluster import joined_cluster
+from dialectic.cli.ray_cluster import check_ray_address, joined_cluster
 from dialectic.cli.signals import StopSignals
 from dialectic.core.bounds import MAX_CONCURRENCY, check_range
 from dialectic.core.config import AgentConfig
@@ -75,11 +75,7 @@ def run_bench_command(run: BenchFlags) -> None:
     if concurrency is not None:
         check_range("--concurrency", concurrency, 1, MAX_CONCURRENCY)
     if ray is not None:
-        from dialectic.cluster.connection import check_address, probe
-
-        check_address(ray)  # without the extra: a one-line usage error, before anything is created
-        if ray != "auto":
-            probe(ray)  # an address where nothing answers: one line, before a run is created
+        check_ray_address(ray)
     if plot is not None:
         require_matplotlib()
     resume_file = read_results(Path(resume).expanduser()) if resume and names_results_file(resume) else None
