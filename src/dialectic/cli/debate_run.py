@@ -42,8 +42,28 @@ from dialectic.store import DebateStore
 from dialectic.tracing.settings import TraceSettings
 
 
-@dataclass(frozen=True)
-class DebateFlags:
+@dataclass(frozen=True, kw_only=True)
+class SessionFlags:
+    """The flags ``debate`` and ``resume`` share: how the session runs, what it writes, who hears of its end."""
+
+    answers: Path | None = None
+    output: str | None = None
+    report: str | None = None
+    verbose: bool = False
+    store: str | None = None
+    env_file: Path | None = None
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
+    trace: bool = False
+    trace_content: bool = False
+    editor: bool = False
+    sign_key: Path | None = None
+    notify: list[str] | None = None
+    on_complete: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DebateFlags(SessionFlags):
     """``dialectic debate``'s flags, built once by :func:`dialectic.cli.debate_command.debate` and passed whole
     (what each one means is its help there)."""
 
@@ -56,53 +76,25 @@ class DebateFlags:
     max_answers: int | None = None
     config: Path | None = None
     lenient: bool = False
-    output: str | None = None
-    report: str | None = None
     clarify: bool = False
-    answers: Path | None = None
-    verbose: bool = False
-    env_file: Path | None = None
     context: Path | None = None
     context_mode: str | None = None
     provider: str | None = None
     model: str | None = None
     model_path: Path | None = None
-    store: str | None = None
     allow_outside_prompts: bool = False
-    budget_usd: float | None = None
-    budget_tokens: int | None = None
-    trace: bool = False
-    trace_content: bool = False
-    editor: bool = False
     cache: bool = False
-    sign_key: Path | None = None
-    notify: list[str] | None = None
-    on_complete: str | None = None
     pool: Path | None = None
     team: int | None = None
 
 
-@dataclass(frozen=True)
-class ResumeFlags:
+@dataclass(frozen=True, kw_only=True)
+class ResumeFlags(SessionFlags):
     """``dialectic resume``'s flags, built once by :func:`dialectic.cli.debate_command.resume` and passed whole."""
 
     debate_id: str
-    answers: Path | None = None
-    output: str | None = None
-    report: str | None = None
-    verbose: bool = False
-    store: str | None = None
-    env_file: Path | None = None
-    budget_usd: float | None = None
-    budget_tokens: int | None = None
     window: list[str] | None = None
-    trace: bool = False
-    trace_content: bool = False
     turn_files: list[str] | None = None
-    editor: bool = False
-    sign_key: Path | None = None
-    notify: list[str] | None = None
-    on_complete: str | None = None
 
 
 def run_debate(flags: DebateFlags) -> None:
