@@ -2,7 +2,7 @@
 
 None of them creates a store: a ``--store`` that holds no database reads as empty. A debate
 saved as ``running`` is shown as ``stale`` when no live run holds its lease (the process
-that ran it crashed or was killed). Imported by :mod:`dialectic.cli.browse` when one of
+that ran it crashed or was killed). Imported by :mod:`dialectic.cli.browse_command` when one of
 these commands runs, never while the app is built.
 """
 
