@@ -22,7 +22,7 @@ import pytest
 
 from dialectic.batch.runner import DEFAULT_CONCURRENCY as BATCH_CONCURRENCY
 from dialectic.bench.arms import DEFAULT_ARMS
-from dialectic.cli import batch_command, bench_command, browse, debate_command
+from dialectic.cli import batch_command, bench_command, browse_command, debate_command
 from dialectic.core.config import FORMATS
 from dialectic.core.domain import DebateStatus
 from dialectic.loading.config import DEFAULT_CONFIG_FILENAME
@@ -60,7 +60,7 @@ NOT_FOR_A_COMMANDS_HELP = (
     "dialectic.core.changes",
     "dialectic.reporting.report",
     "dialectic.cli.debate_run",
-    "dialectic.cli.stored_views",
+    "dialectic.cli.browse_run",
     "dialectic.cli.session",
     "dialectic.cli.command_setup",
     "dialectic.tracing",
@@ -208,7 +208,7 @@ def test_commands_on_stored_debates_load_no_sdk_bench_or_eval(
 def test_the_help_states_the_defaults_the_code_uses() -> None:
     """The light modules write out three values their help shows; they must stay the ones the code uses."""
     assert debate_command.DEFAULT_CONFIG_FILENAME == DEFAULT_CONFIG_FILENAME
-    assert browse.STATUSES == (*get_args(DebateStatus), STALE)
+    assert browse_command.STATUSES == (*get_args(DebateStatus), STALE)
     assert bench_command.DEFAULT_ARMS == DEFAULT_ARMS
     assert batch_command.DEFAULT_CONCURRENCY == BATCH_CONCURRENCY
     assert debate_command.FORMATS_HELP == ", ".join(FORMATS)

@@ -10,7 +10,7 @@ from dataclasses import replace
 
 import pytest
 
-from dialectic.cli.stored_views import show_lines
+from dialectic.cli.browse_run import show_lines
 from dialectic.cli.verbose import summary_lines
 from dialectic.core.domain import DebateState
 from dialectic.core.ledger import debate_totals

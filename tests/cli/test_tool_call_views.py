@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dialectic.cli.stored_views import show_lines
+from dialectic.cli.browse_run import show_lines
 from dialectic.cli.verbose import setup_lines, summary_lines
 from dialectic.core.domain import DebateState, ToolCallRecord
 from dialectic.llm.base import CompletionRequest, ToolCall

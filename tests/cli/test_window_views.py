@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from dialectic.cli.stored_views import show_lines
+from dialectic.cli.browse_run import show_lines
 from dialectic.cli.verbose import setup_lines, summary_lines
 from dialectic.cli.window_flags import parse_windows
 from dialectic.core.changes import WindowNoted

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from dialectic.cli.stored_views import show_lines
+from dialectic.cli.browse_run import show_lines
 from dialectic.core import events as ev
 from dialectic.core.config import SystemConfig
 from dialectic.core.domain import DebateState

@@ -24,7 +24,7 @@ import typer
 
 from dialectic.cli.batch_command import batch
 from dialectic.cli.bench_command import bench
-from dialectic.cli.browse import export, list_debates, report, show
+from dialectic.cli.browse_command import export, list_debates, report, show
 from dialectic.cli.debate_command import debate, resume
 from dialectic.cli.eval_command import evaluate
 from dialectic.cli.interruptions import EXIT_INTERRUPTED, InterruptedRun, Terminated, exit_code_for, signal_name

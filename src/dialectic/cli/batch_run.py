@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from dialectic.cli.command_setup import load_environment
 from dialectic.cli.hook_flags import HookFlags, checked_hook_flags
 from dialectic.cli.interruptions import Terminated
 from dialectic.cli.output import check_output
-from dialectic.cli.ray_cluster import joined_cluster
+from dialectic.cli.ray_cluster import check_ray_address, joined_cluster
 from dialectic.cli.signals import StopSignals
 from dialectic.core.bounds import MAX_CONCURRENCY, check_range
 from dialectic.core.errors import EXIT_GENERAL_ERROR, InvalidArgumentsError
@@ -64,54 +65,31 @@ class BatchFlags:
 def run_batch_command(run: BatchFlags) -> None:
     """``dialectic batch``: the flags are described in :func:`dialectic.cli.batch_command.batch`. A resumed run
     takes what its first run saved (configuration, output, concurrency, hooks) where a flag does not say."""
-    problems, config, output, concurrency, resume = run.problems, run.config, run.output, run.concurrency, run.resume
-    store, env_file, ray, notify, on_complete, lenient = (
-        run.store,
-        run.env_file,
-        run.ray,
-        run.notify,
-        run.on_complete,
-        run.lenient,
-    )
-    load_environment(env_file)
-    checked_hook_flags(notify, on_complete)  # a bad URL is a usage error before anything is created
-    if concurrency is not None:
-        check_range("--concurrency", concurrency, 1, MAX_CONCURRENCY)
-    if ray is not None:
-        from dialectic.cluster.connection import check_address, probe
-
-        check_address(ray)  # without the extra: a one-line usage error, before anything is created
-        if ray != "auto":
-            probe(ray)  # an address where nothing answers: one line, before a run is created
-    if (problems is None) == (resume is None):
+    load_environment(run.env_file)
+    checked_hook_flags(run.notify, run.on_complete)  # a bad URL is a usage error before anything is created
+    if run.concurrency is not None:
+        check_range("--concurrency", run.concurrency, 1, MAX_CONCURRENCY)
+    if run.ray is not None:
+        check_ray_address(run.ray)
+    if (run.problems is None) == (run.resume is None):
         raise InvalidArgumentsError("give either PROBLEMS.jsonl or --resume RUN_ID")
-    data_dir = resolve_data_dir(store, os.environ)
+    data_dir = resolve_data_dir(run.store, os.environ)
     if str(data_dir) == MEMORY_LOCATION:
         raise InvalidArgumentsError("batch runs need a store that lasts: give --store a directory")
-    items = read_problems(problems) if problems is not None else None
+    items = read_problems(run.problems) if run.problems is not None else None
     with BatchStore(batch_database(data_dir)) as batch_store:
-        if resume is not None:
-            run_id, settings = resume, batch_store.settings(resume)
-            config = config or (Path(settings["config"]) if settings.get("config") else None)
-            output = output or (Path(settings["output"]) if settings.get("output") else None)
-            concurrency = concurrency or int(settings.get("concurrency") or DEFAULT_CONCURRENCY)
-            notify = notify or settings.get("notify") or None
-            on_complete = on_complete or settings.get("on_complete")
+        if run.resume is not None:
+            run_id, run = run.resume, _with_saved_settings(run, batch_store.settings(run.resume))
         else:
             run_id = new_run_id()
-        concurrency = concurrency or DEFAULT_CONCURRENCY
-        prepared = prepare_config(config, Overrides(lenient=lenient))  # a bad configuration stops here, before any call
-        prepared = with_hook_flags(prepared, checked_hook_flags(notify, on_complete))
-        if items is not None and problems is not None:
-            check_problems(problems, items, prepared.config.limits)  # debate's rule, before the run exists
-        settings = {
-            "config": str(prepared.from_file.absolute()) if prepared.from_file is not None else None,
-            "output": str(output.absolute()) if output is not None else None,
-            "concurrency": concurrency,
-            "notify": list(notify or []),
-            "on_complete": on_complete,
-        }
-        results = _results_file(output)
+        concurrency = run.concurrency or DEFAULT_CONCURRENCY
+        # a bad configuration stops here, before any call
+        prepared = prepare_config(run.config, Overrides(lenient=run.lenient))
+        prepared = with_hook_flags(prepared, checked_hook_flags(run.notify, run.on_complete))
+        if items is not None and run.problems is not None:
+            check_problems(run.problems, items, prepared.config.limits)  # debate's rule, before the run exists
+        settings = _settings(prepared, run, concurrency)
+        results = _results_file(run.output)
         if items is not None:
             batch_store.create(run_id, items, settings)
         else:
@@ -119,7 +97,7 @@ def run_batch_command(run: BatchFlags) -> None:
         saved = batch_store.items(run_id)
         if results is not None:
             results.catch_up(saved)
-        hint = _resume_hint(run_id, data_dir, store)
+        hint = _resume_hint(run_id, data_dir, run.store)
         done = sum(1 for item in saved if item.finished)
         at_once = max(1, min(concurrency, len(saved) - done))  # the workers: never more than the debates left
         _note(f"batch {run_id}: {len(saved)} problems ({done} finished), {at_once} at a time; resume with: {hint}")
@@ -127,13 +105,14 @@ def run_batch_command(run: BatchFlags) -> None:
         began = time.monotonic()
         signals = StopSignals()
         try:
-            if ray is not None:
-                with joined_cluster(ray, _note):  # before our signal handlers: Ray sets its own
+            with ExitStack() as cluster:
+                if run.ray is not None:
+                    cluster.enter_context(
+                        joined_cluster(run.ray, _note)
+                    )  # before our signal handlers: Ray sets its own
                     work = _execute_on_ray(run_id, batch_store, prepared, data_dir, concurrency, results, progress)
-                    with signals.installed():
-                        signals.run(work)
-            else:
-                work = _execute(run_id, batch_store, prepared, str(data_dir), concurrency, results, progress)
+                else:
+                    work = _execute(run_id, batch_store, prepared, str(data_dir), concurrency, results, progress)
                 with signals.installed():
                     signals.run(work)
         except (KeyboardInterrupt, Terminated):
@@ -143,7 +122,35 @@ def run_batch_command(run: BatchFlags) -> None:
             raise
         progress.clear()
         records = [item.record for item in batch_store.items(run_id) if item.record is not None]
-    lines = summary_lines(run_id, records, len(saved), time.monotonic() - began)
+    _summarize(run_id, records, len(saved), time.monotonic() - began, run.output)
+
+
+def _with_saved_settings(run: BatchFlags, settings: dict[str, Any]) -> BatchFlags:
+    """A resumed run's flags: what its first run saved where a flag does not say."""
+    return replace(
+        run,
+        config=run.config or (Path(settings["config"]) if settings.get("config") else None),
+        output=run.output or (Path(settings["output"]) if settings.get("output") else None),
+        concurrency=run.concurrency or int(settings.get("concurrency") or DEFAULT_CONCURRENCY),
+        notify=run.notify or settings.get("notify") or None,
+        on_complete=run.on_complete or settings.get("on_complete"),
+    )
+
+
+def _settings(prepared: PreparedConfig, run: BatchFlags, concurrency: int) -> dict[str, Any]:
+    """What the run saves for a later ``--resume``: absolute paths, so it resumes from any directory."""
+    return {
+        "config": str(prepared.from_file.absolute()) if prepared.from_file is not None else None,
+        "output": str(run.output.absolute()) if run.output is not None else None,
+        "concurrency": concurrency,
+        "notify": list(run.notify or []),
+        "on_complete": run.on_complete,
+    }
+
+
+def _summarize(run_id: str, records: list[dict[str, Any]], total: int, elapsed_s: float, output: Path | None) -> None:
+    """The summary on stdout; exit status 1 when a debate failed."""
+    lines = summary_lines(run_id, records, total, elapsed_s)
     if output is not None:
         lines.append(f"results: {output}")
     sys.stdout.write("\n".join(lines) + "\n")

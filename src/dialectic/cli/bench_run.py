@@ -21,7 +21,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
-from dialectic.bench.arms import ArmEnv
+from dialectic.bench.arms import ArmEnv, ArmSpec
 from dialectic.bench.checkpoint import CHECKPOINT_INTERVAL_S, Checkpoint
 from dialectic.bench.plan import BenchOptions, check_resume, new_spec, resume_from_results, same_run
 from dialectic.bench.plot import pareto_path, require_matplotlib, write_plot
@@ -37,7 +37,7 @@ from dialectic.cli.command_setup import load_environment
 from dialectic.cli.console import Terminal
 from dialectic.cli.interruptions import Terminated
 from dialectic.cli.output import OutputTarget, check_output, write_output
-from dialectic.cli.ray_cluster import joined_cluster
+from dialectic.cli.ray_cluster import check_ray_address, joined_cluster
 from dialectic.cli.signals import StopSignals
 from dialectic.core.bounds import MAX_CONCURRENCY, check_range
 from dialectic.core.config import AgentConfig
@@ -68,37 +68,23 @@ class BenchFlags:
 
 def run_bench_command(run: BenchFlags) -> None:
     """``dialectic bench``: the flags are described in :func:`dialectic.cli.bench_command.bench`."""
-    options, concurrency, output, report, plot = run.options, run.concurrency, run.output, run.report, run.plot
-    resume, store, ray = run.resume, run.store, run.ray
     term = Terminal()
     load_environment(run.env_file)
-    if concurrency is not None:
-        check_range("--concurrency", concurrency, 1, MAX_CONCURRENCY)
-    if ray is not None:
-        from dialectic.cluster.connection import check_address, probe
-
-        check_address(ray)  # without the extra: a one-line usage error, before anything is created
-        if ray != "auto":
-            probe(ray)  # an address where nothing answers: one line, before a run is created
-    if plot is not None:
-        require_matplotlib()
+    _check_flags(run)
+    resume, ray, output = run.resume, run.ray, run.output
     resume_file = read_results(Path(resume).expanduser()) if resume and names_results_file(resume) else None
     if resume_file is not None and output is None:
         output = resume_file.path  # the file the run came from is kept current as the run goes on
-    data_dir = resolve_data_dir(store, os.environ)
+    data_dir = resolve_data_dir(run.store, os.environ)
     with BenchStore(bench_database(data_dir)) as bench_store:
-        spec, bench_task = _plan(bench_store, options, resume, resume_file, term)
+        spec, bench_task = _plan(bench_store, run.options, resume, resume_file, term)
         pool = make_pool()
         env = env_for(spec, pool, RetryPolicy())
         pool.check(calling_agents(spec, env))
+        concurrency = run.concurrency
         if concurrency is None:
             concurrency = default_concurrency(calling_agents(spec, env))
-        output_target, report_target, plot_target = (
-            check_output(path, flag) if path is not None else None
-            for path, flag in ((output, "--output"), (report, "--report"), (plot, "--plot"))
-        )
-        if plot_target is not None and not plot_target.discard:
-            check_output(pareto_path(plot_target.path), "--plot")
+        output_target, report_target, plot_target = _targets(output, run.report, run.plot)
         if resume_file is not None:
             added = bench_store.import_run(spec, resume_file.results)
             term.line(f"imported {added} finished results of run {spec.id} from {resume_file.path}", style="dim")
@@ -110,15 +96,7 @@ def run_bench_command(run: BenchFlags) -> None:
             f"{bench_store.path} (resume with: {hint})",
             style="dim",
         )
-        arm_specs = arms_for(spec)
-
-        def summary_of(results: list[ItemResult]) -> BenchSummary:
-            return summarize(spec, bench_task.description, len(bench_task.items), arm_specs, results)
-
-        def write_results(results: list[ItemResult]) -> None:
-            if output_target is not None and not output_target.discard:
-                write_output(output_target, to_json(summary_of(results), results))
-
+        outputs = _ResultsOutput(spec, bench_task, arms_for(spec), output, output_target)
         signals = StopSignals()
         try:
             with ExitStack() as cluster:
@@ -126,31 +104,84 @@ def run_bench_command(run: BenchFlags) -> None:
                     cluster.enter_context(joined_cluster(ray, lambda text: term.line(text, style="dim")))
                 with signals.installed(), RichProgress(term.console) as progress:
                     checkpoint = Checkpoint(
-                        progress, bench_store.results(spec.id), write_results, interval_s=CHECKPOINT_INTERVAL_S
+                        progress, bench_store.results(spec.id), outputs.write, interval_s=CHECKPOINT_INTERVAL_S
                     )
                     work = _execute(spec, bench_task, env, bench_store, concurrency, checkpoint, on_ray=ray is not None)
                     signals.run(work)
         except (DialecticError, KeyboardInterrupt, Terminated):
             done = len(bench_store.done(spec.id))
             total = len(bench_task.items) * len(spec.arms)
-            writes = output_target is not None and not output_target.discard
-            saved = f"; {output} holds them" if writes else ""
-            try:
-                write_results(bench_store.results(spec.id))
-            except DialecticError as exc:
-                saved = f"; could not write them to {output}: {exc}"
+            saved = outputs.write_on_stop(bench_store, spec.id)
             term.line(f"run {spec.id} stopped with {done} of {total} results saved{saved}; resume with: {hint}")
             raise
         results = bench_store.results(spec.id)
-    summary = summary_of(results)
-    markdown = to_markdown(summary)
-    write_results(results)
-    _write(report_target, markdown)
-    if plot is not None and plot_target is not None and not plot_target.discard:
+    summary = outputs.summary(results)
+    outputs.write(results)
+    _publish(summary, report_target, plot_target, run.plot)
+
+
+def _check_flags(run: BenchFlags) -> None:
+    """What the flags alone can get wrong, before anything is created or called."""
+    if run.concurrency is not None:
+        check_range("--concurrency", run.concurrency, 1, MAX_CONCURRENCY)
+    if run.ray is not None:
+        check_ray_address(run.ray)
+    if run.plot is not None:
+        require_matplotlib()
+
+
+def _targets(
+    output: Path | None, report: Path | None, plot: Path | None
+) -> tuple[OutputTarget | None, OutputTarget | None, OutputTarget | None]:
+    """``-o``, ``--report`` and ``--plot`` checked (and the Pareto plot beside ``--plot``) before the run."""
+    output_target, report_target, plot_target = (
+        check_output(path, flag) if path is not None else None
+        for path, flag in ((output, "--output"), (report, "--report"), (plot, "--plot"))
+    )
+    if plot_target is not None and not plot_target.discard:
+        check_output(pareto_path(plot_target.path), "--plot")
+    return output_target, report_target, plot_target
+
+
+@dataclass(frozen=True)
+class _ResultsOutput:
+    """The run's results as the ``-o`` file holds them (rewritten at checkpoints, on a stop and at the end)."""
+
+    spec: RunSpec
+    task: Task
+    arm_specs: list[ArmSpec]
+    output: Path | None
+    target: OutputTarget | None
+
+    def summary(self, results: list[ItemResult]) -> BenchSummary:
+        return summarize(self.spec, self.task.description, len(self.task.items), self.arm_specs, results)
+
+    def write(self, results: list[ItemResult]) -> None:
+        if self.target is not None and not self.target.discard:
+            write_output(self.target, to_json(self.summary(results), results))
+
+    def write_on_stop(self, bench_store: BenchStore, run_id: str) -> str:
+        """Write what the stopped run saved; the end of the line that says so (where, or why not)."""
+        writes = self.target is not None and not self.target.discard
+        saved = f"; {self.output} holds them" if writes else ""
         try:
-            write_plot(summary, plot_target.path)
+            self.write(bench_store.results(run_id))
+        except DialecticError as exc:
+            saved = f"; could not write them to {self.output}: {exc}"
+        return saved
+
+
+def _publish(
+    summary: BenchSummary, report: OutputTarget | None, plot: OutputTarget | None, plot_flag: Path | None
+) -> None:
+    """The Markdown summary to stdout and ``--report``, and the plots to ``--plot``."""
+    markdown = to_markdown(summary)
+    _write(report, markdown)
+    if plot_flag is not None and plot is not None and not plot.discard:
+        try:
+            write_plot(summary, plot.path)
         except OSError as exc:
-            raise InvalidArgumentsError(f"cannot write --plot {plot}: {exc.strerror or exc}") from None
+            raise InvalidArgumentsError(f"cannot write --plot {plot_flag}: {exc.strerror or exc}") from None
     sys.stdout.write(markdown)
     sys.stdout.flush()
 

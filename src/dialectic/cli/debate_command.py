@@ -154,11 +154,11 @@ def debate(
     ] = None,
 ) -> None:
     """Run a debate on a problem and print the judge's solution."""
-    from dialectic.cli.debate_run import run_debate
+    from dialectic.cli.debate_run import DebateFlags, run_debate
 
     if problem_file is not None and problem_description is not None:
         raise typer.BadParameter("give the problem file once (--problemDescription is --problem-file)")
-    run_debate(
+    flags = DebateFlags(
         problem=problem,
         problem_file=problem_file or problem_description,
         agents=agents,
@@ -193,6 +193,7 @@ def debate(
         pool=pool,
         team=team,
     )
+    run_debate(flags)
 
 
 def resume(
@@ -224,9 +225,9 @@ def resume(
 ) -> None:
     """Continue a suspended, paused, interrupted or failed debate from where it stopped (a new budget or
     context window is kept)."""
-    from dialectic.cli.debate_run import resume_debate
+    from dialectic.cli.debate_run import ResumeFlags, resume_debate
 
-    resume_debate(
+    flags = ResumeFlags(
         debate_id=debate_id,
         answers=answers,
         output=output,
@@ -245,3 +246,4 @@ def resume(
         notify=notify,
         on_complete=on_complete,
     )
+    resume_debate(flags)

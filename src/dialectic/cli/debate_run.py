@@ -9,6 +9,7 @@ built: it loads the engine, the store and the configuration code.
 from __future__ import annotations
 
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from dialectic.cli.answers import (
@@ -34,135 +35,148 @@ from dialectic.core.domain import DebateState
 from dialectic.core.errors import DebateStateError, InvalidArgumentsError
 from dialectic.core.receipts import ReceiptSigner
 from dialectic.engine import DebateRequest
-from dialectic.engine.api import checked_windows
+from dialectic.engine.api import BudgetChange, checked_windows
 from dialectic.engine.seats import turn_texts
 from dialectic.loading.setup import Overrides, check_ready, prepare_config
 from dialectic.store import DebateStore
 from dialectic.tracing.settings import TraceSettings
 
 
-def run_debate(
-    *,
-    problem: str | None,
-    problem_file: Path | None,
-    agents: str | None,
-    rounds: int | None,
-    debate_format: str | None,
-    config: Path | None,
-    problem_kind: str | None = None,
-    max_answers: int | None = None,
-    output: str | None,
-    report: str | None,
-    clarify: bool,
-    answers: Path | None,
-    verbose: bool,
-    env_file: Path | None,
-    context: Path | None,
-    provider: str | None,
-    model: str | None,
-    model_path: Path | None,
-    store: str | None,
-    allow_outside_prompts: bool,
-    budget_usd: float | None = None,
-    budget_tokens: int | None = None,
-    trace: bool = False,
-    trace_content: bool = False,
-    context_mode: str | None = None,
-    editor: bool = False,
-    cache: bool = False,
-    sign_key: Path | None = None,
-    notify: list[str] | None = None,
-    on_complete: str | None = None,
-    pool: Path | None = None,
-    team: int | None = None,
-    lenient: bool = False,
-) -> None:
+@dataclass(frozen=True, kw_only=True)
+class SessionFlags:
+    """The flags ``debate`` and ``resume`` share: how the session runs, what it writes, who hears of its end."""
+
+    answers: Path | None = None
+    output: str | None = None
+    report: str | None = None
+    verbose: bool = False
+    store: str | None = None
+    env_file: Path | None = None
+    budget_usd: float | None = None
+    budget_tokens: int | None = None
+    trace: bool = False
+    trace_content: bool = False
+    editor: bool = False
+    sign_key: Path | None = None
+    notify: list[str] | None = None
+    on_complete: str | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class DebateFlags(SessionFlags):
+    """``dialectic debate``'s flags, built once by :func:`dialectic.cli.debate_command.debate` and passed whole
+    (what each one means is its help there)."""
+
+    problem: str | None = None
+    problem_file: Path | None = None
+    agents: str | None = None
+    rounds: int | None = None
+    debate_format: str | None = None
+    problem_kind: str | None = None
+    max_answers: int | None = None
+    config: Path | None = None
+    lenient: bool = False
+    clarify: bool = False
+    context: Path | None = None
+    context_mode: str | None = None
+    provider: str | None = None
+    model: str | None = None
+    model_path: Path | None = None
+    allow_outside_prompts: bool = False
+    cache: bool = False
+    pool: Path | None = None
+    team: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ResumeFlags(SessionFlags):
+    """``dialectic resume``'s flags, built once by :func:`dialectic.cli.debate_command.resume` and passed whole."""
+
+    debate_id: str
+    window: list[str] | None = None
+    turn_files: list[str] | None = None
+
+
+def run_debate(flags: DebateFlags) -> None:
     """``dialectic debate``: the flags are described in :func:`dialectic.cli.debate_command.debate`."""
     term = Terminal()
-    load_environment(env_file)
-    require_one_problem(problem, problem_file)
-    budget = checked_budget(budget_usd, budget_tokens)
-    hook_flags = checked_hook_flags(notify, on_complete)
-    answer_book = load_answers_file(answers) if answers is not None else None
-    provider, model = _model_path_provider(provider, model, model_path)
-    overrides = Overrides(
-        rounds=rounds,
-        roles=agents,
-        provider=provider,
-        model=model,
-        debate_format=debate_format,
-        problem_kind=problem_kind,
-        max_answers=max_answers,
-        allow_outside_prompts=allow_outside_prompts,
-        budget_usd=budget.max_cost_usd if budget else None,
-        budget_tokens=budget.max_tokens if budget else None,
-        context_dir=context,
-        context_mode=context_mode,
-        cache="read" if cache else None,
-        team_pool=pool,
-        team_size=team,
-        lenient=lenient,
-    )
-    prepared = prepare_config(config, overrides, size_local=True, check=False)
+    load_environment(flags.env_file)
+    require_one_problem(flags.problem, flags.problem_file)
+    budget = checked_budget(flags.budget_usd, flags.budget_tokens)
+    hook_flags = checked_hook_flags(flags.notify, flags.on_complete)
+    answer_book = load_answers_file(flags.answers) if flags.answers is not None else None
+    prepared = prepare_config(flags.config, _overrides(flags, budget), size_local=True, check=False)
     resolved = prepared.config
-    text = resolve_problem(problem, problem_file, resolved.limits)
+    text = resolve_problem(flags.problem, flags.problem_file, resolved.limits)
     for line in prepared.notes:
         term.line(line)
     for warning in prepared.warnings:
         term.warning(warning)
     check_ready(resolved, prepared.directory)
-    asks = clarify or resolved.debate.interactive_clarifications
+    asks = flags.clarify or resolved.debate.interactive_clarifications
     if answer_book is not None and not asks:
         term.warning("--answers is not used without --clarify: no clarifying questions will be asked")
-    tracing = tracing_for(trace, trace_content, term)
-    output_target, report_target = check_targets(output, report)
-    signer = receipt_signer(sign_key)
-    debate_store, store_flag = open_debate_store(store)
-    request = DebateRequest(problem=text, config=resolved, config_dir=prepared.directory, clarify=clarify)
+    tracing = tracing_for(flags.trace, flags.trace_content, term)
+    output_target, report_target = check_targets(flags.output, flags.report)
+    signer = receipt_signer(flags.sign_key)
+    debate_store, store_flag = open_debate_store(flags.store)
+    request = DebateRequest(problem=text, config=resolved, config_dir=prepared.directory, clarify=flags.clarify)
     session = new_session(
-        debate_store, store_flag, term, answer_book, verbose=verbose, tracing=tracing, editor=editor, signer=signer
+        debate_store,
+        store_flag,
+        term,
+        answer_book,
+        verbose=flags.verbose,
+        tracing=tracing,
+        editor=flags.editor,
+        signer=signer,
     )
     try:
         state = session.start(request)
         if answer_book and asks:
             _warn_unmatched_answers(answer_book, state, term)
-        finish_run(state, output=output_target, report=report_target, verbose=verbose, term=term)
+        finish_run(state, output=output_target, report=report_target, verbose=flags.verbose, term=term)
     finally:
         session.announce_saved()
         run_hooks(debate_store, session.debate_id, hook_flags, output=output_target, report=report_target)
         debate_store.close()
 
 
-def resume_debate(
-    *,
-    debate_id: str,
-    answers: Path | None,
-    output: str | None,
-    report: str | None,
-    verbose: bool,
-    store: str | None,
-    env_file: Path | None,
-    budget_usd: float | None = None,
-    budget_tokens: int | None = None,
-    window: list[str] | None = None,
-    trace: bool = False,
-    trace_content: bool = False,
-    turn_files: list[str] | None = None,
-    editor: bool = False,
-    sign_key: Path | None = None,
-    notify: list[str] | None = None,
-    on_complete: str | None = None,
-) -> None:
+def _overrides(flags: DebateFlags, budget: BudgetChange | None) -> Overrides:
+    """What the flags lay over the configuration file (``--model-path``: the local provider with that model)."""
+    provider, model = _model_path_provider(flags.provider, flags.model, flags.model_path)
+    return Overrides(
+        rounds=flags.rounds,
+        roles=flags.agents,
+        provider=provider,
+        model=model,
+        debate_format=flags.debate_format,
+        problem_kind=flags.problem_kind,
+        max_answers=flags.max_answers,
+        allow_outside_prompts=flags.allow_outside_prompts,
+        budget_usd=budget.max_cost_usd if budget else None,
+        budget_tokens=budget.max_tokens if budget else None,
+        context_dir=flags.context,
+        context_mode=flags.context_mode,
+        cache="read" if flags.cache else None,
+        team_pool=flags.pool,
+        team_size=flags.team,
+        lenient=flags.lenient,
+    )
+
+
+def resume_debate(flags: ResumeFlags) -> None:
     """``dialectic resume``: the flags are described in :func:`dialectic.cli.debate_command.resume`."""
+    debate_id = flags.debate_id
     term = Terminal()
-    load_environment(env_file)
-    budget = checked_budget(budget_usd, budget_tokens)
-    windows = parse_windows(window)
-    hook_flags = checked_hook_flags(notify, on_complete)
-    answer_book = load_answers_file(answers) if answers is not None else None
-    written = read_turn_files(turn_files) if turn_files else None
-    signer = receipt_signer(sign_key)
-    debate_store, store_flag = open_debate_store(store, create=False)
+    load_environment(flags.env_file)
+    budget = checked_budget(flags.budget_usd, flags.budget_tokens)
+    windows = parse_windows(flags.window)
+    hook_flags = checked_hook_flags(flags.notify, flags.on_complete)
+    answer_book = load_answers_file(flags.answers) if flags.answers is not None else None
+    written = read_turn_files(flags.turn_files) if flags.turn_files else None
+    signer = receipt_signer(flags.sign_key)
+    debate_store, store_flag = open_debate_store(flags.store, create=False)
     try:
         state = debate_store.load(debate_id)
         if state.status == "completed":
@@ -171,8 +185,8 @@ def resume_debate(
             saved = with_budget(state.config_or_defaults(), budget)
             checked_windows(saved, windows)
             check_ready(saved, state.config_dir())
-        tracing = tracing_for(trace, trace_content, term)
-        output_target, report_target = check_targets(output, report)
+        tracing = tracing_for(flags.trace, flags.trace_content, term)
+        output_target, report_target = check_targets(flags.output, flags.report)
         if answer_book is not None:
             for warning in resume_answers_warnings(answer_book, state):
                 term.warning(warning)
@@ -183,15 +197,15 @@ def resume_debate(
             store_flag,
             term,
             answer_book,
-            verbose=verbose,
+            verbose=flags.verbose,
             tracing=tracing,
-            editor=editor,
+            editor=flags.editor,
             turns=written,
             signer=signer,
         )
         try:
             resumed = session.resume(state, budget=budget, windows=windows)
-            finish_run(resumed, output=output_target, report=report_target, verbose=verbose, term=term)
+            finish_run(resumed, output=output_target, report=report_target, verbose=flags.verbose, term=term)
         finally:
             session.announce_saved()
             run_hooks(

@@ -51,9 +51,9 @@ def evaluate(
     env_file: EnvFileOption = None,
 ) -> None:
     """Score a debate's final solution with evaluator agents and report the averaged scores."""
-    from dialectic.cli.eval_run import run_eval
+    from dialectic.cli.eval_run import EvalFlags, run_eval
 
-    run_eval(
+    flags = EvalFlags(
         config=config,
         debate=debate,
         output=output,
@@ -62,3 +62,4 @@ def evaluate(
         store=store,
         env_file=env_file,
     )
+    run_eval(flags)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -39,22 +40,27 @@ from dialectic.llm.registry import ProviderPool
 from dialectic.loading.config import describe_validation_error
 
 
-def run_eval(
-    *,
-    config: Path,
-    debate: str,
-    output: Path | None,
-    verbose: bool,
-    samples: int,
-    store: str | None,
-    env_file: Path | None,
-) -> None:
+@dataclass(frozen=True)
+class EvalFlags:
+    """``dialectic eval``'s flags, built once by :func:`dialectic.cli.eval_command.evaluate` and passed whole."""
+
+    config: Path
+    debate: str
+    output: Path | None = None
+    verbose: bool = False
+    samples: int = 1
+    store: str | None = None
+    env_file: Path | None = None
+
+
+def run_eval(flags: EvalFlags) -> None:
     """``dialectic eval``: the flags are described in :func:`dialectic.cli.eval_command.evaluate`."""
-    load_environment(env_file)
+    config, debate, output, verbose, samples = flags.config, flags.debate, flags.output, flags.verbose, flags.samples
+    load_environment(flags.env_file)
     check_range("--samples", samples, 1, MAX_SAMPLES)
     fmt = output_format(output) if output is not None else None
     loaded = load_eval_config(config)
-    state, source = load_debate(debate, store)
+    state, source = load_debate(debate, flags.store)
     plan = plan_evaluation(state, loaded)
     term = Terminal()
     for warning in plan.warnings:

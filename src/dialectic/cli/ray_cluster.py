@@ -10,6 +10,16 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, redirect_stdout
 
 
+def check_ray_address(address: str) -> None:
+    """``--ray``'s address checked before anything is created: without the extra, a one-line usage error;
+    an address where nothing answers (``auto`` aside), one line too."""
+    from dialectic.cluster.connection import check_address, probe
+
+    check_address(address)
+    if address != "auto":
+        probe(address)
+
+
 @contextmanager
 def joined_cluster(address: str, note: Callable[[str], None]) -> Iterator[str]:
     """Join the cluster at ``address`` (``note`` says where), and leave it on the way out; the address joined.

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from dialectic.cli.browse import IdArgument
+from dialectic.cli.browse_command import IdArgument
 from dialectic.cli.options import (
     EnvFileOption,
     LenientOption,

@@ -308,6 +308,45 @@ Change = Annotated[
     Field(discriminator="kind"),
 ]
 
+RunChange = (
+    StatusChanged
+    | RoundStarted
+    | ContributionRecorded
+    | SummaryRecorded
+    | JudgeSummaryRecorded
+    | EvaluationRecorded
+    | SolutionRecorded
+    | WorkDiscarded
+    | CursorMoved
+)
+"""The run itself: status, rounds and what they hold, the solution, the cursor."""
+SeatChange = (
+    QuestionsAsked
+    | AnswersRecorded
+    | ParticipantDropped
+    | ParticipantsReinstated
+    | PersonasAssigned
+    | TurnAwaited
+    | TurnAnswered
+    | TeamSelected
+)
+"""The participants: who is seated, dropped or given a persona, and what they asked and were told."""
+OutcomeChange = (
+    AssessmentRecorded
+    | ConsensusChallenged
+    | DebateStoppedEarly
+    | VoteRecorded
+    | AnswerTallied
+    | CouncilCounted
+    | CorrectionDecided
+    | VerdictRecorded
+)
+"""The deliberation's judgements: assessments, guards, early stops, votes, tallies and verdicts."""
+RecordChange = (
+    CallRecorded | BudgetChanged | WindowNoted | WindowsSized | ReceiptRecorded | MemoriesRecalled | MemoryForgotten
+)
+"""The records kept beside the debate: calls, budget, context windows, receipt and memories."""
+
 CHANGE_ADAPTER: TypeAdapter[Change] = TypeAdapter(Change)
 
 
@@ -322,11 +361,26 @@ def dump_change(change: Change) -> str:
 def apply_change(state: DebateState | None, change: Change) -> DebateState:
     """Apply one change. Only :class:`DebateCreated` may start from ``None``. Mutates and returns ``state``.
 
-    One case per kind of change; the type checker proves the cases total (``assert_never``)."""
+    One case per kind of change, in four groups; the type checker proves the cases total (``assert_never``)."""
     if isinstance(change, DebateCreated):
         return change.state.model_copy(deep=True)
     if state is None:
         raise ValueError(f"change '{change.kind}' before the debate was created")
+    if isinstance(change, RunChange):
+        _apply_run_change(state, change)
+    elif isinstance(change, SeatChange):
+        _apply_seat_change(state, change)
+    elif isinstance(change, OutcomeChange):
+        _apply_outcome_change(state, change)
+    elif isinstance(change, RecordChange):
+        _apply_record_change(state, change)
+    else:
+        assert_never(change)
+    state.updated_at = change.at
+    return state
+
+
+def _apply_run_change(state: DebateState, change: RunChange) -> None:
     match change:
         case StatusChanged():
             state.status = change.status
@@ -342,6 +396,20 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
             _round_at(state, change.round_number, change.at).summaries[change.summary.agent_id] = change.summary
         case JudgeSummaryRecorded():
             state.judge_summary = change.summary
+        case EvaluationRecorded():
+            state.round(change.round_number).evaluation = change.evaluation
+        case SolutionRecorded():
+            state.final_solution = change.solution
+        case WorkDiscarded():
+            state.discarded.append(change.discarded)
+        case CursorMoved():
+            state.next_node = change.next_node
+        case _:
+            assert_never(change)
+
+
+def _apply_seat_change(state: DebateState, change: SeatChange) -> None:
+    match change:
         case QuestionsAsked():
             _merge_questions(state, change.groups)
             state.clarification_iterations = max(state.clarification_iterations, change.iteration)
@@ -349,23 +417,32 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
             for item in state.clarification_items():
                 if item.id in change.answers:
                     item.answer = change.answers[item.id]
-        case EvaluationRecorded():
-            state.round(change.round_number).evaluation = change.evaluation
-        case SolutionRecorded():
-            state.final_solution = change.solution
         case ParticipantDropped():
             if change.dropped.agent_id not in state.dropped_ids():
                 state.dropped.append(change.dropped)
         case ParticipantsReinstated():
             state.dropped = [d for d in state.dropped if d.agent_id not in change.agent_ids]
-        case WorkDiscarded():
-            state.discarded.append(change.discarded)
         case PersonasAssigned():
             by_id = {s.agent_id: s for s in change.stances}
             for agent in state.agents:
                 if agent.id in by_id:
                     agent.position, agent.persona = by_id[agent.id].position, by_id[agent.id].persona
             state.personas_assigned = True
+        case TurnAwaited():
+            state.human_turns = [t for t in state.human_turns if t.key != change.turn.key]
+            state.human_turns.append(change.turn.model_copy(deep=True))
+        case TurnAnswered():
+            turn = state.find_turn(change.key)
+            if turn is not None:
+                turn.text, turn.played_by, turn.answered_at = change.text, change.played_by, change.at
+        case TeamSelected():
+            state.team = change.choice.model_copy(deep=True)
+        case _:
+            assert_never(change)
+
+
+def _apply_outcome_change(state: DebateState, change: OutcomeChange) -> None:
+    match change:
         case AssessmentRecorded():
             _round_at(state, change.assessment.round_number, change.at).assessment = change.assessment
         case ConsensusChallenged():
@@ -382,6 +459,12 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
             state.correction = change.outcome.model_copy(deep=True)
         case VerdictRecorded():
             state.verdict = change.verdict
+        case _:
+            assert_never(change)
+
+
+def _apply_record_change(state: DebateState, change: RecordChange) -> None:
+    match change:
         case CallRecorded():
             state.ledger.append(change.entry)
         case BudgetChanged():
@@ -390,27 +473,14 @@ def apply_change(state: DebateState | None, change: Change) -> DebateState:
             state.windows[change.use.agent_id] = change.use
         case WindowsSized():
             _set_windows(state, change)
-        case TurnAwaited():
-            state.human_turns = [t for t in state.human_turns if t.key != change.turn.key]
-            state.human_turns.append(change.turn.model_copy(deep=True))
-        case TurnAnswered():
-            turn = state.find_turn(change.key)
-            if turn is not None:
-                turn.text, turn.played_by, turn.answered_at = change.text, change.played_by, change.at
-        case CursorMoved():
-            state.next_node = change.next_node
         case ReceiptRecorded():
             state.receipt = change.receipt
         case MemoriesRecalled():
             state.memories = [memory.model_copy() for memory in change.memories]
         case MemoryForgotten():
             state.memory_forgotten_at = change.at
-        case TeamSelected():
-            state.team = change.choice.model_copy(deep=True)
         case _:
             assert_never(change)
-    state.updated_at = change.at
-    return state
 
 
 def _round_at(state: DebateState, number: int, at: datetime) -> DebateRound:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 
 from dialectic.agents.deliberation import answer_blind, review_answers
 from dialectic.agents.participants import DebateAgent
@@ -26,6 +27,7 @@ from dialectic.core.errors import ProviderError
 from dialectic.engine.adaptive import (
     AdaptivePlan,
     Ballot,
+    Option,
     confidence,
     exchange_options,
     is_contested,
@@ -80,83 +82,118 @@ async def run_adaptive(ctx: RunState, plan: AdaptivePlan | None = None) -> Answe
     """Draw, exchange when contested, tally; return the saved tally (already saved when resuming past it)."""
     if ctx.state.answer_tally is not None:
         return ctx.state.answer_tally
-    plan = plan or AdaptivePlan()
-    agents = active_agents(ctx)
-    failures: list[ProviderError] = []
-    problem = ctx.problem_for(agents[0])
-    clarifications = ctx.clarifications_text()
-    memories = round_memories(ctx.state, 1)
+    run = _AdaptiveRun.begin(ctx, plan or AdaptivePlan())
+    answers = await run.sample()
+    given = [answer_of(c) for c in answers]
+    exchanged = is_contested(given, run.plan) and run.plan.reviewers > 0
+    reviews = await run.exchange(given, answers) if exchanged else []
+    saved = _answer_tally([*answers, *reviews], exchanged)
+    ctx.record(AnswerTallied(tally=saved))
+    return saved
 
-    def blind(k: int) -> Awaitable[Contribution | None]:
-        agent = agents[k % len(agents)]
-        return _draw(
+
+@dataclass
+class _AdaptiveRun:
+    """One adaptive run's draws: what every call is shown, and the provider failures met on the way."""
+
+    ctx: RunState
+    plan: AdaptivePlan
+    agents: list[DebateAgent]
+    problem: str
+    clarifications: str
+    memories: str
+    failures: list[ProviderError] = field(default_factory=list)
+
+    @classmethod
+    def begin(cls, ctx: RunState, plan: AdaptivePlan) -> _AdaptiveRun:
+        agents = active_agents(ctx)
+        return cls(
             ctx,
+            plan,
+            agents,
+            problem=ctx.problem_for(agents[0]),
+            clarifications=ctx.clarifications_text(),
+            memories=round_memories(ctx.state, 1),
+        )
+
+    async def sample(self) -> list[Contribution]:
+        """Round 1: the plan's first answers at once, then one at a time until sampling is done."""
+        ctx, plan = self.ctx, self.plan
+        answers = _saved(ctx, ANSWERS_ROUND, "proposal")
+        attempts = len(answers)
+        if attempts < plan.first:
+            ctx.emit(ev.PhaseStarted(ctx.debate_id, ANSWERS_ROUND, "proposal", plan.first - attempts))
+            await asyncio.gather(*(self._blind(k) for k in range(attempts, plan.first)))
+            attempts = plan.first
+        answers = _saved(ctx, ANSWERS_ROUND, "proposal")
+        if len(answers) < plan.first and self.failures:
+            # Too few answers to vote on: the debate fails (resumable, its answers kept), as one whose calls fail.
+            raise self.failures[0]
+        while not sampling_done([answer_of(c) for c in answers], plan) and attempts < 2 * plan.most:
+            await self._blind(len(answers))
+            attempts += 1
+            answers = _saved(ctx, ANSWERS_ROUND, "proposal")
+        ctx.emit(ev.PhaseCompleted(ctx.debate_id, ANSWERS_ROUND, "proposal"))
+        return answers
+
+    async def exchange(self, given: list[str | None], answers: list[Contribution]) -> list[Contribution]:
+        """Round 2: the plan's reviews of the distinct answers (anonymised); returns every saved review."""
+        ctx = self.ctx
+        options = exchange_options(given, [c.content for c in answers])
+        if len(ctx.state.rounds) < EXCHANGE_ROUND:
+            ctx.record(RoundStarted(round_number=EXCHANGE_ROUND, phase="exchange"))
+            ctx.emit(ev.RoundBegan(ctx.debate_id, EXCHANGE_ROUND, EXCHANGE_ROUND))
+        done = len(_saved(ctx, EXCHANGE_ROUND, "refinement"))
+        ctx.emit(ev.PhaseStarted(ctx.debate_id, EXCHANGE_ROUND, "refinement", self.plan.reviewers - done))
+        await asyncio.gather(*(self._review(k, given, options) for k in range(done, self.plan.reviewers)))
+        ctx.emit(ev.PhaseCompleted(ctx.debate_id, EXCHANGE_ROUND, "refinement"))
+        return _saved(ctx, EXCHANGE_ROUND, "refinement")
+
+    def _blind(self, k: int) -> Awaitable[Contribution | None]:
+        """Blind answer ``k``: agent ``k`` modulo their number; the first at temperature 0."""
+        agent = self.agents[k % len(self.agents)]
+        return _draw(
+            self.ctx,
             agent,
             ANSWERS_ROUND,
             "proposal",
             "answering",
             lambda: answer_blind(
                 agent,
-                problem=problem,
-                clarifications=clarifications,
+                problem=self.problem,
+                clarifications=self.clarifications,
                 greedy=k == 0,
-                memories=memories,
-                on_retry=ctx.retry_hook(agent, "answering"),
+                memories=self.memories,
+                on_retry=self.ctx.retry_hook(agent, "answering"),
             ),
-            failures,
+            self.failures,
         )
 
-    answers = _saved(ctx, ANSWERS_ROUND, "proposal")
-    attempts = len(answers)
-    if attempts < plan.first:
-        ctx.emit(ev.PhaseStarted(ctx.debate_id, ANSWERS_ROUND, "proposal", plan.first - attempts))
-        await asyncio.gather(*(blind(k) for k in range(attempts, plan.first)))
-        attempts = plan.first
-    answers = _saved(ctx, ANSWERS_ROUND, "proposal")
-    if len(answers) < plan.first and failures:
-        # Too few answers to vote on: the debate fails (resumable, its answers kept), as one whose calls fail.
-        raise failures[0]
-    while not sampling_done([answer_of(c) for c in answers], plan) and attempts < 2 * plan.most:
-        await blind(len(answers))
-        attempts += 1
-        answers = _saved(ctx, ANSWERS_ROUND, "proposal")
-    ctx.emit(ev.PhaseCompleted(ctx.debate_id, ANSWERS_ROUND, "proposal"))
-    given = [answer_of(c) for c in answers]
-    reviews: list[Contribution] = []
-    exchanged = is_contested(given, plan) and plan.reviewers > 0
-    if exchanged:
-        options = exchange_options(given, [c.content for c in answers])
-        if len(ctx.state.rounds) < EXCHANGE_ROUND:
-            ctx.record(RoundStarted(round_number=EXCHANGE_ROUND, phase="exchange"))
-            ctx.emit(ev.RoundBegan(ctx.debate_id, EXCHANGE_ROUND, EXCHANGE_ROUND))
-        done = len(_saved(ctx, EXCHANGE_ROUND, "refinement"))
-
-        def review(k: int) -> Awaitable[Contribution | None]:
-            agent = agents[k % len(agents)]
-            own = given[k % len(given)] if given else None
-            return _draw(
-                ctx,
+    def _review(self, k: int, given: list[str | None], options: list[Option]) -> Awaitable[Contribution | None]:
+        """Review ``k``: agent ``k`` modulo their number, reminded of the answer it gave."""
+        agent = self.agents[k % len(self.agents)]
+        own = given[k % len(given)] if given else None
+        return _draw(
+            self.ctx,
+            agent,
+            EXCHANGE_ROUND,
+            "refinement",
+            "reviewing the answers",
+            lambda: review_answers(
                 agent,
-                EXCHANGE_ROUND,
-                "refinement",
-                "reviewing the answers",
-                lambda: review_answers(
-                    agent,
-                    problem=problem,
-                    options=options,
-                    own=own,
-                    on_retry=ctx.retry_hook(agent, "reviewing the answers"),
-                ),
-                failures,
-            )
+                problem=self.problem,
+                options=options,
+                own=own,
+                on_retry=self.ctx.retry_hook(agent, "reviewing the answers"),
+            ),
+            self.failures,
+        )
 
-        ctx.emit(ev.PhaseStarted(ctx.debate_id, EXCHANGE_ROUND, "refinement", plan.reviewers - done))
-        await asyncio.gather(*(review(k) for k in range(done, plan.reviewers)))
-        ctx.emit(ev.PhaseCompleted(ctx.debate_id, EXCHANGE_ROUND, "refinement"))
-        reviews = _saved(ctx, EXCHANGE_ROUND, "refinement")
-    every = [*answers, *reviews]
+
+def _answer_tally(every: list[Contribution], exchanged: bool) -> AnswerTally:
+    """The confidence-weighted vote over every answer and review, as it is saved."""
     tally = weighted_vote([Ballot(answer_of(c), c.metadata.confidence) for c in every])
-    saved = AnswerTally(
+    return AnswerTally(
         answer=tally.winner,
         counts=tally.counts,
         weights=tally.weights,
@@ -165,8 +202,6 @@ async def run_adaptive(ctx: RunState, plan: AdaptivePlan | None = None) -> Answe
         tied=tally.tied,
         exchanged=exchanged,
     )
-    ctx.record(AnswerTallied(tally=saved))
-    return saved
 
 
 def tally_solution(tally: AnswerTally, agreeing_text: Contribution | None) -> Solution:

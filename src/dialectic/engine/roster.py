@@ -11,8 +11,15 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dialectic.agents.participants import DebateAgent, Judge, Speaker, read_prompt_file, system_prompt_for
-from dialectic.core.config import AgentConfig, DebateSettings, RetrySettings, SystemConfig
+from dialectic.agents.participants import (
+    DebateAgent,
+    Judge,
+    PromptFile,
+    Speaker,
+    read_prompt_file,
+    system_prompt_for,
+)
+from dialectic.core.config import AgentConfig, DebateSettings, RetrySettings, SummarizationConfig, SystemConfig
 from dialectic.core.domain import AgentPromptSources, PromptSources
 from dialectic.engine.budget import with_reply_limits
 from dialectic.llm.call_cache import ReplyCache
@@ -114,84 +121,108 @@ def build_roster(
     (:func:`~dialectic.engine.budget.with_reply_limits`), so the budget can hold back each request's worst case.
     """
     config = with_reply_limits(config)
-    warnings: list[str] = []
     settings = config.debate
-    clients = ClientFactory(pool, settings, retry or retry_policy(settings.retry), cache)
-    kind = settings.problem_kind if settings.problem_kind != "auto" else "design"
+    seating = _Seating(
+        clients=ClientFactory(pool, settings, retry or retry_policy(settings.retry), cache),
+        config_dir=config_dir,
+        settings=settings,
+        kind=settings.problem_kind if settings.problem_kind != "auto" else "design",
+    )
     agents: list[DebateAgent] = []
     sources: list[AgentPromptSources] = []
     fallbacks: dict[str, Speaker] = {}
     for cfg in config.participants():
-        system_file = read_prompt_file(cfg.system_prompt_path, config_dir, warnings, f"agent '{cfg.id}' system prompt")
-        summary_file = read_prompt_file(
-            cfg.summary_prompt_path, config_dir, warnings, f"agent '{cfg.id}' summary prompt"
-        )
-        clarify_file = read_prompt_file(
-            cfg.clarification_prompt_path, config_dir, warnings, f"agent '{cfg.id}' clarification prompt"
-        )
-        summarization = (
-            cfg.summarization.apply_to(settings.summarization) if cfg.summarization else settings.summarization
-        )
-        if cfg.is_human:  # a person keeps the whole debate in view: no summaries are asked of them
-            summarization = summarization.model_copy(update={"enabled": False})
-        system_prompt = system_prompt_for(cfg, system_file, judge=False, kind=kind)
-        fallback = cfg.fallback_agent()
+        agent, source, fallback = seating.agent(cfg)
+        agents.append(agent)
+        sources.append(source)
         if fallback is not None:
-            fallbacks[cfg.id] = Speaker(
-                config=fallback,
-                client=clients.client_for(fallback),
-                system_prompt=system_prompt,
-                system_source=system_file.source,
-                problem_kind=kind,
-            )
-        agents.append(
-            DebateAgent(
-                config=cfg,
-                client=clients.client_for(cfg),
-                system_prompt=system_prompt,
-                system_source=system_file.source,
-                summary_prompt=summary_file,
-                clarification_prompt=clarify_file,
-                summarization=summarization,
-                problem_kind=kind,
-            )
-        )
-        sources.append(
-            AgentPromptSources(
-                agent_id=cfg.id,
-                role=cfg.role,
-                system_prompt=system_file.source,
-                summary_prompt=summary_file.source,
-                clarification_prompt=clarify_file.source,
-            )
-        )
-    jcfg = config.judge
-    judge_system = read_prompt_file(jcfg.system_prompt_path, config_dir, warnings, "judge system prompt")
-    judge_summary = read_prompt_file(jcfg.summary_prompt_path, config_dir, warnings, "judge summary prompt")
-    judge = Judge(
-        config=jcfg,
-        client=clients.client_for(jcfg),
-        system_prompt=system_prompt_for(jcfg, judge_system, judge=True, kind=kind),
-        system_source=judge_system.source,
-        summary_prompt=judge_summary,
-        summarization=jcfg.summarization.apply_to(settings.summarization)
-        if jcfg.summarization
-        else settings.summarization,
-        problem_kind=kind,
-    )
-    prompt_sources = PromptSources(
-        agents=sources,
-        judge=AgentPromptSources(
-            agent_id=jcfg.id, role=jcfg.role, system_prompt=judge_system.source, summary_prompt=judge_summary.source
-        ),
-    )
-    endpoints = {cfg.id: clients.endpoint(cfg) for cfg in (*config.participants(), jcfg)}
+            fallbacks[cfg.id] = fallback
+    judge, judge_source = seating.judge(config.judge)
+    endpoints = {cfg.id: seating.clients.endpoint(cfg) for cfg in (*config.participants(), config.judge)}
     return Roster(
         agents=agents,
         judge=judge,
         settings=settings,
-        prompt_sources=prompt_sources,
-        warnings=warnings,
+        prompt_sources=PromptSources(agents=sources, judge=judge_source),
+        warnings=seating.warnings,
         endpoints=endpoints,
         fallbacks=fallbacks,
     )
+
+
+@dataclass
+class _Seating:
+    """Seats one participant at a time: reads its prompt files (noting warnings) and gives it a client."""
+
+    clients: ClientFactory
+    config_dir: Path
+    settings: DebateSettings
+    kind: str
+    warnings: list[str] = field(default_factory=list)
+
+    def agent(self, cfg: AgentConfig) -> tuple[DebateAgent, AgentPromptSources, Speaker | None]:
+        """An agent, where its prompts came from, and the participant its fallback model plays (if any)."""
+        system_file = self._read(cfg.system_prompt_path, f"agent '{cfg.id}' system prompt")
+        summary_file = self._read(cfg.summary_prompt_path, f"agent '{cfg.id}' summary prompt")
+        clarify_file = self._read(cfg.clarification_prompt_path, f"agent '{cfg.id}' clarification prompt")
+        summarization = self._summarization(cfg)
+        if cfg.is_human:  # a person keeps the whole debate in view: no summaries are asked of them
+            summarization = summarization.model_copy(update={"enabled": False})
+        system_prompt = system_prompt_for(cfg, system_file, judge=False, kind=self.kind)
+        fallback_config = cfg.fallback_agent()
+        fallback = None
+        if fallback_config is not None:
+            fallback = Speaker(
+                config=fallback_config,
+                client=self.clients.client_for(fallback_config),
+                system_prompt=system_prompt,
+                system_source=system_file.source,
+                problem_kind=self.kind,
+            )
+        agent = DebateAgent(
+            config=cfg,
+            client=self.clients.client_for(cfg),
+            system_prompt=system_prompt,
+            system_source=system_file.source,
+            summary_prompt=summary_file,
+            clarification_prompt=clarify_file,
+            summarization=summarization,
+            problem_kind=self.kind,
+        )
+        source = AgentPromptSources(
+            agent_id=cfg.id,
+            role=cfg.role,
+            system_prompt=system_file.source,
+            summary_prompt=summary_file.source,
+            clarification_prompt=clarify_file.source,
+        )
+        return agent, source, fallback
+
+    def judge(self, cfg: AgentConfig) -> tuple[Judge, AgentPromptSources]:
+        """The judge, and where its prompts came from."""
+        system_file = self._read(cfg.system_prompt_path, "judge system prompt")
+        summary_file = self._read(cfg.summary_prompt_path, "judge summary prompt")
+        judge = Judge(
+            config=cfg,
+            client=self.clients.client_for(cfg),
+            system_prompt=system_prompt_for(cfg, system_file, judge=True, kind=self.kind),
+            system_source=system_file.source,
+            summary_prompt=summary_file,
+            summarization=self._summarization(cfg),
+            problem_kind=self.kind,
+        )
+        source = AgentPromptSources(
+            agent_id=cfg.id, role=cfg.role, system_prompt=system_file.source, summary_prompt=summary_file.source
+        )
+        return judge, source
+
+    def _read(self, path: str | None, what: str) -> PromptFile:
+        return read_prompt_file(path, self.config_dir, self.warnings, what)
+
+    def _summarization(self, cfg: AgentConfig) -> SummarizationConfig:
+        """The debate's summarization settings, with the participant's own over them."""
+        return (
+            cfg.summarization.apply_to(self.settings.summarization)
+            if cfg.summarization
+            else self.settings.summarization
+        )

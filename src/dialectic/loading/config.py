@@ -26,6 +26,8 @@ from dialectic.core.config import (
     FORMATS,
     PROBLEM_KINDS,
     AgentConfig,
+    DebateSettings,
+    LimitsConfig,
     SystemConfig,
     default_agents,
     min_rounds,
@@ -322,55 +324,18 @@ def apply_overrides(
     ``limits`` section caps the rounds and the number of agents. ``names`` spells the overrides
     in the errors as the caller's front door does (the CLI's flags by default).
     """
-    warnings: list[str] = []
-    limits = config.limits
     debate = config.debate
-    if debate_format is not None:
-        name = debate_format.strip().lower()
-        if name not in FORMATS:
-            raise InvalidArgumentsError(
-                f"{names.debate_format} {debate_format}: unknown format{did_you_mean(nearest(name, FORMATS))} "
-                f"(known: {', '.join(FORMATS)})"
-            )
-        debate = debate.model_copy(update={"format": name})
-    if problem_kind is not None:
-        kind = problem_kind.strip().lower()
-        if kind not in PROBLEM_KINDS:
-            raise InvalidArgumentsError(
-                f"{names.problem_kind} {problem_kind}: unknown kind{did_you_mean(nearest(kind, PROBLEM_KINDS))} "
-                f"(known: {', '.join(PROBLEM_KINDS)})"
-            )
-        debate = debate.model_copy(update={"problem_kind": kind})
+    for rule, value in zip(_CHOICE_RULES, (debate_format, problem_kind), strict=True):
+        if value is not None:
+            debate = debate.model_copy(update={rule.setting: rule.pick(value, names)})
     if max_answers is not None:
-        low, high = ANSWER_BUDGET
-        _check_whole(names.max_answers, max_answers)
-        if not low <= max_answers <= high:
-            raise InvalidArgumentsError(f"{names.max_answers} must be between {low} and {high} (got {max_answers})")
-        debate = debate.model_copy(update={"answers": debate.answers.model_copy(update={"max_answers": max_answers})})
-    if rounds is not None:
-        _check_whole(names.rounds, rounds)
-        if rounds < 1:
-            raise InvalidArgumentsError(f"{names.rounds} must be at least 1 (got {rounds})")
-        if rounds > limits.max_rounds:
-            raise InvalidArgumentsError(
-                f"{names.rounds} {rounds} is more than the limit of {limits.max_rounds} rounds; "
-                "raise limits.maxRounds in the config file to allow more"
-            )
-        debate = debate.model_copy(update={"rounds": rounds})
-    elif debate.rounds > limits.max_rounds:
-        raise ConfigError(
-            f"debate.rounds is {debate.rounds}, more than the limit of {limits.max_rounds} rounds; "
-            "lower it or raise limits.maxRounds"
-        )
-    short = too_few_rounds(debate)
-    if short is not None:
-        if rounds is not None:
-            raise InvalidArgumentsError(f"{names.rounds} {rounds}: {short}")
-        raise ConfigError(f"debate.rounds: {short}; raise it, or give {names.rounds}")
+        debate = _with_max_answers(debate, max_answers, names.max_answers)
+    debate = _with_rounds(debate, rounds, config.limits, names.rounds)
+    warnings: list[str] = []
     agents = _taking_part(config, roles, warnings, names.roles)
-    if len(agents) > limits.max_agents:
+    if len(agents) > config.limits.max_agents:
         raise ConfigError(
-            f"{len(agents)} agents would take part, more than the limit of {limits.max_agents}; "
+            f"{len(agents)} agents would take part, more than the limit of {config.limits.max_agents}; "
             "disable some (enabled: false), pick roles with --agents, or raise limits.maxAgents"
         )
     judge = config.judge
@@ -388,6 +353,69 @@ def apply_overrides(
         }
     )
     return resolved, warnings
+
+
+@dataclass(frozen=True)
+class _ChoiceRule:
+    """An override that picks one of a few known names for a debate setting (case and spaces aside)."""
+
+    setting: str
+    """The :class:`DebateSettings` field it sets."""
+    override: str
+    """Its :class:`OverrideNames` field: how the error spells it."""
+    what: str
+    known: Sequence[str]
+
+    def pick(self, value: str, names: OverrideNames) -> str:
+        name = value.strip().lower()
+        if name not in self.known:
+            raise InvalidArgumentsError(
+                f"{getattr(names, self.override)} {value}: unknown {self.what}"
+                f"{did_you_mean(nearest(name, self.known))} (known: {', '.join(self.known)})"
+            )
+        return name
+
+
+_CHOICE_RULES = (
+    _ChoiceRule(setting="format", override="debate_format", what="format", known=FORMATS),
+    _ChoiceRule(setting="problem_kind", override="problem_kind", what="kind", known=PROBLEM_KINDS),
+)
+"""``--format`` and ``--problem-kind``, in :func:`apply_overrides`' order of arguments."""
+
+
+def _with_max_answers(debate: DebateSettings, max_answers: int, flag: str) -> DebateSettings:
+    """``--max-answers``: the adaptive protocol's most blind answers, within :data:`ANSWER_BUDGET`."""
+    low, high = ANSWER_BUDGET
+    _check_whole(flag, max_answers)
+    if not low <= max_answers <= high:
+        raise InvalidArgumentsError(f"{flag} must be between {low} and {high} (got {max_answers})")
+    return debate.model_copy(update={"answers": debate.answers.model_copy(update={"max_answers": max_answers})})
+
+
+def _with_rounds(debate: DebateSettings, rounds: int | None, limits: LimitsConfig, flag: str) -> DebateSettings:
+    """``--rounds`` (or the configured rounds): at least 1, within ``limits.maxRounds``, and enough for the
+    format (an error names the flag when it was given, the config file's key when not)."""
+    if rounds is not None:
+        _check_whole(flag, rounds)
+        if rounds < 1:
+            raise InvalidArgumentsError(f"{flag} must be at least 1 (got {rounds})")
+        if rounds > limits.max_rounds:
+            raise InvalidArgumentsError(
+                f"{flag} {rounds} is more than the limit of {limits.max_rounds} rounds; "
+                "raise limits.maxRounds in the config file to allow more"
+            )
+        debate = debate.model_copy(update={"rounds": rounds})
+    elif debate.rounds > limits.max_rounds:
+        raise ConfigError(
+            f"debate.rounds is {debate.rounds}, more than the limit of {limits.max_rounds} rounds; "
+            "lower it or raise limits.maxRounds"
+        )
+    short = too_few_rounds(debate)
+    if short is not None:
+        if rounds is not None:
+            raise InvalidArgumentsError(f"{flag} {rounds}: {short}")
+        raise ConfigError(f"debate.rounds: {short}; raise it, or give {flag}")
+    return debate
 
 
 def endpoint_update(

@@ -143,6 +143,16 @@ class OneLineServer(MCPServer[Any]):
 def build_server(service: DebateService) -> MCPServer:
     """The MCP server over ``service``: its tools and the report resource (no transport yet)."""
     server: MCPServer = OneLineServer(SERVER_NAME, instructions=INSTRUCTIONS, log_level="WARNING")
+    _add_start_tool(server, service)
+    _add_follow_tools(server, service)
+    _add_resume_tools(server, service)
+    _add_outcome_tools(server, service)
+    _add_report_resource(server, service)
+    return server
+
+
+def _add_start_tool(server: MCPServer, service: DebateService) -> None:
+    """``start_debate``: a debate on a problem, run in the background."""
 
     @server.tool()
     async def start_debate(
@@ -189,6 +199,10 @@ def build_server(service: DebateService) -> MCPServer:
             state = service.load(job.debate_id)
             return Started(debate_id=state.id, status=state.status, warnings=prepared.warnings)
 
+
+def _add_follow_tools(server: MCPServer, service: DebateService) -> None:
+    """``debate_status`` and ``wait_for_debate``: where a running debate stands."""
+
     @server.tool()
     async def debate_status(debate_id: str) -> Status:
         """Where a debate stands: status, round, phase, progress, and the questions waiting for answers."""
@@ -226,6 +240,10 @@ def build_server(service: DebateService) -> MCPServer:
             # a debate another process runs is not waited for: it has not stopped, and says so
             stopped = waited if waited is not None else status.status not in ACTIVE
             return Waited(**status.model_dump(), stopped=stopped)
+
+
+def _add_resume_tools(server: MCPServer, service: DebateService) -> None:
+    """``answer_questions`` and ``submit_turn``: what a suspended debate waits for, and it goes on."""
 
     @server.tool()
     async def answer_questions(
@@ -272,6 +290,10 @@ def build_server(service: DebateService) -> MCPServer:
             await service.jobs.resume(debate_id, lambda: resumed_events(service.debates, debate_id, None, turns))
             return service.status(debate_id)
 
+
+def _add_outcome_tools(server: MCPServer, service: DebateService) -> None:
+    """``get_result``, ``cancel_debate`` and ``list_debates``: a debate's end, and the store's debates."""
+
     @server.tool()
     async def get_result(debate_id: str) -> Result:
         """A completed debate's outcome: the solution, the judge's verdict, the vote tally and the usage."""
@@ -298,6 +320,10 @@ def build_server(service: DebateService) -> MCPServer:
         with reported():
             return Listing(debates=[listed(entry) for entry in service.debates.list(status=status, limit=limit)])
 
+
+def _add_report_resource(server: MCPServer, service: DebateService) -> None:
+    """The resource ``dialectic://debates/{debate_id}/report``: a debate's Markdown report."""
+
     @server.resource(REPORT_URI, name="debate-report", mime_type="text/markdown")
     async def debate_report(debate_id: str) -> str:
         """A debate's Markdown report, as dialectic report writes it."""
@@ -307,8 +333,6 @@ def build_server(service: DebateService) -> MCPServer:
             raise ResourceNotFoundError(redact(exc.message)) from None
         except DialecticError as exc:
             raise ResourceError(redact(exc.message)) from None
-
-    return server
 
 
 def _not_finished(status: Status) -> str:

@@ -39,7 +39,7 @@
 
   // Times as the dialectic command shows them on the server's machine: in the server's local zone
   // (GET /api/options gives its IANA name, or failing that its offset now), "2025-06-01 14:03:22" in
-  // `show`, without the seconds in `list` (dialectic.cli.stored_views). Not the browser's zone: the
+  // `show`, without the seconds in `list` (dialectic.cli.browse_run). Not the browser's zone: the
   // same debate reads the same in a terminal on the server and on the page.
   let serverZone = null;
   let zoneFormat = null;

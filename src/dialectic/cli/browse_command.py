@@ -1,7 +1,7 @@
 """Commands that read stored debates: ``list``, ``show``, ``export`` and ``report``.
 
 Declarations only, imported while the app is built: what the commands do is in
-:mod:`dialectic.cli.stored_views`, imported when one of them runs.
+:mod:`dialectic.cli.browse_run`, imported when one of them runs.
 """
 
 from __future__ import annotations
@@ -44,14 +44,14 @@ def list_debates(
         raise InvalidArgumentsError(f"unknown status '{status}' (known: {', '.join(STATUSES)})")
     if limit is not None:
         check_range("--limit", limit, 1, MAX_LISTED)
-    from dialectic.cli.stored_views import print_listing
+    from dialectic.cli.browse_run import print_listing
 
     print_listing(status=status, limit=limit, store=store, as_json=as_json)
 
 
 def show(debate_id: IdArgument, store: StoreOption = None) -> None:
     """Show a readable summary of one debate."""
-    from dialectic.cli.stored_views import show_debate
+    from dialectic.cli.browse_run import show_debate
 
     show_debate(debate_id, store)
 
@@ -64,7 +64,7 @@ def export(
     store: StoreOption = None,
 ) -> None:
     """Export one debate as JSON (the whole state, camelCase keys)."""
-    from dialectic.cli.stored_views import export_debate
+    from dialectic.cli.browse_run import export_debate
 
     export_debate(debate_id, output, store)
 
@@ -81,6 +81,6 @@ def report(
     store: StoreOption = None,
 ) -> None:
     """Write the Markdown report of one debate."""
-    from dialectic.cli.stored_views import write_debate_report
+    from dialectic.cli.browse_run import write_debate_report
 
     write_debate_report(debate_id, output, verbose=verbose, store=store)

@@ -2,7 +2,7 @@
 
 None of them creates a store: a ``--store`` that holds no database reads as empty. A debate
 saved as ``running`` is shown as ``stale`` when no live run holds its lease (the process
-that ran it crashed or was killed). Imported by :mod:`dialectic.cli.browse` when one of
+that ran it crashed or was killed). Imported by :mod:`dialectic.cli.browse_command` when one of
 these commands runs, never while the app is built.
 """
 
@@ -33,7 +33,7 @@ from dialectic.cli.turns import turn_heading
 from dialectic.cli.verbose import participant_names
 from dialectic.core import events as ev
 from dialectic.core.config import HUMAN_PROVIDER
-from dialectic.core.domain import TURN_KINDS, DebateState, Participant, utc_now
+from dialectic.core.domain import TURN_KINDS, DebateRound, DebateState, Participant, utc_now
 from dialectic.core.ledger import debate_totals, prompt_cache_text, usage_text
 from dialectic.core.titles import without_marks
 from dialectic.reporting.deliberation import debate_format
@@ -150,6 +150,19 @@ def status_text(state: DebateState, lease: Lease | None, resume_hint: str) -> st
 
 def show_lines(state: DebateState, status: str | None = None) -> list[str]:
     """The summary ``show`` prints; ``status`` replaces the stored status (see :func:`status_text`)."""
+    names = participant_names(state)
+    return [
+        *_header_lines(state, status),
+        *_waiting_lines(state),
+        *_format_lines(state),
+        *(line for rnd in state.rounds for line in _round_lines(state, rnd, names)),
+        *_outcome_lines(state, names),
+        *_solution_lines(state),
+    ]
+
+
+def _header_lines(state: DebateState, status: str | None) -> list[str]:
+    """Who debated, what it cost, its receipt, context and windows, then the problem."""
     lines = [
         f"Debate   {state.id}",
         f"Status   {status or state.status}",
@@ -179,6 +192,12 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
         lines.append(f"Context  {context.dir} ({context.mode})")
     lines += window_lines(state)
     lines += ["", "Problem", *_indented(state.problem), ""]
+    return lines
+
+
+def _waiting_lines(state: DebateState) -> list[str]:
+    """The clarifying questions (answered or not) and the human turns the debate waits for."""
+    lines: list[str] = []
     if state.clarifications:
         items = state.clarification_items()
         unanswered = len(state.pending_questions())
@@ -190,7 +209,12 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
     if turns:
         lines.append(f"Human turns waiting: {len(turns)} (dialectic resume {state.id} --turn-file [KEY=]FILE)")
         lines += [f"  {turn_heading(turn)}: key {turn.key}" for turn in turns]
-    names = participant_names(state)
+    return lines
+
+
+def _format_lines(state: DebateState) -> list[str]:
+    """The protocol, unless the default, and the agents' assigned positions and personas."""
+    lines: list[str] = []
     fmt = debate_format(state)
     if fmt != "critique-refine":
         lines.append(f"Format: {fmt}")
@@ -199,37 +223,41 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
         for a in state.agents
         if a.position or a.persona
     ]
-    for rnd in state.rounds:
-        kinds = [
-            k
-            for k in ("proposal", "critique", "refinement", "ranking", *TURN_KINDS)
-            if rnd.of_type(k, include_failed=True)
-        ]
-        counts = ", ".join(
-            f"{len(rnd.of_type(kind))} {kind}s" for kind in kinds or ["proposal", "critique", "refinement"]
-        )
-        failed = [c for c in rnd.contributions if not c.ok]
-        suffix = f", {len(failed)} failed" if failed else ""
-        phase = f" ({rnd.phase})" if rnd.phase and rnd.phase != "response" else ""
-        lines.append(f"Round {rnd.round_number}{phase}: {counts}{suffix}")
-        lines += [f"  failed {c.type} by {names.get(c.agent_id, c.agent_id)}: {c.error}" for c in failed]
-        for c in rnd.contributions:
-            if c.tool_calls:
-                lines.append(f"  {c.type} by {names.get(c.agent_id, c.agent_id)} read with tools:")
-                lines += [f"    {record.describe()}" for record in c.tool_calls]
-        if rnd.assessment is not None:
-            event = ev.AssessmentAdded(state.id, rnd.round_number, rnd.assessment, False, "")
-            lines.append("  " + assessment_line(event, names).rstrip(", "))
+    return lines
+
+
+def _round_lines(state: DebateState, rnd: DebateRound, names: dict[str, str]) -> list[str]:
+    """One round: its contributions by kind, the failed ones, the tool reads and the assessment."""
+    kinds = [
+        k for k in ("proposal", "critique", "refinement", "ranking", *TURN_KINDS) if rnd.of_type(k, include_failed=True)
+    ]
+    counts = ", ".join(f"{len(rnd.of_type(kind))} {kind}s" for kind in kinds or ["proposal", "critique", "refinement"])
+    failed = [c for c in rnd.contributions if not c.ok]
+    suffix = f", {len(failed)} failed" if failed else ""
+    phase = f" ({rnd.phase})" if rnd.phase and rnd.phase != "response" else ""
+    lines = [f"Round {rnd.round_number}{phase}: {counts}{suffix}"]
+    lines += [f"  failed {c.type} by {names.get(c.agent_id, c.agent_id)}: {c.error}" for c in failed]
+    for c in rnd.contributions:
+        if c.tool_calls:
+            lines.append(f"  {c.type} by {names.get(c.agent_id, c.agent_id)} read with tools:")
+            lines += [f"    {record.describe()}" for record in c.tool_calls]
+    if rnd.assessment is not None:
+        event = ev.AssessmentAdded(state.id, rnd.round_number, rnd.assessment, False, "")
+        lines.append("  " + assessment_line(event, names).rstrip(", "))
+    return lines
+
+
+def _outcome_lines(state: DebateState, names: dict[str, str]) -> list[str]:
+    """How the debate ended: early stop, vote, council, correction, answer, verdict, drops and the error."""
+    lines: list[str] = []
     if state.stopped_early is not None:
         lines.append(f"Stopped early after round {state.stopped_early.round_number}: {state.stopped_early.reason}")
     if state.vote is not None:
         lines.append(vote_line(state.vote, names).capitalize())
     if state.council is not None:
-        first, *rest = council_lines(state.council, names)
-        lines += [first[0].upper() + first[1:], *rest]
+        lines += _capitalized(council_lines(state.council, names))
     if state.correction is not None:
-        first, *rest = correction_lines(state.correction, names)
-        lines += [first[0].upper() + first[1:], *rest]
+        lines += _capitalized(correction_lines(state.correction, names))
     if state.answer_tally is not None and state.answer_tally.answer is not None:
         lines.append(f"Answer {state.answer_tally.answer}: {state.answer_tally.agreement}")
     if state.verdict is not None:
@@ -244,15 +272,28 @@ def show_lines(state: DebateState, status: str | None = None) -> list[str]:
     if state.error:
         reason = f" ({state.failure_reason})" if state.failure_reason else ""
         lines.append(f"Error{reason}: {state.error}")
-    if state.final_solution is not None:
-        if state.final_solution.tool_calls:
-            lines.append("The judge read with tools:")
-            lines += [f"    {record.describe()}" for record in state.final_solution.tool_calls]
-        lines += [
-            "",
-            f"Solution (confidence {state.final_solution.confidence_text()})",
-            *_indented(state.final_solution.description),
-        ]
+    return lines
+
+
+def _capitalized(lines: list[str]) -> list[str]:
+    """``lines`` with the first letter of the first one made upper case (the rest as they are)."""
+    first, *rest = lines
+    return [first[0].upper() + first[1:], *rest]
+
+
+def _solution_lines(state: DebateState) -> list[str]:
+    """The judge's tool reads and the final solution with its confidence."""
+    if state.final_solution is None:
+        return []
+    lines: list[str] = []
+    if state.final_solution.tool_calls:
+        lines.append("The judge read with tools:")
+        lines += [f"    {record.describe()}" for record in state.final_solution.tool_calls]
+    lines += [
+        "",
+        f"Solution (confidence {state.final_solution.confidence_text()})",
+        *_indented(state.final_solution.description),
+    ]
     return lines
 
 
