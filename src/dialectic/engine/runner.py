@@ -30,6 +30,15 @@ def node_named(name: str | None) -> Node:
 
 async def run_graph(ctx: RunState, start: Node) -> DebateState:
     """Run from ``start`` until the debate completes, suspends, fails or is cancelled."""
+    try:
+        return await _run_graph(ctx, start)
+    finally:
+        # the work table and the run refer to each other: a reference cycle, freed only by the garbage
+        # collector's rare full passes, so a server would keep every finished debate until then
+        ctx.work = None
+
+
+async def _run_graph(ctx: RunState, start: Node) -> DebateState:
     node = start
     people = False
     try:
