@@ -13,6 +13,7 @@ import asyncio
 import gc
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,24 +49,40 @@ def collect_into(found: list[object]) -> None:
     gc.garbage.clear()
 
 
+def count_schema_generators(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """Every pydantic JSON schema generator made from now on."""
+    from pydantic.json_schema import GenerateJsonSchema
+
+    made: list[object] = []
+    init = GenerateJsonSchema.__init__
+
+    def counted(self: GenerateJsonSchema, *args: Any, **kwargs: Any) -> None:
+        made.append(type(self))
+        init(self, *args, **kwargs)
+
+    monkeypatch.setattr(GenerateJsonSchema, "__init__", counted)
+    return made
+
+
 def test_finished_debates_leave_no_run_state_in_reference_cycles(
-    harness: Callable[..., Harness], cycles: list[object]
+    harness: Callable[..., Harness], cycles: list[object], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     h = harness(scripted_judge())
     engine = h.engine()
     config = make_config(agents=2, rounds=2)
 
-    async def debates() -> list[DebateState]:
-        from dialectic.engine import DebateRequest
+    from dialectic.engine import DebateRequest
 
+    async def debates(numbers: range) -> list[DebateState]:
         return [
-            await engine.start(
-                DebateRequest(problem=f"Design a rate limiter, variant {n}", config=config, config_dir=Path("."))
-            )
-            for n in range(DEBATES)
+            await engine.start(DebateRequest(problem=f"Variant {n}", config=config, config_dir=Path(".")))
+            for n in numbers
         ]
 
-    states = asyncio.run(debates())
+    asyncio.run(debates(range(1)))  # what is made once and kept (templates, schemas) is made here
+    collect_into([])
+    generated = count_schema_generators(monkeypatch)
+    states = asyncio.run(debates(range(1, DEBATES + 1)))
     assert [s.status for s in states] == ["completed"] * DEBATES
     del states
     collect_into(cycles)
@@ -73,3 +90,4 @@ def test_finished_debates_leave_no_run_state_in_reference_cycles(
     tenacity_loops = [o for o in cycles if type(o).__module__.startswith("tenacity")]
     assert len(kept) == 0, sorted({type(o).__qualname__ for o in kept})
     assert len(tenacity_loops) == 0
+    assert generated == []  # pydantic's schema generator (a cycle of its own) runs once per output model, not per call
