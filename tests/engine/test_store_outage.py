@@ -20,13 +20,15 @@ import pytest
 from dialectic.core import events as ev
 from dialectic.core.changes import Change, DebateCreated, StatusChanged
 from dialectic.core.config import SystemConfig
-from dialectic.core.domain import DebateState
-from dialectic.core.errors import StoreError
+from dialectic.core.domain import DebateState, utc_now
+from dialectic.core.errors import ConfigError, StoreError
 from dialectic.engine import DebateEngine, DebateRequest
+from dialectic.engine.lease import LeasePolicy
 from dialectic.engine.store_outage import patient_append
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.registry import ProviderPool
 from dialectic.llm.scripted import Script
+from dialectic.store.leases import owner_process_gone, shown_status
 from dialectic.store.memory import MemoryStore
 from dialectic.testing.fake_server import FakeLLMServer
 from dialectic.testing.harness import FAST_RETRY, scripted_judge
@@ -188,3 +190,90 @@ def test_a_store_error_that_is_not_an_outage_is_not_waited_for() -> None:
     store.append = refuse  # type: ignore[method-assign]
     with pytest.raises(StoreError, match="disk full"):
         patient_append(store, debate_id, changes, sleep=lambda _: pytest.fail("waited"))
+
+
+def test_postgres_away_past_the_bound_the_debate_stops_interrupted_and_resumes_with_no_saved_call_repeated(
+    own_cluster: Cluster, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("DIALECTIC_STORE_OUTAGE_S", "1.5")  # the bound: past it, the run stops
+    outage = threading.Event()
+    store = watched_store(own_cluster.url, outage)
+    judge = scripted_judge()
+    served = itertools.count(1)
+
+    def respond(request: CompletionRequest) -> Script:
+        if next(served) == STOP_AT_CALL:
+            own_cluster.stop()
+        return judge(request)
+
+    bus = ev.EventBus()
+    seen: list[ev.Event] = []
+    bus.subscribe(seen.append)
+    lease = LeasePolicy(ttl_s=1.0, renew_every_s=0.2)  # shorter than the bound, as the defaults are (30 s, 60 s)
+    with FakeLLMServer(respond) as fake:
+        engine = DebateEngine(
+            store, ProviderPool(env={"OPENAI_API_KEY": "test-key"}), bus, retry=FAST_RETRY, lease=lease
+        )
+        request = DebateRequest(
+            problem="Design a rate limiter", config=config(fake.openai_base_url), config_dir=Path(".")
+        )
+        with pytest.raises(StoreError) as stopped:
+            asyncio.run(engine.start(request))
+        assert outage.is_set() and stopped.value.unreachable
+        assert "interrupted" in stopped.value.message and "dialectic resume" in stopped.value.message
+        assert any(isinstance(e, ev.DebateInterrupted) for e in seen)
+        assert not any(isinstance(e, ev.DebateFailed) for e in seen)
+        debate_id = stopped.value.debate_id
+        assert debate_id is not None
+        before_resume = fake.call_count
+
+        own_cluster.start()
+        saved = load_once_back(store, debate_id)
+        assert saved.status == "running"  # the status could not be saved while the store was away
+        lease_now = store.read_lease(debate_id)
+        assert shown_status(saved.status, lease_now, utc_now(), owner_process_gone) == "stale"  # nobody holds it
+        saved_keys = contribution_keys(saved)
+        saved_requests = sum(e.requests for e in saved.ledger)
+
+        state = asyncio.run(engine.resume(debate_id))
+        resumed_calls = fake.call_count - before_resume
+    assert state.status == "completed"
+    final = store.load(debate_id)
+    assert final.status == "completed"
+    keys = contribution_keys(final)
+    assert len(keys) == len(set(keys)) and set(saved_keys) <= set(keys)
+    # the resume made only calls whose results were not saved: every one is one new line of the ledger
+    assert sum(e.requests for e in final.ledger) == saved_requests + resumed_calls
+    assert resumed_calls <= fake.call_count - len(saved_keys)
+    store.close()
+
+
+def load_once_back(store: Any, debate_id: str, attempts: int = 30) -> DebateState:
+    """The debate, read once the store's pool has connected again (each attempt waits up to its timeout)."""
+    for _ in range(attempts - 1):
+        try:
+            return store.load(debate_id)  # type: ignore[no-any-return]
+        except StoreError as error:
+            assert error.unreachable, error.message
+    return store.load(debate_id)  # type: ignore[no-any-return]
+
+
+def contribution_keys(state: DebateState) -> list[tuple[object, ...]]:
+    return [(r.round_number, c.type, c.agent_id, c.target_agent_id) for r in state.rounds for c in r.contributions]
+
+
+def test_the_bound_comes_from_dialectic_store_outage_s(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = itertools.count(0, 1)
+    store = Flaky(0)
+    debate_id, changes = _created(store)
+    store.misses = 100
+    monkeypatch.setenv("DIALECTIC_STORE_OUTAGE_S", "5")
+    pauses: list[float] = []
+    with pytest.raises(StoreError) as raised:
+        patient_append(store, debate_id, changes, sleep=pauses.append, clock=lambda: float(next(clock)))
+    assert "unreachable for 5 s" in raised.value.message and raised.value.unreachable
+    assert len(pauses) == 5  # one a tick of the clock, until the 5 s are past
+    for bad in ("soon", "0", "-3", "inf"):
+        monkeypatch.setenv("DIALECTIC_STORE_OUTAGE_S", bad)
+        with pytest.raises(ConfigError, match="DIALECTIC_STORE_OUTAGE_S must be a positive number"):
+            patient_append(store, debate_id, changes, sleep=pauses.append)

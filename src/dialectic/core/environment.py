@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from dialectic.core.errors import ConfigError
+
 PREFIX = "DIALECTIC_"
 HOME = "DIALECTIC_HOME"
 """The directory debates, caches and settings are kept under (the user's data directory when unset)."""
@@ -29,6 +31,8 @@ HOOK_SECRET = "DIALECTIC_HOOK_SECRET"
 """The default variable holding a webhook's signing secret (``hooks.secretEnv``)."""
 PROMPT_CACHE = "DIALECTIC_PROMPT_CACHE"
 """``off`` asks no provider to reuse cached prompt prefixes (``benchmarks/speed.py`` compares the two)."""
+STORE_OUTAGE_S = "DIALECTIC_STORE_OUTAGE_S"
+"""How many seconds a run waits for an unreachable store before it stops as ``interrupted`` (60 when unset)."""
 
 
 def value(name: str, env: Mapping[str, str] | None = None) -> str | None:
@@ -60,6 +64,21 @@ def token(env: Mapping[str, str] | None = None) -> str | None:
 
 def receipt_key(env: Mapping[str, str] | None = None) -> str | None:
     return value(RECEIPT_KEY, env)
+
+
+def store_outage_s(env: Mapping[str, str] | None = None) -> float | None:
+    """The store outage bound in seconds; ``None`` when unset; :class:`ConfigError` when it is not a positive
+    number."""
+    raw = value(STORE_OUTAGE_S, env)
+    if raw is None:
+        return None
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = -1.0
+    if not 0 < seconds < float("inf"):
+        raise ConfigError(f"{STORE_OUTAGE_S} must be a positive number of seconds, not {raw!r}")
+    return seconds
 
 
 def own_variables(env: Mapping[str, str] | None = None) -> dict[str, str]:

@@ -104,10 +104,16 @@ class LeaseHold:
         self._release()
         if self._heartbeat is not None:
             await asyncio.wait([self._heartbeat])
-        if self._cancelled_run and self._run is not None:
-            self._run.uncancel()
+        run, self._run, self._heartbeat, self._create = self._run, None, None, None  # no cycle: see below
+        if self._cancelled_run and run is not None:
+            run.uncancel()
             if isinstance(exc, asyncio.CancelledError):
                 raise lost_error(self._debate_id, self._store.read_lease(self._debate_id)) from None
+
+    # The heartbeat task ends cancelled; its CancelledError's traceback holds the frame of ``_beat``,
+    # which holds this object: kept referring to the task (or to the run), this object and the
+    # debate it created would be a reference cycle, freed only by the garbage collector's rare full
+    # passes, so a server would keep every finished debate's state until then (issue 52's soak).
 
     def _release(self) -> None:
         """Give the lease back. A store that fails just here must not hide how the run ended (its

@@ -44,7 +44,7 @@ from dialectic.engine.ledger_book import LedgerBook
 from dialectic.engine.pausing import PauseRequested, RunControl
 from dialectic.engine.roster import Roster
 from dialectic.engine.seats import PeopleWaited, SeatDesk, TurnChannel, played_by
-from dialectic.engine.store_outage import OUTAGE_BOUND_S, patient_append
+from dialectic.engine.store_outage import outage_bound_s, patient_append
 from dialectic.engine.windows import WindowBook
 from dialectic.llm.base import Completion
 from dialectic.llm.client import RetryHook, streaming_to
@@ -62,6 +62,8 @@ class Work(Protocol):
     A protocol, not the class: the work is built on this module's :class:`RunState`."""
 
     def start_rounds(self, first: int) -> None: ...
+
+    def release(self) -> None: ...
 
     async def discard_beyond(self, number: int) -> None: ...
 
@@ -128,20 +130,24 @@ class RunState:
         """The problem as ``speaker`` is given it (with the context files pasted when it reads them that way)."""
         return self.files.problem_for(speaker, self.problem)
 
-    def record(self, *changes: Change, receipt: bool = False) -> None:
+    def record(self, *changes: Change, receipt: bool = False, wait_for_store: bool = True) -> None:
         """Append to the store first, then apply in memory: the saved log is the truth.
 
         The ledger entries of the calls whose results ``changes`` keep go into the same append
         (see :mod:`dialectic.engine.ledger_book`), and so do the participants' window notes that
         changed since the last append. With ``receipt`` (the append that completes the debate), the
         debate's receipt goes into it too, covering the whole log with this append: one transaction,
-        so no completed debate is ever saved without its receipt.
+        so no completed debate is ever saved without its receipt. Without ``wait_for_store``, an
+        unreachable store is tried once (:func:`~dialectic.engine.store_outage.patient_append` waits for it).
         """
         calls = self.book.settle(changes, self.state.current_round)
         saved: tuple[Change, ...] = (*changes, *calls, *self.windows.notes())
         if receipt:
             saved = (*saved, self._receipt_over(saved))
-        last_seq = patient_append(self.store, self.state.id, saved, on_wait=self._store_unreachable)
+        if wait_for_store:
+            last_seq = patient_append(self.store, self.state.id, saved, on_wait=self._store_unreachable)
+        else:
+            last_seq = self.store.append(self.state.id, *saved)
         for change in saved:
             apply_change(self.state, change)
         self.last_progress = time.monotonic()
@@ -150,7 +156,7 @@ class RunState:
             self.emit(ev.CallSaved(self.debate_id, call.entry))
 
     def _store_unreachable(self, error: StoreError) -> None:
-        self.warn(f"{error.message}; waiting for it (up to {OUTAGE_BOUND_S:.0f} s) before saving the debate's progress")
+        self.warn(f"{error.message}; waiting for it (up to {outage_bound_s():g} s) before saving the debate's progress")
 
     def _receipt_over(self, saving: tuple[Change, ...]) -> ReceiptRecorded:
         """The receipt of the stored log followed by ``saving``, each change as the store will read it back."""

@@ -30,6 +30,17 @@ def node_named(name: str | None) -> Node:
 
 async def run_graph(ctx: RunState, start: Node) -> DebateState:
     """Run from ``start`` until the debate completes, suspends, fails or is cancelled."""
+    try:
+        return await _run_graph(ctx, start)
+    finally:
+        # the work table and the run refer to each other: a reference cycle, freed only by the garbage
+        # collector's rare full passes, so a server would keep every finished debate until then
+        work, ctx.work = ctx.work, None
+        if work is not None:
+            work.release()
+
+
+async def _run_graph(ctx: RunState, start: Node) -> DebateState:
     node = start
     people = False
     try:
@@ -72,6 +83,8 @@ async def run_graph(ctx: RunState, start: Node) -> DebateState:
         await _interrupted(ctx)
         raise
     except StoreError as exc:
+        if exc.unreachable:
+            raise await _store_gone(ctx, exc) from exc
         raise await _unsaved(ctx, exc) from exc
     except DialecticError as exc:
         await _stop(ctx, "failed", exc.message, exc.stop_reason)
@@ -138,6 +151,30 @@ async def _unsaved(ctx: RunState, exc: StoreError) -> StoreError:
     error.unreachable = exc.unreachable
     error.debate_id = ctx.debate_id
     ctx.emit(ev.DebateFailed(ctx.debate_id, error.message))
+    return error
+
+
+async def _store_gone(ctx: RunState, exc: StoreError) -> StoreError:
+    """The store stayed unreachable past the outage bound: the run stops as ``interrupted`` (nothing went
+    wrong with the debate), its calls in flight cancelled. Saving the status is tried once, without waiting:
+    while the store is away the stored status stays ``running`` with a lease nobody renews, which shows as
+    stale once it lapses (it has by then when the bound is longer than the lease's time-to-live, as by
+    default), and either way ``dialectic resume`` takes the debate up from its last saved step."""
+    ctx.take_uncommitted()
+    await ctx.cancel_work()
+    hint = f"resume it once the store is back: dialectic resume {ctx.debate_id}"
+    message = exc.message if f"dialectic resume {ctx.debate_id}" in exc.message else f"{exc.message}; {hint}"
+    try:
+        ctx.record(StatusChanged(status="interrupted"), wait_for_store=False)
+    except StoreError:
+        ctx.state.status = "interrupted"  # in memory only: the store is still away
+    error = StoreError(
+        f"{message} (the debate stopped as interrupted at its last saved step: nothing after it was written)",
+        detail=exc.detail,
+    )
+    error.unreachable = True
+    error.debate_id = ctx.debate_id
+    ctx.emit(ev.DebateInterrupted(ctx.debate_id))
     return error
 
 

@@ -80,6 +80,11 @@ class DebateWork:
     def refinement_keys(self, number: int) -> list[WorkKey]:
         return refinement_keys(self.agents(), number)
 
+    def release(self) -> None:
+        """Let go of the tasks once the run has ended: the table reaches its steps (and they it) through the
+        body it runs, a reference cycle the garbage collector would free only at a rare full pass."""
+        self.table.release()
+
     def start_rounds(self, first: int) -> None:
         """Create the tasks of round ``first`` and every later round: each waits for its inputs."""
         self.table.start_rounds(first)

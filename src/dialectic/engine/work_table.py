@@ -31,6 +31,10 @@ contribution, a summary, the round's decision, or ``None`` for work skipped): ``
 kind by the caller that asked for that key."""
 
 
+def _released(key: WorkKey) -> Coroutine[Any, Any, Any]:
+    raise RuntimeError(f"the debate's run has ended: {key} cannot start")
+
+
 class Discarded(Exception):
     """Work for a round that will not happen: its result is thrown away, never saved."""
 
@@ -49,6 +53,12 @@ class WorkTable:
         self._in_call: set[WorkKey] = set()
         self._discarded: dict[int, DiscardedWork] = {}
         self.last_progress = self._clock()
+
+    def release(self) -> None:
+        """Drop the tasks, the gates and the body (see :meth:`DebateWork.release`); the table runs nothing after."""
+        self._tasks.clear()
+        self._gates.clear()
+        self._body = _released
 
     @property
     def settings(self) -> DebateSettings:

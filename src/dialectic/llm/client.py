@@ -46,7 +46,7 @@ from dialectic.llm.json_text import loads_model_json
 from dialectic.llm.observe import current_observer
 from dialectic.llm.prompts import CONTINUE_PROMPT, REPAIR_PROMPT, render
 from dialectic.llm.retry import RetryPolicy, with_retries
-from dialectic.llm.schema_shape import SchemaShape, shaped_schema
+from dialectic.llm.schema_shape import SchemaShape, model_schema, shaped_schema
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -257,7 +257,7 @@ class LLMClient:
 
         With ``shape``, the schema sent requires every field and narrows the fields it names
         (:mod:`dialectic.llm.schema_shape`); the reply is still validated against ``output_type``."""
-        sent = shaped_schema(output_type, shape) if shape is not None else output_type.model_json_schema(by_alias=True)
+        sent = shaped_schema(output_type, shape) if shape is not None else model_schema(output_type)
         schema = JsonSchema(name=output_type.__name__, schema=sent)
         asked = request.with_changes(json_schema=schema)
         completion = await self.complete(asked, on_retry=on_retry)

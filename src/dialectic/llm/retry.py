@@ -132,6 +132,10 @@ async def with_retries(
     except RetryError as exhausted:
         last = cast(ProviderError, exhausted.last_attempt.exception())
         raise RetriesExhausted(last, attempts) from last
+    finally:
+        # tenacity keeps its last actions (its own bound methods) in its state: a reference cycle holding
+        # the call's outcome, left to the garbage collector's rare full passes unless cleared here
+        retrying.iter_state.reset()
     if isinstance(result, Completion) and attempts > 1:
         return cast(T, replace(result, attempts=attempts))
     return result

@@ -17,6 +17,7 @@ that a winner is one of them and not a role name the judge made up) and how many
 from __future__ import annotations
 
 import copy
+import functools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -35,9 +36,20 @@ class SchemaShape:
     """Dotted path of a list field → the exact number of items it must hold."""
 
 
+@functools.lru_cache(maxsize=64)
+def _generated(output_type: type[BaseModel]) -> JsonObject:
+    return output_type.model_json_schema(by_alias=True)
+
+
+def model_schema(output_type: type[BaseModel]) -> JsonObject:
+    """``output_type``'s JSON schema (by alias), a copy of the one generated once per model: pydantic's
+    generator is a reference cycle of its own, left for the garbage collector's rare full passes."""
+    return copy.deepcopy(_generated(output_type))
+
+
 def shaped_schema(output_type: type[BaseModel], shape: SchemaShape | None = None) -> JsonObject:
     """``output_type``'s JSON schema (by alias) with every field required and ``shape`` applied."""
-    schema = copy.deepcopy(output_type.model_json_schema(by_alias=True))
+    schema = model_schema(output_type)
     _require_every_field(schema)
     if shape is not None:
         for path, values in shape.choices.items():
