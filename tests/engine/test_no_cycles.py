@@ -39,6 +39,11 @@ def cycles() -> Iterator[list[object]]:
     finally:
         gc.set_debug(0)
         gc.garbage.clear()
+        found.clear()
+        # what was found (pending coroutines, tasks) is finalized now, not at some later collection: a
+        # finalizer that imports would otherwise run inside whatever parses code then (Python 3.11's
+        # ast.parse is not re-entrant: "AST constructor recursion depth mismatch")
+        gc.collect()
         if was_enabled:
             gc.enable()
 

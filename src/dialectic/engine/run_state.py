@@ -298,6 +298,7 @@ class RunState:
     async def cancel_work(self) -> None:
         if self.work is not None:
             await self.work.cancel()
+            self.work.release()
             self.work = None
 
 

@@ -55,7 +55,12 @@ class WorkTable:
         self.last_progress = self._clock()
 
     def release(self) -> None:
-        """Drop the tasks, the gates and the body (see :meth:`DebateWork.release`); the table runs nothing after."""
+        """Drop the tasks, the gates and the body once every task is done (see :meth:`DebateWork.release`).
+
+        A task still pending (a run that crashed out, leaving its work behind) keeps the table as it is: it
+        may yet start its body, and it holds the table alive until it ends anyway."""
+        if any(not task.done() for task in self._tasks.values()):
+            return
         self._tasks.clear()
         self._gates.clear()
         self._body = _released
