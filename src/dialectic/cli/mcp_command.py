@@ -67,9 +67,9 @@ def mcp(
     if transport == "stdio" and (host is not None or port is not None):
         raise InvalidArgumentsError("--host and --port are for --transport http")
     require_extra("dialectic mcp", "mcp")  # before mcp_run, which imports the SDK
-    from dialectic.cli.mcp_run import run_mcp
+    from dialectic.cli.mcp_run import McpFlags, run_mcp
 
-    run_mcp(
+    flags = McpFlags(
         config=config,
         lenient=lenient,
         transport=transport,
@@ -79,3 +79,4 @@ def mcp(
         store=store,
         env_file=env_file,
     )
+    run_mcp(flags)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from dialectic.cli.command_setup import load_environment, open_debate_store
@@ -21,20 +22,26 @@ from dialectic.core.binding import check_bind, check_port, listen
 from dialectic.loading.setup import Overrides, prepare_config
 
 
-def run_mcp(
-    *,
-    config: Path | None,
-    transport: str,
-    host: str,
-    port: int,
-    token: str | None,
-    store: str | None,
-    env_file: Path | None,
-    lenient: bool = False,
-) -> None:
+@dataclass(frozen=True)
+class McpFlags:
+    """``dialectic mcp``'s flags, built once by :func:`dialectic.cli.mcp_command.mcp` and passed whole."""
+
+    config: Path | None
+    transport: str
+    host: str
+    port: int
+    token: str | None
+    store: str | None
+    env_file: Path | None
+    lenient: bool = False
+
+
+def run_mcp(flags: McpFlags) -> None:
     """``dialectic mcp``: the flags are described in :func:`dialectic.cli.mcp_command.mcp`."""
+    config, transport, host, port = flags.config, flags.transport, flags.host, flags.port
+    token, store, lenient = flags.token, flags.store, flags.lenient
     term = Terminal()
-    load_environment(env_file)
+    load_environment(flags.env_file)
     http = transport == "http"
     if http:
         token = token or environment.token()

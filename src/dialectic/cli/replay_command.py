@@ -52,9 +52,9 @@ def replay(
 ) -> None:
     """Run a stored debate's problem again as a new debate: every call whose inputs are unchanged is answered
     from the call cache, so only what a changed config changes is asked of the providers."""
-    from dialectic.cli.replay_run import replay_debate
+    from dialectic.cli.replay_run import ReplayFlags, replay_debate
 
-    replay_debate(
+    flags = ReplayFlags(
         debate_id=debate_id,
         config=config,
         lenient=lenient,
@@ -70,3 +70,4 @@ def replay(
         notify=notify,
         on_complete=on_complete,
     )
+    replay_debate(flags)

@@ -81,9 +81,9 @@ def serve(
     from dialectic.core.extras import require_extra
 
     require_extra("dialectic serve", "web")  # before serve_run, which imports the web framework
-    from dialectic.cli.serve_run import run_server
+    from dialectic.cli.serve_run import ServeFlags, run_server
 
-    run_server(
+    flags = ServeFlags(
         host=host,
         port=port,
         store=store,
@@ -98,3 +98,4 @@ def serve(
         models=tuple(model or ()),
         env_file=env_file,
     )
+    run_server(flags)

@@ -12,6 +12,7 @@ import gc
 import re
 import socket
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from urllib.parse import urlsplit
@@ -34,26 +35,33 @@ MODEL_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
 """A ``--model`` name: the model id is ``dialectic/NAME``."""
 
 
-def run_server(
-    *,
-    host: str,
-    port: int,
-    store: str | None,
-    config: Path | None,
-    token: str | None,
-    cors: tuple[str, ...],
-    resume_orphans: bool,
-    max_running: int,
-    max_body: int,
-    allow_endpoints: tuple[str, ...],
-    env_file: Path | None,
-    models: tuple[str, ...] = (),
-    lenient: bool = False,
-) -> None:
+@dataclass(frozen=True)
+class ServeFlags:
+    """``dialectic serve``'s flags, built once by :func:`dialectic.cli.serve_command.serve` and passed whole."""
+
+    host: str
+    port: int
+    store: str | None
+    config: Path | None
+    token: str | None
+    cors: tuple[str, ...]
+    resume_orphans: bool
+    max_running: int
+    max_body: int
+    allow_endpoints: tuple[str, ...]
+    env_file: Path | None
+    models: tuple[str, ...] = ()
+    lenient: bool = False
+
+
+def run_server(flags: ServeFlags) -> None:
     """``dialectic serve``: the flags are described in :func:`dialectic.cli.serve_command.serve`."""
+    host, port, store, config, cors = flags.host, flags.port, flags.store, flags.config, flags.cors
+    resume_orphans, max_running, max_body = flags.resume_orphans, flags.max_running, flags.max_body
+    allow_endpoints, models, lenient = flags.allow_endpoints, flags.models, flags.lenient
     term = Terminal()
-    load_environment(env_file)
-    token = token or environment.token()
+    load_environment(flags.env_file)
+    token = flags.token or environment.token()
     _check_flags(host, port, token, cors, max_running, max_body)
     extra_endpoints = frozenset(parse_endpoint(value) for value in allow_endpoints)
     prepared = prepare_config(config, Overrides(lenient=lenient))
