@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -12,6 +13,13 @@ import pytest
 from dialectic.llm.openai_provider import OpenAIProvider
 from dialectic.store import DebateStore, MemoryStore, SqliteStore
 from tests.postgres_cluster import Unavailable, cluster, empty
+
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    # Started in the background by a non-interactive shell (`make test &`, `nohup … &`), which ignores
+    # SIGINT: every command the tests start would inherit that, and Python leaves an ignored SIGINT
+    # ignored, so the tests that send a debate Ctrl-C would see it run on to the end. The commands
+    # the tests start hear Ctrl-C as a user's terminal would deliver it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 STORE_BACKENDS = ("sqlite", "memory", "postgres")
 """Every backend the store contract tests run on."""
