@@ -11,7 +11,7 @@ import asyncio
 import itertools
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,20 @@ def watched_store(url: str, outage: threading.Event) -> Any:
     return Watched(url, timeout=2)
 
 
+def stopping_at_call(cluster: Cluster, number: int) -> Callable[[CompletionRequest], Script]:
+    """The scripted judge's replies, with Postgres stopped as call ``number`` is answered: every connection
+    is cut, and the call itself is still answered."""
+    judge = scripted_judge()
+    served = itertools.count(1)
+
+    def respond(request: CompletionRequest) -> Script:
+        if next(served) == number:
+            cluster.stop()
+        return judge(request)
+
+    return respond
+
+
 def config(base_url: str) -> SystemConfig:
     endpoint = {"provider": "openai", "baseUrl": base_url, "model": "m"}
     roles = ("architect", "performance", "kiss")
@@ -81,13 +95,7 @@ def config(base_url: str) -> SystemConfig:
 def test_postgres_stopped_mid_debate_and_started_again_the_debate_waits_and_completes(own_cluster: Cluster) -> None:
     outage = threading.Event()
     store = watched_store(own_cluster.url, outage)
-    judge = scripted_judge()
-    served = itertools.count(1)
-
-    def respond(request: CompletionRequest) -> Script:
-        if next(served) == STOP_AT_CALL:
-            own_cluster.stop()  # every connection is cut; the call itself is answered
-        return judge(request)
+    respond = stopping_at_call(own_cluster, STOP_AT_CALL)
 
     def restart_when_missed() -> None:
         outage.wait()
@@ -198,13 +206,7 @@ def test_postgres_away_past_the_bound_the_debate_stops_interrupted_and_resumes_w
     monkeypatch.setenv("DIALECTIC_STORE_OUTAGE_S", "1.5")  # the bound: past it, the run stops
     outage = threading.Event()
     store = watched_store(own_cluster.url, outage)
-    judge = scripted_judge()
-    served = itertools.count(1)
-
-    def respond(request: CompletionRequest) -> Script:
-        if next(served) == STOP_AT_CALL:
-            own_cluster.stop()
-        return judge(request)
+    respond = stopping_at_call(own_cluster, STOP_AT_CALL)
 
     bus = ev.EventBus()
     seen: list[ev.Event] = []
