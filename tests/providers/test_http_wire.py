@@ -9,7 +9,9 @@ from collections.abc import Callable
 import httpx2
 import pytest
 
+from dialectic.core.json_values import JsonObject
 from dialectic.llm.http_wire import JsonWire, WireConnectionError, WireStatusError, WireTimeout, plain_loopback
+from dialectic.testing.fake_server import FakeLLMServer
 
 Handler = Callable[[httpx2.Request], httpx2.Response]
 
@@ -96,3 +98,18 @@ def test_only_plain_http_on_this_machine_skips_tls_and_redirects(base_url: str, 
         assert wire._client.follow_redirects is not plain
     finally:
         asyncio.run(wire.aclose())
+
+
+def test_one_wire_serves_two_event_loops_one_after_the_other() -> None:
+    """A program that runs ``asyncio.run`` twice on one engine (a resume after a stop) gets a fresh pool on the
+    second loop: a kept-alive connection of the first, closed loop is never sent on."""
+    with FakeLLMServer(lambda call: "fine") as fake:
+        wire = JsonWire(fake.openai_base_url, {"Authorization": "Bearer k"}, 5.0)
+        body: JsonObject = {"model": "m", "messages": [{"role": "user", "content": "hi"}]}
+
+        async def once() -> int:
+            return (await wire.post("chat/completions", body)).status_code
+
+        assert asyncio.run(once()) == 200
+        assert asyncio.run(once()) == 200
+        assert fake.call_count == 2

@@ -16,6 +16,7 @@ met while a stream is read goes through as httpx's own, as the SDKs let it.
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import httpx2
@@ -91,16 +92,35 @@ class JsonWire:
     def __init__(self, base_url: str, headers: dict[str, str], timeout_s: float | None) -> None:
         self.base_url = httpx2.URL(base_url.rstrip("/") + "/")
         self.timeout = http_timeout(timeout_s)
+        self._headers = {**JSON_HEADERS, **headers}
+        self._client = self._new_client()
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def _new_client(self) -> httpx2.AsyncClient:
         local = plain_loopback(self.base_url)
-        self._client = httpx2.AsyncClient(
+        return httpx2.AsyncClient(
             base_url=self.base_url,
-            headers={**JSON_HEADERS, **headers},
+            headers=self._headers,
             timeout=self.timeout,
             limits=LIMITS,
             verify=not local,
             follow_redirects=not local,  # elsewhere as the SDKs' clients do
             event_hooks=EVENT_HOOKS,
         )
+
+    def _on_this_loop(self) -> httpx2.AsyncClient:
+        """The client for the running event loop.
+
+        A pooled connection belongs to the loop that opened it: a program that runs two debates one after
+        the other with ``asyncio.run`` on one engine (a resume after a stop, say) would otherwise send on
+        a connection of a closed loop ("Event loop is closed"). The old client is dropped, not closed:
+        its loop is gone, so there is nothing left to close it on."""
+        loop = asyncio.get_running_loop()
+        if self._loop is None:
+            self._loop = loop
+        elif self._loop is not loop:
+            self._loop, self._client = loop, self._new_client()
+        return self._client
 
     async def post(
         self, path: str, body: JsonObject, *, timeout_s: float | None = None, stream: bool = False
@@ -110,13 +130,13 @@ class JsonWire:
         With ``stream`` the body is left unread: the caller reads its lines and closes it."""
         content = json.dumps(body, ensure_ascii=False).encode()
         timeout = http_timeout(timeout_s) if timeout_s is not None else self.timeout
-        request = self._client.build_request("POST", path.lstrip("/"), content=content, timeout=timeout)
+        request = self._on_this_loop().build_request("POST", path.lstrip("/"), content=content, timeout=timeout)
         return await self._send(request, stream=stream)
 
     async def get(self, url: str, *, timeout_s: float | None = None) -> httpx2.Response:
         """GET ``url`` (absolute, or relative to the base URL) with the client's headers."""
         timeout = http_timeout(timeout_s) if timeout_s is not None else self.timeout
-        request = self._client.build_request("GET", url if "://" in url else url.lstrip("/"), timeout=timeout)
+        request = self._on_this_loop().build_request("GET", url if "://" in url else url.lstrip("/"), timeout=timeout)
         return await self._send(request, stream=False)
 
     async def _send(self, request: httpx2.Request, *, stream: bool) -> httpx2.Response:
