@@ -12,7 +12,7 @@ from dialectic.core import events as ev
 from dialectic.core import stated_confidence
 from dialectic.core.domain import Solution
 from dialectic.core.stated_confidence import Measured, withheld_reason
-from dialectic.engine.solution_checks import NO_SOLUTION
+from dialectic.engine.solution_checks import NO_SOLUTION, description_only
 from dialectic.llm.base import CompletionRequest
 from dialectic.llm.scripted import Script, ScriptedReply, default_reply, example_for_schema
 from dialectic.testing.harness import Harness, make_config
@@ -95,3 +95,44 @@ def test_a_replaced_fallback_synthesis_still_says_the_judge_failed() -> None:
     failed = Solution(description="Design a cache.", synthesized_by="agent-a", judge_failure="model-broken: 500")
     solution = unrestated(SimpleNamespace(state=state), failed, "", lambda _: None)  # type: ignore[arg-type]
     assert solution.description == NO_SOLUTION and solution.judge_failure == "model-broken: 500"
+
+
+PACKED = """### Final Solution
+
+#### Description
+1. **Token bucket per API key**: refilled lazily on each request.
+2. **Redis**: holds the buckets, one key per client.
+
+#### Tradeoffs
+1. **Memory**: one key per client.
+
+#### Open Questions
+1. How large may a burst be?
+
+#### Confidence
+85"""
+
+
+def test_sections_a_judge_packed_into_its_description_are_not_shown_as_the_solution(
+    harness: Callable[..., Harness],
+) -> None:
+    """The embedded 1.5B judge wrote its whole answer into ``description``, "Confidence 85" included: the
+    description keeps the solution only, so no confidence is shown inside it while the field is withheld."""
+    solution, _ = run(harness, PACKED, {})
+    assert solution.description.startswith("1. **Token bucket per API key**")
+    assert solution.description.endswith("one key per client.")
+    assert "Tradeoffs" not in solution.description and "85" not in solution.description
+    assert solution.confidence_text().startswith("not shown")
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        ("Use a token bucket.\n\nConfidence: 80", "Use a token bucket."),
+        ("Use a token bucket.\n**Confidence:** 80%", "Use a token bucket."),
+        ("1. **Cache**: Redis.\n2. **Confidence interval** of the p99 is logged.", None),
+        ("Tradeoffs", None),  # nothing but a heading: the text stays as it was
+    ],
+)
+def test_description_only_cuts_at_another_fields_section(text: str, kept: str | None) -> None:
+    assert description_only(text) == (kept if kept is not None else text)

@@ -58,7 +58,7 @@ from dialectic.engine.memory import recall_if_asked
 from dialectic.engine.personas_step import assign_if_asked
 from dialectic.engine.protocols import protocol
 from dialectic.engine.run_state import RunState, metadata_from
-from dialectic.engine.solution_checks import gate_confidence, unrestated
+from dialectic.engine.solution_checks import description_only, gate_confidence, unrestated
 from dialectic.engine.turns import run_turns
 from dialectic.engine.verdict_step import give_final_verdict, verdict_wanted
 from dialectic.engine.vote_step import hold_vote, vote_text
@@ -434,7 +434,7 @@ class SynthesisNode(Node):
         if result.value is not None:
             v = result.value
             solution = Solution(
-                description=v.description,
+                description=description_only(v.description),
                 tradeoffs=v.tradeoffs,
                 recommendations=v.recommendations,
                 unfulfilled_major_requirements=v.unfulfilled_major_requirements,

@@ -9,6 +9,7 @@ the solution says plainly that the debate produced none.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from dialectic.core.domain import Solution
@@ -21,6 +22,42 @@ NO_SOLUTION = (
     "No solution: the judge's synthesis and every participant's final position restated the problem instead of "
     "solving it. A larger model (or more rounds) is needed for this problem."
 )
+
+
+_HEADING = re.compile(r"^\s*(?:#{1,6}\s*|\*\*)?([A-Za-z][A-Za-z ]{2,40}?)(?:\*\*)?\s*:?\s*$")
+_OTHER_FIELDS = frozenset(
+    {"tradeoffs", "trade offs", "trade-offs", "recommendations", "unfulfilled major requirements",
+     "open questions", "confidence"}
+)  # fmt: skip
+_OWN_TITLES = frozenset({"final solution", "solution", "description"})
+_STATED_CONFIDENCE = re.compile(
+    r"^\s*(?:#{1,6}\s*|\*\*)?confidence(?:\*\*)?\s*:?\s*(?:\*\*)?\s*\d{1,3}\s*(?:%|/\s*100)?\s*$", re.I
+)
+
+
+def description_only(text: str) -> str:
+    """The solution's description without the other fields a judge wrote into it as sections.
+
+    The embedded 1.5B judge put its whole answer in ``description``: under "Final Solution" and
+    "Description" headings, then "Tradeoffs", "Recommendations", "Open Questions" and "Confidence 85"
+    sections. Those fields have their own places (filled, or empty as the judge left them); a confidence
+    left inside the text would also be shown where :func:`gate_confidence` withholds it. The text is cut
+    at the first heading that names another field, and leading headings that only title it are dropped.
+    Plain text without such headings is returned as it is."""
+    lines = text.strip().splitlines()
+    kept: list[str] = []
+    for line in lines:
+        heading = _HEADING.match(line.replace("-", " ") if line.lstrip().startswith("#") else line)
+        title = heading.group(1).strip().lower() if heading else ""
+        if (title in _OTHER_FIELDS and (line.lstrip().startswith(("#", "**")) or kept)) or _STATED_CONFIDENCE.match(
+            line
+        ):
+            break
+        if title in _OWN_TITLES and not any(k.strip() for k in kept):
+            continue
+        kept.append(line)
+    described = "\n".join(kept).strip()
+    return described or text.strip()
 
 
 def gate_confidence(solution: Solution, model: str | None) -> Solution:
