@@ -67,7 +67,6 @@ FULL: dict[str, dict] = {
         critiques=CRITIQUES,
         word_limit=300,
     ),
-    "refine_followup.md.j2": dict(critiques=CRITIQUES, word_limit=300),
     "summarize.md.j2": dict(
         role_name="System Architect",
         problem="Design a URL shortener.",
@@ -145,7 +144,6 @@ OPTIONAL: dict[str, dict] = {
     "propose.md.j2": dict(context="", clarifications="", history=""),
     "critique.md.j2": dict(clarifications="", history=""),
     "refine.md.j2": dict(clarifications="", history="", critiques=[]),
-    "refine_followup.md.j2": dict(critiques=[]),
     "summarize.md.j2": dict(previous=""),
     "clarify.md.j2": dict(context="", existing=[]),
     "judge_synthesize.md.j2": dict(clarifications=""),
@@ -407,16 +405,3 @@ def test_a_participants_turns_share_their_stable_prefix_for_the_prompt_caches() 
     later = render("critique.md.j2", **{**shared, "history": "Round 1: proposals...\nRound 2: more..."},
                    target_name="Performance Engineer", target_role="performance", proposal="Shard.")  # fmt: skip
     assert os.path.commonprefix([critique, later]).endswith("Round 1: proposals...\n")  # the history only grows
-
-
-def test_the_refinement_after_its_proposal_asks_only_for_the_new_turn() -> None:
-    """In a design round the refinement follows the agent's proposal as a conversation: the follow-up holds
-    the critiques and the task, not the problem or the proposal again (the opening turn has them)."""
-    text = render("refine_followup.md.j2", critiques=CRITIQUES, word_limit=120)
-    assert text.startswith("Critique 1 of your proposal, by ") and "Critique 2 of your proposal" in text
-    assert "The problem" not in text and "Your proposal:" not in text
-    assert "Revise your proposal above" in text and "keep your position" in text and "At most 120 words." in text
-    alone = render("refine_followup.md.j2", critiques=[], word_limit=120)
-    assert alone.startswith("## Task\nNo critiques were received") and "Critique" not in alone.split("\n", 2)[1]
-    cut = render("refine_followup.md.j2", critiques=CRITIQUES, word_limit=120, quotes_cut=True)
-    assert cut.startswith("\n(The other participants' contributions quoted below are cut")

@@ -62,8 +62,7 @@ def latency_responder(seed: int) -> Any:
         if request.tag.startswith("assessment"):
             value = assessment_value(should_continue=True)
             reply = ScriptedReply(text=json.dumps(value), structured=value)
-        prompt = "\n".join(m.content for m in request.messages)
-        digest = hashlib.sha256(f"{seed}|{request.tag}|{prompt}".encode()).digest()
+        digest = hashlib.sha256(f"{seed}|{request.tag}|{request.last_user}".encode()).digest()
         delay = 0.05 + random.Random(digest).lognormvariate(-1.2, 0.6)
         return ScriptedReply(text=reply.text, structured=reply.structured, delay_s=delay)
 

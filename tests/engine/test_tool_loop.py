@@ -193,7 +193,7 @@ def test_a_provider_refusing_tools_moves_the_agent_to_pasted_text(
     proposals = contributions(state, "proposal")
     assert all(p.ok and p.tool_calls is None for p in proposals)
     later = [c for c in h.provider.calls if c.tag.startswith("refinement")]
-    assert later and all(not c.tools and any(NOTE in m.content for m in c.messages) for c in later)
+    assert later and all(not c.tools and NOTE in c.last_user for c in later)
 
 
 def test_turn_formats_offer_tools_too(harness: Callable[..., Harness], context_dir: Path) -> None:

@@ -95,8 +95,7 @@ def test_slide_keeps_the_problem_and_the_last_rounds_that_fit(harness: Callable[
     for agent_id in AGENTS:
         assert state.windows[agent_id].fired.get("slide", 0) >= 1
         assert "summarize" not in state.windows[agent_id].fired
-    last = [c for c in h.provider.calls if c.tag == "refinement:architect"][-1]
-    last_refinement = "\n".join(m.content for m in last.messages if m.role == "user")  # its opening turn too
+    last_refinement = [c for c in h.provider.calls if c.tag == "refinement:architect"][-1].last_user
     assert PROBLEM in last_refinement
     assert "### Round 2 —" in last_refinement and "### Round 1 —" not in last_refinement
     assert warnings(h, "only the last rounds that fit are kept")

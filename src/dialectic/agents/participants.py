@@ -14,7 +14,6 @@ from typing import Any
 from jinja2 import Environment, StrictUndefined, TemplateError
 
 from dialectic.agents.outputs import QuestionList, SynthesisOutput
-from dialectic.agents.squeeze import current as current_squeeze
 from dialectic.agents.squeeze import quote, quotes_cut, reply_tokens
 from dialectic.agents.templates import JUDGE_ROLE, builtin_role_prompt, phase_template, render
 from dialectic.agents.tool_loop import (
@@ -149,32 +148,17 @@ class Speaker:
             return AgentReply(await self.client.complete(request, on_retry=on_retry))
         return await complete_with_tools(self.client, request, tools, on_retry=on_retry)
 
-    def request(
-        self, user: str, tag: str, *, max_tokens: int | None = None, earlier: tuple[Message, ...] = ()
-    ) -> CompletionRequest:
-        """One call's request: the system prompt, then the ``earlier`` turns of a conversation, then ``user``."""
+    def request(self, user: str, tag: str, *, max_tokens: int | None = None) -> CompletionRequest:
         timeout = self.config.timeout / 1000 if self.config.timeout else None
         system = f"{self.system_prompt}\n\n{self.stance}" if self.stance else self.system_prompt
         return CompletionRequest(
-            messages=(Message("system", system), *earlier, Message("user", user)),
+            messages=(Message("system", system), Message("user", user)),
             model=self.config.model,
             temperature=self.config.temperature,
             max_tokens=reply_tokens(max_tokens or self.config.max_tokens),
             timeout_s=timeout,
             tag=f"{tag}:{self.role}",
         )
-
-
-@dataclass(frozen=True)
-class RoundView:
-    """What an agent's proposal prompt in a round shows of the debate: the opening of its turns that round."""
-
-    problem: str
-    clarifications: str
-    history: str
-    history_is_summary: bool
-    memories: str = ""
-    context: str = ""
 
 
 @dataclass
@@ -216,42 +200,19 @@ class DebateAgent(Speaker):
         on_retry: RetryHook | None = None,
     ) -> AgentReply:
         """A proposal; ``memories``: the past debates' section of a round-1 prompt (``debate.memory: on``)."""
-        user = self.proposal_prompt(
-            RoundView(problem, clarifications, history, history_is_summary, memories, context), tools
-        )
-        return await self.contribute(self.request(user, "proposal"), tools, on_retry)
-
-    def proposal_prompt(self, view: RoundView, tools: ToolAccess | None) -> str:
-        """The prompt of the agent's proposal in a round: also the opening of its later turns in that round."""
-        return render(
+        user = render(
             phase_template("propose", self.problem_kind),
             role_name=self.role_title,
-            problem=view.problem,
-            context=view.context,
-            clarifications=view.clarifications,
-            memories=view.memories,
-            history=view.history,
-            history_is_summary=view.history_is_summary,
+            problem=problem,
+            context=context,
+            clarifications=clarifications,
+            memories=memories,
+            history=history,
+            history_is_summary=history_is_summary,
             word_limit=self.word_limit(PROPOSAL_WORDS),
             **files_variables(tools),
         )
-
-    def after_own_proposal(
-        self, view: RoundView, own: Contribution | None, tools: ToolAccess | None
-    ) -> tuple[Message, ...]:
-        """The turns that open the agent's refinement in a design round: its proposal's prompt and its
-        proposal, as a conversation.
-
-        The refinement then starts with the same text, token for token, as the proposal call and that
-        call's reply: a prompt cache (the embedded model's snapshot, llama-server's slot, Anthropic's and
-        OpenAI's caches) serves all of it, and only the critiques and the task are read anew. The agent
-        also sees its design as its own earlier answer rather than as a quoted document, which the 0.5B
-        model copied back, headings and all, past its token limit. A reasoning round keeps its one-message
-        prompts (the bench's measured templates); with no proposal of its own to open with, neither is
-        there; nor once the prompt is squeezed to fit its window (:mod:`dialectic.agents.squeeze`)."""
-        if own is None or not own.ok or self.problem_kind != "design" or not current_squeeze().conversation:
-            return ()
-        return (Message("user", self.proposal_prompt(view, tools)), Message("assistant", own.content.strip()))
+        return await self.contribute(self.request(user, "proposal"), tools, on_retry)
 
     async def critique(
         self,
@@ -264,8 +225,6 @@ class DebateAgent(Speaker):
         proposal: Contribution,
         on_retry: RetryHook | None = None,
     ) -> Completion:
-        """A critique of ``target``'s ``proposal``: one message, so it may start as soon as that proposal exists
-        (the critic's own may still be on its way); the problem and the history come first, as in every turn."""
         user = render(
             phase_template("critique", self.problem_kind),
             role_name=self.role_title,
@@ -290,16 +249,11 @@ class DebateAgent(Speaker):
         history_is_summary: bool,
         original: Contribution,
         critiques: list[dict[str, str]],
-        memories: str = "",
         tools: ToolAccess | None = None,
         on_retry: RetryHook | None = None,
     ) -> AgentReply:
-        """The agent's refinement of its ``original`` proposal; in a design round it follows that proposal
-        (see :meth:`after_own_proposal`; ``memories`` and ``tools`` as the proposal had them)."""
-        view = RoundView(problem, clarifications, history, history_is_summary, memories)
-        earlier = self.after_own_proposal(view, original, tools)
         user = render(
-            "refine_followup.md.j2" if earlier else phase_template("refine", self.problem_kind),
+            phase_template("refine", self.problem_kind),
             role_name=self.role_title,
             problem=problem,
             clarifications=clarifications,
@@ -311,8 +265,7 @@ class DebateAgent(Speaker):
             word_limit=self.word_limit(PROPOSAL_WORDS),
             **files_variables(tools),
         )
-        request = self.request(user.lstrip() if earlier else user, "refinement", earlier=earlier)
-        return await self.contribute(request, tools, on_retry)
+        return await self.contribute(self.request(user, "refinement"), tools, on_retry)
 
     async def summarize(
         self,

@@ -4,8 +4,6 @@ When a call's leanest shape (:mod:`dialectic.engine.fitting`) still does not fit
 for the same call again inside :func:`squeezing`; the prompts made inside it read the
 :class:`Squeeze` in force:
 
-* a turn that follows the agent's earlier turn as a conversation is made as one message instead
-  (``conversation``), which says the same in fewer tokens;
 * :func:`quote` cuts what the prompt quotes of *other* participants (the proposal a critique is
   about, the critiques a refinement answers) to a share of its length, at a sentence's end where
   it can, marked :data:`CUT_MARK`; the templates then say the quotes were cut
@@ -38,9 +36,6 @@ class Squeeze:
 
     quote_share: float = 1.0
     max_tokens: int | None = None
-    conversation: bool = True
-    """Whether a turn may follow the agent's earlier turn as a conversation (a design refinement does): the
-    first thing given up, since the one-message prompt says the same in fewer tokens."""
 
     @property
     def cuts_quotes(self) -> bool:

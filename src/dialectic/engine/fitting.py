@@ -18,7 +18,6 @@ The shapes follow the strategy:
 
 When no shape fits, the step's own inputs are squeezed (:mod:`dialectic.agents.squeeze`), in order:
 
-* a design refinement that follows the agent's proposal as a conversation is made as one message;
 * the other participants' contributions the prompt quotes (the proposal a critique is about, the
   critiques a refinement answers) are cut to :data:`QUOTE_SHARES` of their length, the prompt
   saying so;
@@ -104,7 +103,7 @@ async def fitted(ctx: RunState, speaker: Speaker, what: str, shapes: Shapes[V], 
     strategy = ctx.roster.settings.context_strategy
     async with contextlib.aclosing(shapes) as made:
         shape = await anext(made)
-        squeeze, cuts, stage = NO_SQUEEZE, iter(_SQUEEZES), _SHAPES
+        squeeze, cuts, stage = NO_SQUEEZE, iter(QUOTE_SHARES), _SHAPES
         asked: int | None = None  # the reply's maxTokens before it was lowered
         refused = False
         while True:
@@ -146,9 +145,9 @@ async def fitted(ctx: RunState, speaker: Speaker, what: str, shapes: Shapes[V], 
                     continue
                 stage = _QUOTES
             if stage == _QUOTES:
-                tighter = next(cuts, None)
-                if tighter is not None:
-                    squeeze = tighter
+                share = next(cuts, None)
+                if share is not None:
+                    squeeze = Squeeze(quote_share=share)
                     continue
                 stage, asked = _LAST, over.max_tokens  # the reply's maxTokens lowered to what the window leaves
                 squeeze = replace(squeeze, max_tokens=_lowered(over))
@@ -158,11 +157,6 @@ async def fitted(ctx: RunState, speaker: Speaker, what: str, shapes: Shapes[V], 
 
 QUOTE_SHARES = (0.5, 0.25, 0.125)
 """Shares of the other participants' contributions a prompt keeps, tried in turn once nothing else is left to shrink."""
-_SQUEEZES = (
-    Squeeze(conversation=False),
-    *(Squeeze(quote_share=share, conversation=False) for share in QUOTE_SHARES),
-)
-"""What is given up in turn once no shape fits: the conversation layout, then more and more of the quotes."""
 REPLY_FLOOR_SHARE = 0.25
 """The reply's ``maxTokens`` is never lowered under this share of the configured one."""
 _SHAPES, _QUOTES, _LAST = "shapes", "quotes", "last"

@@ -267,7 +267,6 @@ class DebateSteps:
                     history_is_summary=history.is_summary,
                     original=original,
                     critiques=critiques,
-                    memories=round_memories(ctx.state, number),
                     tools=ctx.files.tools_for(agent),
                     on_retry=ctx.retry_hook(agent, "refining"),
                 ),

@@ -103,18 +103,6 @@ WRITERS: dict[str, Callable[[str, str], str]] = {
 """The design debate's turns, written as a debate's (see :mod:`dialectic.llm.scripted_debate`), by purpose."""
 
 
-def conversation_text(request: CompletionRequest) -> str:
-    """The request's turns as one prompt for the scripted writers: its user turns in order, and an agent's own
-    earlier answer (a design round's critiques and refinement follow the agent's proposal as a conversation)
-    quoted as "Your proposal", as a one-message prompt quotes it."""
-    parts = [
-        m.content if m.role == "user" else f'Your proposal:\n"""\n{m.content.strip()}\n"""'
-        for m in request.messages
-        if m.role in ("user", "assistant")
-    ]
-    return "\n\n".join(parts)
-
-
 def default_reply(request: CompletionRequest) -> ScriptedReply:
     """The reply used when no function or queue was given: deterministic in the request.
 
@@ -129,9 +117,8 @@ def default_reply(request: CompletionRequest) -> ScriptedReply:
             value.update({key: text for key, text in written.items() if key in value})
         return ScriptedReply(text=json.dumps(value), structured=value)
     writer = WRITERS.get(purpose)
-    prompt = conversation_text(request)
-    if writer is not None and "design debate" in prompt:
-        return ScriptedReply(text=writer(role, prompt))
+    if writer is not None and "design debate" in request.last_user:
+        return ScriptedReply(text=writer(role, request.last_user))
     notes = scripted_debate.judge_summary(request.last_user) if purpose == "judge-summary" else None
     if notes is not None:
         return ScriptedReply(text=notes)
